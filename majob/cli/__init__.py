@@ -1,0 +1,1 @@
+"""The ``majob`` command line: a thin Typer shell over the façade."""

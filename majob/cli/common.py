@@ -1,0 +1,44 @@
+"""What every command shares: consoles and the one way user errors are printed."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import typer
+
+from majob.errors import MajobError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def debug_enabled() -> bool:
+    """``MAJOB_DEBUG=1`` shows tracebacks instead of one-line errors."""
+    return os.environ.get("MAJOB_DEBUG", "") not in ("", "0")
+
+
+def print_error(error: MajobError) -> None:
+    """Print ``error`` as ``error: ...`` lines on stderr (plain text: they are meant to be read)."""
+    for line in error.lines():
+        sys.stderr.write(f"error: {line}\n")
+    sys.stderr.flush()
+
+
+def user_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn a ``MajobError`` raised by ``command`` into printed lines and its exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except MajobError as error:
+            if debug_enabled():
+                raise
+            print_error(error)
+            raise typer.Exit(error.exit_code) from None
+
+    return wrapper

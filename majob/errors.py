@@ -1,0 +1,190 @@
+"""The one error tree of majob.
+
+Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as one clear line
+(what, where, what to do) and exits with its ``exit_code``. ``MAJOB_DEBUG=1`` shows the traceback.
+
+::
+
+    MajobError                      exit 1 unless said otherwise
+    ├── UserInputError              exit 2: the user's input is wrong
+    │   ├── SpecError               a job spec is invalid; carries every SpecProblem at once
+    │   ├── ConfigError             a profile or credentials file is wrong
+    │   └── ObsUriError             not an OBS path (also a ValueError)
+    ├── CompileError                a valid spec cannot become a cloud request (e.g. no code.obs)
+    ├── StorageError                OBS said no or could not be reached; names code, bucket, key,
+    │   │                           request id, never a secret
+    │   ├── StorageAuthError        wrong AK/SK, expired token (403 SignatureDoesNotMatch, ...)
+    │   ├── StorageNotFound         NoSuchKey, NoSuchBucket
+    │   ├── StorageUnreachable      connection refused, DNS, time-out
+    │   └── StorageIntegrityError   MD5 mismatch, unsafe key in a listing
+    ├── ServiceError                ModelArts said no (carries its ModelArts.xxxx code)
+    ├── RunnerError                 the local stage could not run or failed
+    │   ├── NodeFailedError         a node exited non-zero; names the node
+    │   └── RunTimeoutError         the stage timeout elapsed
+    └── MigrationError              a source file cannot be checked or rewritten
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class MajobError(Exception):
+    """Root of every error majob raises on purpose."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def lines(self) -> list[str]:
+        """The lines the CLI prints for this error, hint last."""
+        return [self.message] + ([f"hint: {self.hint}"] if self.hint else [])
+
+
+class UserInputError(MajobError):
+    """The user's input (a spec, a flag, a path) is wrong: exit code 2."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True, order=True)
+class SpecProblem:
+    """One problem in a spec, located at ``file:line:col`` (1-based) and a dotted field path."""
+
+    file: str
+    line: int
+    col: int
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}:{self.col}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class SpecError(UserInputError):
+    """A job spec is invalid. ``problems`` holds all of them, in file order."""
+
+    def __init__(self, problems: list[SpecProblem]) -> None:
+        self.problems = sorted(problems)
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"{len(self.problems)} {noun} in the job spec")
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
+
+
+class ConfigError(UserInputError):
+    """A profile, credentials file or command-line setting is wrong."""
+
+
+class ObsUriError(UserInputError, ValueError):
+    """A string is not a well-formed OBS path."""
+
+
+class CompileError(MajobError):
+    """A valid spec cannot be turned into a ModelArts request."""
+
+
+class StorageError(MajobError):
+    """OBS refused a request or could not be reached.
+
+    ``code`` is the OBS error code (``NoSuchKey``, ``SignatureDoesNotMatch``...), ``request_id``
+    the server's request id when there is one. Messages never carry a secret key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        bucket: str | None = None,
+        key: str | None = None,
+        request_id: str | None = None,
+        status: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        parts = [message]
+        if code:
+            parts.append(f"code={code}")
+        if bucket:
+            parts.append(f"object=obs://{bucket}/{key or ''}")
+        if status:
+            parts.append(f"status={status}")
+        if request_id:
+            parts.append(f"request_id={request_id}")
+        super().__init__("; ".join(parts), hint=hint)
+        self.code = code
+        self.bucket = bucket
+        self.key = key
+        self.request_id = request_id
+        self.status = status
+
+
+class StorageAuthError(StorageError):
+    """Credentials were refused (wrong secret key, expired token, no permission)."""
+
+
+class StorageNotFound(StorageError):
+    """The bucket or the object does not exist."""
+
+
+class StorageUnreachable(StorageError):
+    """The endpoint could not be reached in time."""
+
+
+class StorageIntegrityError(StorageError):
+    """Data failed a check: MD5 mismatch, or a key that would escape the target directory."""
+
+
+class ServiceError(MajobError):
+    """ModelArts refused a request; ``code`` is its ``ModelArts.xxxx`` error code."""
+
+    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None) -> None:
+        super().__init__(f"{code}: {message}" if code else message, hint=hint)
+        self.code = code
+
+
+class RunnerError(MajobError):
+    """The local stage could not start or did not succeed."""
+
+
+class NodeFailedError(RunnerError):
+    """A node of the local run exited non-zero."""
+
+    def __init__(self, message: str, *, node: int, exit_code: int, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.node = node
+        self.node_exit_code = exit_code
+
+
+class RunTimeoutError(RunnerError):
+    """The stage's timeout elapsed before every node finished."""
+
+
+class MigrationError(MajobError):
+    """A source file could not be checked or rewritten."""
+
+
+__all__ = [
+    "CompileError",
+    "ConfigError",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUriError",
+    "RunTimeoutError",
+    "RunnerError",
+    "ServiceError",
+    "SpecError",
+    "SpecProblem",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "UserInputError",
+]

@@ -1,0 +1,1 @@
+"""OBS access: paths (uri), the ObjectStore seam (base), its backends and sync."""
