@@ -1,0 +1,46 @@
+"""Which storage failures are worth another try, and the one retry policy sync uses.
+
+Server errors (5xx, ``RequestTimeout``, ``SlowDown``) and dropped connections are retried with a
+short exponential back-off; refusals (wrong key, missing bucket, bad digest) never are: they would
+fail the same way again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from majob.errors import (
+    StorageAuthError,
+    StorageError,
+    StorageIntegrityError,
+    StorageNotFound,
+    StorageUnreachable,
+)
+
+T = TypeVar("T")
+_TRANSIENT_CODES = frozenset({"RequestTimeout", "SlowDown", "InternalError", "ServiceUnavailable"})
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether ``error`` may go away when the same request is sent again."""
+    if isinstance(error, (StorageAuthError, StorageNotFound, StorageIntegrityError)):
+        return False
+    if isinstance(error, StorageUnreachable):
+        return True
+    if isinstance(error, StorageError):
+        return (error.status or 0) >= 500 or error.code in _TRANSIENT_CODES
+    return isinstance(error, (ConnectionError, TimeoutError))
+
+
+def with_retries(call: Callable[[], T], *, attempts: int = 5, base_delay: float = 0.1) -> T:
+    """Run ``call``, again on a transient failure (at most ``attempts`` times in all)."""
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, attempts)),
+        wait=wait_exponential(multiplier=base_delay, max=2.0),
+        retry=retry_if_exception(is_transient),
+        reraise=True,
+    )
+    return retrying(call)
