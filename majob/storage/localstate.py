@@ -177,8 +177,11 @@ class UploadRecords:
             entry = data.get(self._id(bucket, key))
             if entry is None:
                 return
-            if upload_id is not None and isinstance(entry, dict):
-                if entry.get("upload_id") != upload_id:
-                    return
+            if (
+                upload_id is not None
+                and isinstance(entry, dict)
+                and entry.get("upload_id") != upload_id
+            ):
+                return
             del data[self._id(bucket, key)]
             _write_json_atomic(self.path, data)

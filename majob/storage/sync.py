@@ -2,9 +2,9 @@
 
 ::
 
-    local tree --walk_files + HashCache--> [LocalFile]  \\
-                                                          plan_sync --> SyncPlan --apply--> SyncResult
-    OBS prefix --one paged listing-------> [ObjectInfo] /
+    local tree  --walk_files + HashCache-->  [LocalFile]  \\
+                                                           plan_sync -> SyncPlan -apply-> SyncResult
+    OBS prefix  --one paged listing------->  [ObjectInfo] /
 
 ``sync_dir`` is what ``majob obs sync`` runs; ``sync_code`` is what the pipeline runs to put a
 spec's code at ``code.obs`` with the spec's ``code.ignore``.
