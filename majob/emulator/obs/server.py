@@ -276,7 +276,10 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
     def _send(self, response: Response, *, reset_half_way: bool = False) -> None:
         prefix = f"x-{self.family}-"
         body = response.body
-        length = len(body) if isinstance(body, bytes) else response.length or 0
+        if response.length is not None:
+            length = response.length
+        else:
+            length = len(body) if isinstance(body, bytes) else 0
         self.send_response(response.status)
         headers = {
             f"{prefix}request-id": self.request_id,
