@@ -84,7 +84,40 @@ _EXPORTS: dict[str, str] = {
     "spec_json_schema": "majob.spec.schema",
 }
 
-__all__ = sorted(_EXPORTS, key=str.casefold)
+__all__ = [
+    "Channel",
+    "Code",
+    "CompileError",
+    "ConfigError",
+    "Distributed",
+    "Image",
+    "Input",
+    "JobSpec",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUri",
+    "ObsUriError",
+    "Output",
+    "Profile",
+    "Resources",
+    "RunTimeoutError",
+    "RunnerError",
+    "ServiceError",
+    "SpecError",
+    "SpecProblem",
+    "StageOverride",
+    "Stages",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "UserInputError",
+    "load_profile",
+    "load_spec",
+    "spec_json_schema",
+]
 
 
 def __getattr__(name: str) -> Any:
