@@ -93,6 +93,8 @@ __all__ = [
     "Image",
     "Input",
     "JobSpec",
+    "load_profile",
+    "load_spec",
     "MajobError",
     "MigrationError",
     "NodeFailedError",
@@ -101,9 +103,10 @@ __all__ = [
     "Output",
     "Profile",
     "Resources",
-    "RunTimeoutError",
     "RunnerError",
+    "RunTimeoutError",
     "ServiceError",
+    "spec_json_schema",
     "SpecError",
     "SpecProblem",
     "StageOverride",
@@ -114,9 +117,6 @@ __all__ = [
     "StorageNotFound",
     "StorageUnreachable",
     "UserInputError",
-    "load_profile",
-    "load_spec",
-    "spec_json_schema",
 ]
 
 
