@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         StorageUnreachable,
         UserInputError,
     )
+    from majob.compile.rest import to_rest_body
+    from majob.compile.sdk import EstimatorCall, to_estimator
     from majob.spec.load import load_spec
     from majob.spec.models import (
         Channel,
@@ -55,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "CompileError": "majob.errors",
     "ConfigError": "majob.errors",
     "Distributed": "majob.spec.models",
+    "EstimatorCall": "majob.compile.sdk",
     "Image": "majob.spec.models",
     "Input": "majob.spec.models",
     "JobSpec": "majob.spec.models",
@@ -82,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "load_profile": "majob.spec.profiles",
     "load_spec": "majob.spec.load",
     "spec_json_schema": "majob.spec.schema",
+    "to_estimator": "majob.compile.sdk",
+    "to_rest_body": "majob.compile.rest",
 }
 
 __all__ = [
@@ -90,6 +95,7 @@ __all__ = [
     "CompileError",
     "ConfigError",
     "Distributed",
+    "EstimatorCall",
     "Image",
     "Input",
     "JobSpec",
@@ -116,6 +122,8 @@ __all__ = [
     "StorageIntegrityError",
     "StorageNotFound",
     "StorageUnreachable",
+    "to_estimator",
+    "to_rest_body",
     "UserInputError",
 ]
 

@@ -127,3 +127,47 @@ def test_init_rejects_a_broken_script(tmp_path: Path, monkeypatch: pytest.Monkey
     result = runner.invoke(app, ["init", "bad.py"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: bad.py:1:")
+
+
+def _write_project(root: Path) -> Path:
+    (root / "code").mkdir()
+    (root / "code" / "train.py").write_text("print('hi')\n")
+    spec = root / "job.yaml"
+    spec.write_text(
+        "name: demo\n"
+        "code: {dir: code, boot_file: train.py, obs: 'obs://bkt/majob/code/'}\n"
+        "image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}\n"
+        "resources: {flavor: modelarts.vm.cpu.8u}\n"
+        "outputs: [{name: train_url, obs: 'obs://bkt/out/'}]\n"
+        "hyperparameters: {epochs: 3, amp: true}\n"
+        "stages: {debug: {nodes: 1, hyperparameters: {epochs: 1}}}\n"
+    )
+    return spec
+
+
+def test_compile_rest_and_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path))
+    spec = _write_project(tmp_path)
+    rest = runner.invoke(
+        app, ["compile", str(spec), "--stage", "debug", "--set", "resources.pool=p"]
+    )
+    assert rest.exit_code == 0, rest.output
+    body = json.loads(rest.stdout)
+    assert body["metadata"]["name"] == "demo-debug"
+    assert body["spec"]["resource"]["pool_id"] == "p"
+    assert {"name": "epochs", "value": "1"} in body["algorithm"]["parameters"]
+    assert {"name": "amp", "value": "true"} in body["algorithm"]["parameters"]
+    sdk = runner.invoke(app, ["compile", str(spec), "--target", "sdk", "--format", "python"])
+    assert sdk.exit_code == 0, sdk.output
+    compile(sdk.stdout, "snippet", "exec")  # valid Python
+    assert "train_instance_type='modelarts.vm.cpu.8u'" in sdk.stdout
+    sdk_json = runner.invoke(app, ["compile", str(spec), "--target", "sdk"])
+    assert json.loads(sdk_json.stdout)["fit"]["job_name"] == "demo"
+
+
+def test_compile_refuses_python_for_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path))
+    spec = _write_project(tmp_path)
+    result = runner.invoke(app, ["compile", str(spec), "--format", "python"])
+    assert result.exit_code == 2
+    assert result.stderr == ("error: --format python is for --target sdk; the REST body is JSON\n")

@@ -10,6 +10,7 @@ PUBLIC = [
     "CompileError",
     "ConfigError",
     "Distributed",
+    "EstimatorCall",
     "Image",
     "Input",
     "JobSpec",
@@ -36,6 +37,8 @@ PUBLIC = [
     "StorageIntegrityError",
     "StorageNotFound",
     "StorageUnreachable",
+    "to_estimator",
+    "to_rest_body",
     "UserInputError",
 ]
 
