@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from majob.compile.rest import to_rest_body
+    from majob.compile.sdk import EstimatorCall, to_estimator
     from majob.errors import (
         CompileError,
         ConfigError,
@@ -29,8 +31,6 @@ if TYPE_CHECKING:
         StorageUnreachable,
         UserInputError,
     )
-    from majob.compile.rest import to_rest_body
-    from majob.compile.sdk import EstimatorCall, to_estimator
     from majob.spec.load import load_spec
     from majob.spec.models import (
         Channel,
