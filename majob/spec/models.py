@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os.path
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -33,7 +33,7 @@ Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
 
 # A hyperparameter or env value keeps its YAML type (a bool stays a bool) until it is rendered.
-Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 
 NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 CHANNEL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

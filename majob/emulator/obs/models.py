@@ -1,0 +1,660 @@
+"""The fake OBS backend: buckets, objects, multipart uploads and the rules OBS enforces.
+
+Pure state, no HTTP (like moto's ``models.py``): ``server.py`` parses a request, calls one
+method here and serialises what it returns or the ``ObsServiceError`` it raises. Object bodies
+live in memory, or as plain files under a data directory when the fake must survive a restart
+(written without fsync: the fake favours speed over durability).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from majob.storage.uri import MAX_KEY_BYTES, bucket_name_problem
+
+MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB (S3 says 5 MiB)
+MAX_PART_SIZE = 5 * 1024**3
+MAX_PARTS = 10_000
+MAX_KEYS = 1000
+MAX_DELETE_KEYS = 1000
+
+
+class ObsServiceError(Exception):
+    """A refusal the way OBS words it: HTTP status, error code and message."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, resource: str = "", **extra: str
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.resource = resource
+        self.extra = extra
+
+
+def no_such_bucket(bucket: str) -> ObsServiceError:
+    return ObsServiceError(
+        404,
+        "NoSuchBucket",
+        "The specified bucket does not exist",
+        resource=bucket,
+        BucketName=bucket,
+    )
+
+
+def no_such_key(bucket: str, key: str) -> ObsServiceError:
+    return ObsServiceError(
+        404, "NoSuchKey", "The specified key does not exist.", resource=f"{bucket}/{key}", Key=key
+    )
+
+
+def no_such_upload(upload_id: str) -> ObsServiceError:
+    return ObsServiceError(
+        404,
+        "NoSuchUpload",
+        "The specified multipart upload does not exist.",
+        UploadId=upload_id,
+    )
+
+
+@dataclass
+class Blob:
+    """The bytes of an object or a part: in memory, or a file this model owns."""
+
+    size: int
+    md5: bytes
+    data: bytes | None = None
+    path: Path | None = None
+
+    def open(self) -> BinaryIO:
+        if self.path is not None:
+            return self.path.open("rb")
+        import io
+
+        return io.BytesIO(self.data or b"")
+
+    def read_range(self, start: int, length: int) -> Iterator[bytes]:
+        """Yield the bytes ``[start, start + length)`` in chunks of at most 1 MiB."""
+        if self.data is not None or self.path is None:
+            view = memoryview(self.data or b"")
+            for offset in range(start, start + length, 1 << 20):
+                yield bytes(view[offset : min(offset + (1 << 20), start + length)])
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(start)
+            left = length
+            while left > 0:
+                chunk = handle.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                yield chunk
+
+    def discard(self) -> None:
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+class BlobWriter:
+    """Accepts a body chunk by chunk, hashing it, then becomes a ``Blob``."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._md5 = hashlib.md5()
+        self._size = 0
+        self._chunks: list[bytes] = []
+        self._handle: BinaryIO | None = path.open("wb") if path is not None else None
+
+    def write(self, chunk: bytes) -> None:
+        self._md5.update(chunk)
+        self._size += len(chunk)
+        if self._handle is not None:
+            self._handle.write(chunk)
+        else:
+            self._chunks.append(chunk)
+
+    def finish(self) -> Blob:
+        if self._handle is not None:
+            self._handle.close()
+            return Blob(self._size, self._md5.digest(), path=self._path)
+        return Blob(self._size, self._md5.digest(), data=b"".join(self._chunks))
+
+    def abandon(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            assert self._path is not None
+            self._path.unlink(missing_ok=True)
+        self._chunks.clear()
+
+
+@dataclass
+class FakeObject:
+    key: str
+    blob: Blob
+    etag: str  # without quotes
+    last_modified: float
+    content_type: str = "binary/octet-stream"
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return self.blob.size
+
+
+@dataclass
+class FakePart:
+    number: int
+    blob: Blob
+    etag: str
+    last_modified: float
+
+    @property
+    def size(self) -> int:
+        return self.blob.size
+
+
+@dataclass
+class FakeUpload:
+    upload_id: str
+    key: str
+    initiated: float
+    content_type: str
+    metadata: dict[str, str]
+    parts: dict[int, FakePart] = field(default_factory=dict)
+
+
+@dataclass
+class FakeBucket:
+    name: str
+    created: float
+    location: str
+    objects: dict[str, FakeObject] = field(default_factory=dict)
+    sorted_keys: list[str] = field(default_factory=list)
+    uploads: dict[str, FakeUpload] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The answer to a ListObjects call (v1 or v2)."""
+
+    objects: list[FakeObject]
+    common_prefixes: list[str]
+    is_truncated: bool
+    next_marker: str | None  # the last key or prefix returned, when truncated
+
+
+def md5_etag(md5: bytes) -> str:
+    return md5.hex()
+
+
+def multipart_etag(part_md5s: Iterable[bytes]) -> str:
+    """``md5(md5(part1) || md5(part2) ...)-N``: what OBS and S3 return for a multipart object."""
+    digests = list(part_md5s)
+    return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
+
+
+def check_key(key: str) -> None:
+    if not key:
+        raise ObsServiceError(400, "InvalidArgument", "The object key must not be empty")
+    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        raise ObsServiceError(400, "KeyTooLongError", "Your key is too long")
+
+
+class ObsBackend:
+    """All the fake's state. Thread-safe: one lock guards the maps; bodies stream outside it."""
+
+    def __init__(self, data_dir: Path | None = None, *, region: str = "region") -> None:
+        self.region = region
+        self.data_dir = data_dir
+        self._lock = threading.RLock()
+        self.buckets: dict[str, FakeBucket] = {}
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            (data_dir / "tmp").mkdir(exist_ok=True)
+            self._load()
+
+    # -- persistence -------------------------------------------------------------------------
+    # Layout: <dir>/buckets/<name>/bucket.json, objects/<sha1(key)>.{data,json},
+    # uploads/<upload_id>/upload.json and part-<n>.{data,json}. Plain files, no fsync.
+
+    def _bucket_dir(self, name: str) -> Path:
+        assert self.data_dir is not None
+        return self.data_dir / "buckets" / name
+
+    @staticmethod
+    def _key_file(key: str) -> str:
+        return hashlib.sha1(key.encode("utf-8")).hexdigest()
+
+    def new_writer(self) -> BlobWriter:
+        """Where a request body goes while it arrives (a temp file when persisting)."""
+        if self.data_dir is None:
+            return BlobWriter(None)
+        return BlobWriter(self.data_dir / "tmp" / uuid.uuid4().hex)
+
+    def _adopt(self, blob: Blob, target: Path) -> Blob:
+        """Move a persisted blob to its final place."""
+        if blob.path is None or self.data_dir is None:
+            return blob
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(blob.path, target)
+        return Blob(blob.size, blob.md5, path=target)
+
+    def _save_object(self, bucket: str, obj: FakeObject) -> FakeObject:
+        if self.data_dir is None:
+            return obj
+        base = self._bucket_dir(bucket) / "objects" / self._key_file(obj.key)
+        blob = self._adopt(obj.blob, base.with_suffix(".data"))
+        obj = FakeObject(obj.key, blob, obj.etag, obj.last_modified, obj.content_type, obj.metadata)
+        record = {
+            "key": obj.key,
+            "etag": obj.etag,
+            "size": blob.size,
+            "md5": blob.md5.hex(),
+            "last_modified": obj.last_modified,
+            "content_type": obj.content_type,
+            "metadata": obj.metadata,
+        }
+        base.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
+        return obj
+
+    def _forget_object(self, bucket: str, key: str) -> None:
+        if self.data_dir is None:
+            return
+        base = self._bucket_dir(bucket) / "objects" / self._key_file(key)
+        base.with_suffix(".json").unlink(missing_ok=True)
+        base.with_suffix(".data").unlink(missing_ok=True)
+
+    def _save_upload(self, bucket: str, upload: FakeUpload) -> None:
+        if self.data_dir is None:
+            return
+        folder = self._bucket_dir(bucket) / "uploads" / upload.upload_id
+        folder.mkdir(parents=True, exist_ok=True)
+        record = {
+            "upload_id": upload.upload_id,
+            "key": upload.key,
+            "initiated": upload.initiated,
+            "content_type": upload.content_type,
+            "metadata": upload.metadata,
+        }
+        (folder / "upload.json").write_text(json.dumps(record), encoding="utf-8")
+
+    def _load(self) -> None:
+        assert self.data_dir is not None
+        for leftover in (self.data_dir / "tmp").iterdir():
+            leftover.unlink(missing_ok=True)
+        root = self.data_dir / "buckets"
+        if not root.is_dir():
+            return
+        for folder in sorted(root.iterdir()):
+            info = json.loads((folder / "bucket.json").read_text(encoding="utf-8"))
+            bucket = FakeBucket(info["name"], info["created"], info["location"])
+            for meta in (folder / "objects").glob("*.json"):
+                rec = json.loads(meta.read_text(encoding="utf-8"))
+                blob = Blob(rec["size"], bytes.fromhex(rec["md5"]), path=meta.with_suffix(".data"))
+                bucket.objects[rec["key"]] = FakeObject(
+                    rec["key"],
+                    blob,
+                    rec["etag"],
+                    rec["last_modified"],
+                    rec["content_type"],
+                    rec["metadata"],
+                )
+            bucket.sorted_keys = sorted(bucket.objects)
+            for up_dir in (folder / "uploads").glob("*"):
+                rec = json.loads((up_dir / "upload.json").read_text(encoding="utf-8"))
+                upload = FakeUpload(
+                    rec["upload_id"],
+                    rec["key"],
+                    rec["initiated"],
+                    rec["content_type"],
+                    rec["metadata"],
+                )
+                for part_meta in up_dir.glob("part-*.json"):
+                    prec = json.loads(part_meta.read_text(encoding="utf-8"))
+                    blob = Blob(
+                        prec["size"],
+                        bytes.fromhex(prec["md5"]),
+                        path=part_meta.with_suffix(".data"),
+                    )
+                    upload.parts[prec["number"]] = FakePart(
+                        prec["number"], blob, prec["etag"], prec["last_modified"]
+                    )
+                bucket.uploads[upload.upload_id] = upload
+            self.buckets[bucket.name] = bucket
+
+    # -- buckets -----------------------------------------------------------------------------
+
+    def create_bucket(self, name: str, location: str | None = None) -> FakeBucket:
+        problem = bucket_name_problem(name)
+        if problem:
+            raise ObsServiceError(400, "InvalidBucketName", problem, resource=name, BucketName=name)
+        with self._lock:
+            if name in self.buckets:
+                raise ObsServiceError(
+                    409,
+                    "BucketAlreadyOwnedByYou",
+                    "Your previous request to create the named bucket succeeded and you "
+                    "already own it.",
+                    resource=name,
+                    BucketName=name,
+                )
+            bucket = FakeBucket(name, time.time(), location or self.region)
+            self.buckets[name] = bucket
+            if self.data_dir is not None:
+                folder = self._bucket_dir(name)
+                (folder / "objects").mkdir(parents=True, exist_ok=True)
+                (folder / "uploads").mkdir(exist_ok=True)
+                record = {"name": name, "created": bucket.created, "location": bucket.location}
+                (folder / "bucket.json").write_text(json.dumps(record), encoding="utf-8")
+            return bucket
+
+    def bucket(self, name: str) -> FakeBucket:
+        with self._lock:
+            found = self.buckets.get(name)
+        if found is None:
+            raise no_such_bucket(name)
+        return found
+
+    def delete_bucket(self, name: str) -> None:
+        with self._lock:
+            bucket = self.bucket(name)
+            if bucket.objects or bucket.uploads:
+                raise ObsServiceError(
+                    409,
+                    "BucketNotEmpty",
+                    "The bucket you tried to delete is not empty",
+                    resource=name,
+                    BucketName=name,
+                )
+            del self.buckets[name]
+            if self.data_dir is not None:
+                shutil.rmtree(self._bucket_dir(name), ignore_errors=True)
+
+    def list_buckets(self) -> list[FakeBucket]:
+        with self._lock:
+            return [self.buckets[name] for name in sorted(self.buckets)]
+
+    # -- objects -----------------------------------------------------------------------------
+
+    def put_object(
+        self,
+        bucket_name: str,
+        key: str,
+        blob: Blob,
+        *,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> FakeObject:
+        check_key(key)
+        bucket = self.bucket(bucket_name)
+        obj = FakeObject(
+            key,
+            blob,
+            md5_etag(blob.md5),
+            time.time(),
+            content_type or "binary/octet-stream",
+            dict(metadata or {}),
+        )
+        return self._store(bucket, obj)
+
+    def _store(self, bucket: FakeBucket, obj: FakeObject) -> FakeObject:
+        obj = self._save_object(bucket.name, obj)
+        with self._lock:
+            old = bucket.objects.get(obj.key)
+            bucket.objects[obj.key] = obj
+            if old is None:
+                bisect.insort(bucket.sorted_keys, obj.key)
+        if old is not None and old.blob.path != obj.blob.path:
+            old.blob.discard()
+        return obj
+
+    def get_object(self, bucket_name: str, key: str) -> FakeObject:
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            obj = bucket.objects.get(key)
+        if obj is None:
+            raise no_such_key(bucket_name, key)
+        return obj
+
+    def delete_object(self, bucket_name: str, key: str) -> bool:
+        """Delete ``key``; deleting a missing key is not an error (returns False)."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            obj = bucket.objects.pop(key, None)
+            if obj is None:
+                return False
+            index = bisect.bisect_left(bucket.sorted_keys, key)
+            del bucket.sorted_keys[index]
+        self._forget_object(bucket_name, key)
+        if self.data_dir is None:
+            obj.blob.discard()
+        return True
+
+    def list_objects(
+        self,
+        bucket_name: str,
+        *,
+        prefix: str = "",
+        marker: str = "",
+        delimiter: str = "",
+        max_keys: int = MAX_KEYS,
+    ) -> Listing:
+        """Keys after ``marker`` starting with ``prefix``, rolled up at ``delimiter``."""
+        if max_keys < 0:
+            raise ObsServiceError(400, "InvalidArgument", "max-keys must not be negative")
+        max_keys = min(max_keys, MAX_KEYS)
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            keys = bucket.sorted_keys
+            start = bisect.bisect_right(keys, marker) if marker else 0
+            if prefix:
+                start = max(start, bisect.bisect_left(keys, prefix))
+            objects: list[FakeObject] = []
+            prefixes: list[str] = []
+            last = None
+            truncated = False
+            index = start
+            while index < len(keys):
+                key = keys[index]
+                if not key.startswith(prefix):
+                    break
+                if len(objects) + len(prefixes) >= max_keys:
+                    truncated = True
+                    break
+                rest = key[len(prefix) :]
+                cut = rest.find(delimiter) if delimiter else -1
+                if cut >= 0:
+                    common = prefix + rest[: cut + len(delimiter)]
+                    prefixes.append(common)
+                    last = common
+                    # Skip every key under this common prefix: the next key sorts after it.
+                    index = bisect.bisect_left(keys, common + "\U0010ffff")
+                    continue
+                objects.append(bucket.objects[key])
+                last = key
+                index += 1
+        return Listing(objects, prefixes, truncated, last if truncated else None)
+
+    # -- multipart ---------------------------------------------------------------------------
+
+    def create_upload(
+        self,
+        bucket_name: str,
+        key: str,
+        *,
+        content_type: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> FakeUpload:
+        check_key(key)
+        bucket = self.bucket(bucket_name)
+        upload = FakeUpload(
+            uuid.uuid4().hex.upper() + secrets.token_hex(4).upper(),
+            key,
+            time.time(),
+            content_type or "binary/octet-stream",
+            dict(metadata or {}),
+        )
+        with self._lock:
+            bucket.uploads[upload.upload_id] = upload
+        self._save_upload(bucket_name, upload)
+        return upload
+
+    def upload(self, bucket_name: str, key: str, upload_id: str) -> FakeUpload:
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            upload = bucket.uploads.get(upload_id)
+        if upload is None or upload.key != key:
+            raise no_such_upload(upload_id)
+        return upload
+
+    def put_part(
+        self, bucket_name: str, key: str, upload_id: str, number: int, blob: Blob
+    ) -> FakePart:
+        if not 1 <= number <= MAX_PARTS:
+            blob.discard()
+            raise ObsServiceError(
+                400,
+                "InvalidArgument",
+                f"Part number must be an integer between 1 and {MAX_PARTS}, inclusive",
+                ArgumentName="partNumber",
+                ArgumentValue=str(number),
+            )
+        if blob.size > MAX_PART_SIZE:
+            blob.discard()
+            raise ObsServiceError(400, "EntityTooLarge", "Your proposed upload exceeds 5 GiB")
+        try:
+            upload = self.upload(bucket_name, key, upload_id)
+        except ObsServiceError:
+            blob.discard()
+            raise
+        part = FakePart(number, blob, md5_etag(blob.md5), time.time())
+        if self.data_dir is not None:
+            folder = self._bucket_dir(bucket_name) / "uploads" / upload_id
+            part.blob = self._adopt(blob, folder / f"part-{number}.data")
+            record = {
+                "number": number,
+                "etag": part.etag,
+                "size": part.size,
+                "md5": blob.md5.hex(),
+                "last_modified": part.last_modified,
+            }
+            (folder / f"part-{number}.json").write_text(json.dumps(record), encoding="utf-8")
+        with self._lock:
+            old = upload.parts.get(number)
+            upload.parts[number] = part
+        if old is not None and old.blob.path != part.blob.path:
+            old.blob.discard()
+        return part
+
+    def complete_upload(
+        self, bucket_name: str, key: str, upload_id: str, requested: list[tuple[int, str]]
+    ) -> FakeObject:
+        """Join the ``(part number, etag)`` list into the object; OBS's rules apply."""
+        upload = self.upload(bucket_name, key, upload_id)
+        if not requested:
+            raise ObsServiceError(
+                400,
+                "MalformedXML",
+                "The XML you provided was not well-formed or did not validate against our "
+                "published schema",
+            )
+        numbers = [number for number, _ in requested]
+        if numbers != sorted(set(numbers)):
+            raise ObsServiceError(
+                400, "InvalidPartOrder", "The list of parts was not in ascending order."
+            )
+        chosen: list[FakePart] = []
+        for number, etag in requested:
+            part = upload.parts.get(number)
+            if part is None or etag.strip('"').lower() != part.etag:
+                raise ObsServiceError(
+                    400,
+                    "InvalidPart",
+                    "One or more of the specified parts could not be found. The part may not "
+                    "have been uploaded, or the specified entity tag may not match the part's "
+                    "entity tag.",
+                    PartNumber=str(number),
+                    ETag=etag,
+                )
+            chosen.append(part)
+        for part in chosen[:-1]:
+            if part.size < MIN_PART_SIZE:
+                raise ObsServiceError(
+                    400,
+                    "EntityTooSmall",
+                    "Your proposed upload is smaller than the minimum allowed object size.",
+                    PartNumber=str(part.number),
+                    ProposedSize=str(part.size),
+                    MinSizeAllowed=str(MIN_PART_SIZE),
+                )
+        writer = self.new_writer()
+        md5 = hashlib.md5()
+        for part in chosen:
+            with part.blob.open() as source:
+                while chunk := source.read(1 << 20):
+                    writer.write(chunk)
+                    md5.update(chunk)
+        blob = writer.finish()
+        obj = FakeObject(
+            key,
+            blob,
+            multipart_etag(part.blob.md5 for part in chosen),
+            time.time(),
+            upload.content_type,
+            upload.metadata,
+        )
+        self._drop_upload(bucket_name, upload)
+        return self._store(self.bucket(bucket_name), obj)
+
+    def abort_upload(self, bucket_name: str, key: str, upload_id: str) -> None:
+        self._drop_upload(bucket_name, self.upload(bucket_name, key, upload_id))
+
+    def _drop_upload(self, bucket_name: str, upload: FakeUpload) -> None:
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            bucket.uploads.pop(upload.upload_id, None)
+        for part in upload.parts.values():
+            part.blob.discard()
+        if self.data_dir is not None:
+            shutil.rmtree(
+                self._bucket_dir(bucket_name) / "uploads" / upload.upload_id, ignore_errors=True
+            )
+
+    def list_uploads(self, bucket_name: str, prefix: str = "") -> list[FakeUpload]:
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            found = [u for u in bucket.uploads.values() if u.key.startswith(prefix)]
+        return sorted(found, key=lambda u: (u.key, u.initiated, u.upload_id))
+
+    def list_parts(self, bucket_name: str, key: str, upload_id: str) -> list[FakePart]:
+        upload = self.upload(bucket_name, key, upload_id)
+        with self._lock:
+            return [upload.parts[n] for n in sorted(upload.parts)]
+
+
+def continuation_token(key: str) -> str:
+    """An opaque ListObjectsV2 token (the last key, base64): clients must not parse it."""
+    return base64.urlsafe_b64encode(key.encode("utf-8")).decode("ascii")
+
+
+def parse_continuation_token(token: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(token.encode("ascii")).decode("utf-8")
+    except (ValueError, UnicodeError) as error:
+        raise ObsServiceError(
+            400, "InvalidArgument", "The continuation token provided is incorrect"
+        ) from error
