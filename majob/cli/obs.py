@@ -34,14 +34,15 @@ Endpoint = Annotated[
     str | None,
     typer.Option(
         "--endpoint",
-        envvar="MAJOB_OBS_ENDPOINT",
-        help="OBS endpoint URL (default: from --region, obs.<region>.myhuaweicloud.com).",
+        help="OBS endpoint URL (default: $MAJOB_OBS_ENDPOINT, else from the region).",
         show_default=False,
     ),
 ]
 Region = Annotated[
     str | None,
-    typer.Option("--region", envvar="MAJOB_REGION", help="Region, e.g. cn-north-4."),
+    typer.Option(
+        "--region", help="Region, e.g. cn-north-4 (default: $MAJOB_OBS_REGION).", show_default=False
+    ),
 ]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="Transfers in flight.")]
 PartSize = Annotated[
@@ -54,9 +55,10 @@ Threshold = Annotated[
 
 
 def _open_store(endpoint: str | None, region: str | None) -> ObjectStore:
+    from majob.storage.config import ObsConfig
     from majob.storage.obs import open_store
 
-    return open_store(endpoint=endpoint, region=region)
+    return open_store(ObsConfig.from_env(endpoint=endpoint, region=region))
 
 
 def _parse_obs(text: str) -> ObsUri:

@@ -66,7 +66,7 @@ def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> s
 
 
 def download_object(
-    store: ObjectStore, src: ObsUri, target: Path, *, attempts: int = 5
+    store: ObjectStore, src: ObsUri, target: Path, *, attempts: int = 3
 ) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
     verified (False when the store did not say it)."""
@@ -99,7 +99,7 @@ def download_object(
 
 
 def download_tree(
-    store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8, attempts: int = 5
+    store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8, attempts: int = 3
 ) -> DownloadResult:
     """Download every object below directory ``src`` into ``dest`` (created if missing)."""
     prefix = src.as_dir().key

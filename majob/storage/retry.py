@@ -1,8 +1,11 @@
-"""Which storage failures are worth another try, and the one retry policy sync uses.
+"""Which storage failures are worth another try at the level of a whole transfer.
 
-Server errors (5xx, ``RequestTimeout``, ``SlowDown``) and dropped connections are retried with a
-short exponential back-off; refusals (wrong key, missing bucket, bad digest) never are: they would
-fail the same way again.
+The store already retries each request (5xx and dropped connections, bounded by its timeout).
+Sync adds one more layer around a whole file, part or page: after the store gave up on a server
+error (5xx, ``RequestTimeout``, ``SlowDown``), the transfer is tried again after a short
+exponential back-off. Refusals (wrong key, missing bucket, bad digest) never are: they would fail
+the same way again. Nor is an unreachable endpoint: the store has already spent its time budget
+on it, and the user is owed a clear error within the configured timeout.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ def is_transient(error: BaseException) -> bool:
     if isinstance(error, (StorageAuthError, StorageNotFound, StorageIntegrityError)):
         return False
     if isinstance(error, StorageUnreachable):
-        return True
+        return False
     if isinstance(error, StorageError):
         return (error.status or 0) >= 500 or error.code in _TRANSIENT_CODES
-    return isinstance(error, (ConnectionError, TimeoutError))
+    return isinstance(error, ConnectionResetError)
 
 
-def with_retries(call: Callable[[], T], *, attempts: int = 5, base_delay: float = 0.1) -> T:
+def with_retries(call: Callable[[], T], *, attempts: int = 3, base_delay: float = 0.1) -> T:
     """Run ``call``, again on a transient failure (at most ``attempts`` times in all)."""
     retrying = Retrying(
         stop=stop_after_attempt(max(1, attempts)),

@@ -30,7 +30,7 @@ LIST_PAGE = 1000  # the largest page OBS returns: one list request per 1,000 obj
 
 
 def list_remote(
-    store: ObjectStore, bucket: str, prefix: str, *, attempts: int = 5
+    store: ObjectStore, bucket: str, prefix: str, *, attempts: int = 3
 ) -> list[ObjectInfo]:
     """Every object below ``prefix``, page by page, each page retried on a transient failure."""
     objects: list[ObjectInfo] = []
@@ -54,7 +54,7 @@ def make_plan(
     ignore: Iterable[str] = (),
     delete: bool = False,
     cache_dir: Path | None = None,
-    attempts: int = 5,
+    attempts: int = 3,
 ) -> SyncPlan:
     """Walk and hash ``source``, list ``dest`` once, and decide what a sync would do."""
     if not source.is_dir():

@@ -53,7 +53,7 @@ class TransferOptions:
     jobs: int = 8
     multipart_threshold: int = 64 * MiB
     part_size: int = 16 * MiB
-    attempts: int = 5
+    attempts: int = 3  # per transfer, on top of the store's own per-request retries
     progress: bool | None = None  # None: a progress bar only on a terminal
 
     def part_size_for(self, size: int) -> int:
