@@ -142,6 +142,7 @@ class LoggedRequest:
     status: int
     family: str  # "obs" when the request used x-obs-* headers or OBS auth, else "amz"
     auth: str  # "v2", "obs", "v4" or "anonymous"
+    error: str | None = None  # the OBS error code answered, if any
     fault: str | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -237,6 +237,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             self._send(self._control(path[len(CONTROL_PREFIX) :]))
             return
         fault = fake.faults.pick(self.command, path, self.raw_query)
+        error_code: str | None = None
         if fault is not None and fault.latency:
             time.sleep(fault.latency)
         try:
@@ -250,19 +251,22 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             response = self._dispatch(path)
         except ObsServiceError as error:
             response = self._error(error)
+            error_code = error.code
         except _BodyTooShort:
             self.close_connection = True
             fake.log.append(self._entry(path, 499, fault))
             return
         if not self.body_consumed:
             self._drain()
-        fake.log.append(self._entry(path, response.status, fault))
+        fake.log.append(self._entry(path, response.status, fault, error_code))
         if fault is not None and fault.reset:
             self._send(response, reset_half_way=True)
         else:
             self._send(response)
 
-    def _entry(self, path: str, status: int, fault: Fault | None) -> LoggedRequest:
+    def _entry(
+        self, path: str, status: int, fault: Fault | None, error: str | None = None
+    ) -> LoggedRequest:
         return LoggedRequest(
             self.command,
             path,
@@ -270,6 +274,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             status,
             self.family,
             self.auth_kind,
+            error,
             fault.label if fault else None,
         )
 
