@@ -247,6 +247,8 @@ class ObsObjectStore:
             with attempt:
                 try:
                     result = call()
+                except StorageError:
+                    raise  # already mapped (e.g. an MD5 mismatch found while streaming)
                 except Exception as error:  # the SDK raises plain Exception, socket errors...
                     raise storage_error(
                         error, action=action, bucket=bucket, key=key, secrets=self._secrets

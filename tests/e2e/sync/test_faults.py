@@ -40,9 +40,7 @@ def test_wrong_secret_key_one_clear_error_and_nothing_uploaded(
     _files(tmp_path / "src", 5)
     secret = "not-the-secret-0123456789"
     store = ObsObjectStore(
-        obs_config(
-            fake_obs_server.endpoint, credentials=Credentials(DEFAULT_ACCESS_KEY, secret)
-        )
+        obs_config(fake_obs_server.endpoint, credentials=Credentials(DEFAULT_ACCESS_KEY, secret))
     )
     try:
         with pytest.raises(StorageAuthError) as info:
