@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from majob.errors import CompileError, UserInputError
-from majob.spec.models import JobSpec
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
 from majob.storage.plan import SyncPlan, plan_sync, scan_local
 from majob.storage.retry import with_retries
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
 from majob.storage.uri import ObsUri
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from majob.spec.models import JobSpec  # pydantic models: slow to import, only a type here
 
 LIST_PAGE = 1000  # the largest page OBS returns: one list request per 1,000 objects
 

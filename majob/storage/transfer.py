@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
 import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -231,7 +232,7 @@ class Uploader:
         with self._lock:
             self._started = [m for m in self._started if m.upload_id != mpu.upload_id]
         self.records.drop(self.bucket, upload.key, mpu.upload_id)
-        self._verify_large(upload, info)
+        self._verify_large(upload, info, parts)
         self._done(upload)
 
     def _resume_or_create(
@@ -272,8 +273,20 @@ class Uploader:
     def _retry_mpu(self, call: Callable[[], MultipartUpload]) -> MultipartUpload:
         return with_retries(call, attempts=self.options.attempts)
 
-    def _verify_large(self, upload: PlannedUpload, info: ObjectInfo) -> None:
-        """The stored object must have the file's size and carry its MD5 (read back by HEAD)."""
+    def _verify_large(
+        self, upload: PlannedUpload, info: ObjectInfo, parts: Sequence[UploadedPart]
+    ) -> None:
+        """The completed object's ETag must be the MD5 of the part MD5s the server computed as
+        the parts arrived, and the stored object must have the file's size and carry its MD5
+        (read back by HEAD)."""
+        expected_etag = multipart_etag(parts)
+        if "-" in info.etag and info.etag != expected_etag:
+            raise StorageIntegrityError(
+                f"{upload.file.rel}: the completed object's ETag {info.etag} is not the one its "
+                f"parts make ({expected_etag})",
+                bucket=self.bucket,
+                key=upload.key,
+            )
         stored = self.store.head(self.bucket, upload.key)
         md5 = md5_of(stored) if stored is not None else None
         if stored is None or stored.size != upload.file.size or md5 != upload.file.md5:
@@ -330,6 +343,12 @@ def _changed_since_plan(upload: PlannedUpload) -> bool:
     if stat.st_size != upload.file.size:
         return True
     return bool(upload.file.mtime_ns) and stat.st_mtime_ns != upload.file.mtime_ns
+
+
+def multipart_etag(parts: Sequence[UploadedPart]) -> str:
+    """``md5(md5(part 1) || md5(part 2) ...)-N``: the ETag OBS gives a multipart object."""
+    digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts))
+    return f"{digest.hexdigest()}-{len(parts)}"
 
 
 def _b64(hex_md5: str) -> str:

@@ -602,12 +602,10 @@ class ObsBackend:
                     MinSizeAllowed=str(MIN_PART_SIZE),
                 )
         writer = self.new_writer()
-        md5 = hashlib.md5()
         for part in chosen:
             with part.blob.open() as source:
                 while chunk := source.read(1 << 20):
                     writer.write(chunk)
-                    md5.update(chunk)
         blob = writer.finish()
         obj = FakeObject(
             key,
