@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, TypeAlias
 
 from majob.compile.common import (
     auto_stop_hours,
@@ -89,8 +89,17 @@ class OutputData(_SdkObject):
     access_method: str | None = None
 
 
-SdkObject = Union[TrainingFiles, InputData, OutputData]
-SdkValue = Union[str, int, bool, SdkObject, list["SdkValue"], dict[str, "SdkValue"]]
+SdkObject: TypeAlias = TrainingFiles | InputData | OutputData
+SdkValue: TypeAlias = (
+    str
+    | int
+    | bool
+    | TrainingFiles
+    | InputData
+    | OutputData
+    | list["SdkValue"]
+    | dict[str, "SdkValue"]
+)
 
 
 @dataclass(frozen=True)
