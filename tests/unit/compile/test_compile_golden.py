@@ -55,8 +55,6 @@ def test_every_golden_file_has_a_spec() -> None:
     """A golden file left behind by a renamed or deleted spec would never be checked."""
     specs = {p.stem for p in (GOLDEN_DIR / "specs").glob("*.yaml")}
     orphans = [
-        p.name
-        for p in GOLDEN_DIR.iterdir()
-        if p.is_file() and p.name.split(".", 1)[0] not in specs
+        p.name for p in GOLDEN_DIR.iterdir() if p.is_file() and p.name.split(".", 1)[0] not in specs
     ]
     assert orphans == []
