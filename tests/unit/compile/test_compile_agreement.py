@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from typing import Any
 
-from compile_cases import through_sdk_models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -236,7 +236,9 @@ def _from_rest(body: dict[str, Any]) -> dict[str, Any]:
 
 @settings(max_examples=200, deadline=None)
 @given(spec=specs(), stage=st.sampled_from(STAGES))
-def test_both_compilers_succeed_and_agree(spec: JobSpec, stage: Stage) -> None:
+def test_both_compilers_succeed_and_agree(
+    spec: JobSpec, stage: Stage, through_sdk_models: Callable[[dict[str, Any]], Any]
+) -> None:
     call = to_estimator(spec, stage)
     body = to_rest_body(spec, stage)
     sdk_json = call.to_json()

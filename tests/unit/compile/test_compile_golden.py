@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from compile_cases import GOLDEN_DIR, load_case
 
 from majob.compile import to_estimator, to_rest_body
-from majob.spec.models import STAGES, Stage
+from majob.spec.models import STAGES, JobSpec, Stage
+
+LoadCase = Callable[[str], JobSpec]
 
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
@@ -34,27 +36,33 @@ def _json(data: object) -> str:
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_rest_body_matches_golden(case: str, stage: Stage) -> None:
+def test_rest_body_matches_golden(
+    case: str, stage: Stage, load_case: LoadCase, golden_dir: Path
+) -> None:
     body = to_rest_body(load_case(case), stage)
-    _check(GOLDEN_DIR / f"{case}.{stage}.rest.json", _json(body))
+    _check(golden_dir / f"{case}.{stage}.rest.json", _json(body))
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_estimator_json_matches_golden(case: str, stage: Stage) -> None:
+def test_estimator_json_matches_golden(
+    case: str, stage: Stage, load_case: LoadCase, golden_dir: Path
+) -> None:
     call = to_estimator(load_case(case), stage)
-    _check(GOLDEN_DIR / f"{case}.{stage}.sdk.json", _json(call.to_json()))
+    _check(golden_dir / f"{case}.{stage}.sdk.json", _json(call.to_json()))
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_estimator_snippet_matches_golden(case: str, stage: Stage) -> None:
+def test_estimator_snippet_matches_golden(
+    case: str, stage: Stage, load_case: LoadCase, golden_dir: Path
+) -> None:
     call = to_estimator(load_case(case), stage)
-    _check(GOLDEN_DIR / f"{case}.{stage}.sdk.py", call.to_python())
+    _check(golden_dir / f"{case}.{stage}.sdk.py", call.to_python())
 
 
-def test_every_golden_file_has_a_spec() -> None:
+def test_every_golden_file_has_a_spec(golden_dir: Path) -> None:
     """A golden file left behind by a renamed or deleted spec would never be checked."""
-    specs = {p.stem for p in (GOLDEN_DIR / "specs").glob("*.yaml")}
+    specs = {p.stem for p in (golden_dir / "specs").glob("*.yaml")}
     orphans = [
-        p.name for p in GOLDEN_DIR.iterdir() if p.is_file() and p.name.split(".", 1)[0] not in specs
+        p.name for p in golden_dir.iterdir() if p.is_file() and p.name.split(".", 1)[0] not in specs
     ]
     assert orphans == []

@@ -4,14 +4,17 @@ official ``huaweicloudsdkmodelarts`` request models take every body without loss
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from compile_cases import load_case, through_sdk_models
 
 from majob.compile import to_rest_body
 from majob.errors import CompileError
 from majob.spec.models import STAGES, JobSpec, Stage
+
+LoadCase = Callable[[str], JobSpec]
+RoundTrip = Callable[[dict[str, Any]], Any]
 
 
 def _canonical(data: object) -> str:
@@ -20,12 +23,16 @@ def _canonical(data: object) -> str:
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_sdk_request_models_take_the_body_without_loss(case: str, stage: Stage) -> None:
+def test_sdk_request_models_take_the_body_without_loss(
+    case: str, stage: Stage, load_case: LoadCase, through_sdk_models: RoundTrip
+) -> None:
     body = to_rest_body(load_case(case), stage)
     assert _canonical(through_sdk_models(body)) == _canonical(body)
 
 
-def test_the_sdk_round_trip_does_catch_loss() -> None:
+def test_the_sdk_round_trip_does_catch_loss(
+    load_case: LoadCase, through_sdk_models: RoundTrip
+) -> None:
     """Guard for the test above: an unknown key or a non-string parameter value changes."""
     body = to_rest_body(load_case("preset_single"))
     body["algorithm"]["boot_command"] = "python x.py"  # not a Job field

@@ -11,16 +11,17 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from compile_cases import load_case
 
 from majob.compile import EstimatorCall, InputData, OutputData, TrainingFiles, to_estimator
 from majob.errors import CompileError
 from majob.spec.models import STAGES, JobSpec, Stage
+
+LoadCase = Callable[[str], JobSpec]
 
 FAKE_MODELARTS = {
     "__init__.py": "CALLS = []\n",
@@ -111,7 +112,11 @@ def _run_snippet(call: EstimatorCall, capsys: pytest.CaptureFixture[str]) -> lis
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_snippet_runs_and_makes_exactly_the_json_call(
-    case: str, stage: Stage, fake_modelarts: None, capsys: pytest.CaptureFixture[str]
+    case: str,
+    stage: Stage,
+    load_case: LoadCase,
+    fake_modelarts: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     call = to_estimator(load_case(case), stage)
     calls = _run_snippet(call, capsys)
@@ -122,7 +127,9 @@ def test_snippet_runs_and_makes_exactly_the_json_call(
     assert _recorded(calls[2][1]) == fit
 
 
-def test_snippet_is_valid_python_with_the_documented_imports(case: str) -> None:
+def test_snippet_is_valid_python_with_the_documented_imports(
+    case: str, load_case: LoadCase
+) -> None:
     tree = ast.parse(to_estimator(load_case(case)).to_python())
     imports = [
         (node.module, [a.name for a in node.names])
