@@ -90,16 +90,7 @@ class OutputData(_SdkObject):
 
 
 SdkObject: TypeAlias = TrainingFiles | InputData | OutputData
-SdkValue: TypeAlias = (
-    str
-    | int
-    | bool
-    | TrainingFiles
-    | InputData
-    | OutputData
-    | list["SdkValue"]
-    | dict[str, "SdkValue"]
-)
+SdkValue: TypeAlias = str | int | bool | SdkObject | list["SdkValue"] | dict[str, "SdkValue"]
 
 
 @dataclass(frozen=True)
@@ -236,7 +227,7 @@ class _Name:
 
 
 def _json_value(value: SdkValue) -> Any:
-    if isinstance(value, (TrainingFiles, InputData, OutputData)):
+    if isinstance(value, _SdkObject):
         return value.to_json()
     if isinstance(value, list):
         return [_json_value(v) for v in value]
@@ -257,7 +248,7 @@ def _py_value(value: SdkValue | _Name, depth: int) -> str:
     except a dict inside a list (a parameter), which stays on one line."""
     if isinstance(value, _Name):
         return value.name
-    if isinstance(value, (TrainingFiles, InputData, OutputData)):
+    if isinstance(value, _SdkObject):
         return value.to_python()
     pad = _INDENT * (depth + 1)
     if isinstance(value, list):
