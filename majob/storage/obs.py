@@ -115,7 +115,7 @@ def storage_error(
                 hint="check MAJOB_OBS_ENDPOINT / MAJOB_OBS_REGION and the network",
                 **where,
             )
-        if isinstance(failure, (socket.timeout, TimeoutError)):
+        if isinstance(failure, TimeoutError):
             return StorageUnreachable(
                 f"{action}: OBS did not answer in time ({reason})",
                 hint="check the endpoint and the network, or raise MAJOB_OBS_TIMEOUT",
