@@ -20,6 +20,7 @@ import http.client
 import os
 import secrets
 import socket
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -114,7 +115,7 @@ def storage_error(
                 hint="check MAJOB_OBS_ENDPOINT / MAJOB_OBS_REGION and the network",
                 **where,
             )
-        if isinstance(failure, (socket.timeout, TimeoutError)):
+        if isinstance(failure, TimeoutError):
             return StorageUnreachable(
                 f"{action}: OBS did not answer in time ({reason})",
                 hint="check the endpoint and the network, or raise MAJOB_OBS_TIMEOUT",
@@ -205,6 +206,42 @@ def _import_sdk() -> Any:
     return obs
 
 
+def _closing_client_class(sdk: Any) -> Any:
+    """``ObsClient`` that closes the connection a failed send leaves open.
+
+    When sending a request raises (a reset in the middle of a body, a time-out), the SDK's
+    ``_make_request_with_retry`` has not yet been handed the connection and closes ``None``: the
+    socket leaks (a ``ResourceWarning`` per failure). This subclass remembers the connection it
+    handed out on this thread and closes it when the request fails. It relies on two internal
+    methods of esdk-obs-python 3.x; without them it falls back to the plain client.
+    """
+    base = sdk.ObsClient
+    if not all(
+        hasattr(base, name) for name in ("_get_server_connection", "_make_request_internal")
+    ):
+        return base  # pragma: no cover - another SDK version
+    local = threading.local()
+
+    class ClosingObsClient(base):  # type: ignore[misc, valid-type]
+        def _get_server_connection(self, *args: Any, **kwargs: Any) -> Any:
+            connection = super()._get_server_connection(*args, **kwargs)
+            local.connection = connection
+            return connection
+
+        def _make_request_internal(self, *args: Any, **kwargs: Any) -> Any:
+            local.connection = None
+            try:
+                return super()._make_request_internal(*args, **kwargs)
+            except Exception:
+                connection, local.connection = local.connection, None
+                if connection is not None:
+                    with contextlib.suppress(Exception):
+                        connection.close()
+                raise
+
+    return ClosingObsClient
+
+
 class ObsObjectStore:
     """``ObjectStore`` on one shared, keep-alive ``ObsClient`` (safe to use from threads)."""
 
@@ -221,7 +258,7 @@ class ObsObjectStore:
         if config.signature == "obs":
             # Path-style (any IP endpoint) turns the OBS signature into V2 unless in workflow mode.
             options["client_mode"] = "workflow"
-        self._client = self._sdk.ObsClient(
+        self._client = _closing_client_class(self._sdk)(
             access_key_id=creds.access_key,
             secret_access_key=creds.secret_key,
             security_token=creds.security_token,

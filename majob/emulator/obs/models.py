@@ -479,6 +479,10 @@ class ObsBackend:
                 cut = rest.find(delimiter) if delimiter else -1
                 if cut >= 0:
                     common = prefix + rest[: cut + len(delimiter)]
+                    if common == marker:
+                        # Listed on an earlier page (the marker was this very prefix).
+                        index = bisect.bisect_left(keys, common + "\U0010ffff")
+                        continue
                     prefixes.append(common)
                     last = common
                     # Skip every key under this common prefix: the next key sorts after it.
@@ -651,7 +655,8 @@ def continuation_token(key: str) -> str:
 
 def parse_continuation_token(token: str) -> str:
     try:
-        return base64.urlsafe_b64decode(token.encode("ascii")).decode("utf-8")
+        raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
+        return raw.decode("utf-8")
     except (ValueError, UnicodeError) as error:
         raise ObsServiceError(
             400, "InvalidArgument", "The continuation token provided is incorrect"

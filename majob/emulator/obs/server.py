@@ -187,6 +187,9 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
 
     # -- plumbing ----------------------------------------------------------------------------
 
+    def version_string(self) -> str:
+        return "OBS"
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the request log is the record."""
 
@@ -848,10 +851,10 @@ def _parse_range(header: str, size: int) -> tuple[int, int] | None:
         last = int(last_text) if last_text else size - 1
     except ValueError:
         return None
-    if first > last:
-        return None
     if first >= size:
         raise _unsatisfiable(size)
+    if first > last:
+        return None
     return first, min(last, size - 1)
 
 
