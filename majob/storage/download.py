@@ -19,6 +19,7 @@ from pathlib import Path
 
 from majob.errors import StorageIntegrityError
 from majob.storage.base import ObjectInfo, ObjectStore
+from majob.storage.listing import list_remote
 from majob.storage.localstate import file_md5
 from majob.storage.plan import md5_of
 from majob.storage.pool import run_all
@@ -103,7 +104,8 @@ def download_tree(
 ) -> DownloadResult:
     """Download every object below directory ``src`` into ``dest`` (created if missing)."""
     prefix = src.as_dir().key
-    objects = [o for o in store.list_all(src.bucket, prefix) if not o.key.endswith("/")]
+    listing = list_remote(store, src.bucket, prefix, attempts=attempts)
+    objects = [o for o in listing if not o.key.endswith("/")]
     # Check every key first: a malicious listing fails before a single byte is written.
     targets = [(o, dest / safe_relative_path(o.key, prefix, bucket=src.bucket)) for o in objects]
     dest.mkdir(parents=True, exist_ok=True)

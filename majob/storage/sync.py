@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majob.errors import CompileError, UserInputError
-from majob.storage.base import ObjectInfo, ObjectStore
+from majob.storage.base import ObjectStore
+from majob.storage.listing import list_remote
 from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
 from majob.storage.plan import SyncPlan, plan_sync, scan_local
-from majob.storage.retry import with_retries
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
 from majob.storage.uri import ObsUri
 
@@ -28,25 +28,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from majob.spec.models import JobSpec  # pydantic models: slow to import, only a type here
-
-LIST_PAGE = 1000  # the largest page OBS returns: one list request per 1,000 objects
-
-
-def list_remote(
-    store: ObjectStore, bucket: str, prefix: str, *, attempts: int = 3
-) -> list[ObjectInfo]:
-    """Every object below ``prefix``, page by page, each page retried on a transient failure."""
-    objects: list[ObjectInfo] = []
-    marker: str | None = None
-    while True:
-        page = with_retries(
-            lambda m=marker: store.list_page(bucket, prefix, marker=m, max_keys=LIST_PAGE),  # type: ignore[misc]
-            attempts=attempts,
-        )
-        objects.extend(page.objects)
-        if page.next_marker is None:
-            return objects
-        marker = page.next_marker
 
 
 def make_plan(
@@ -131,6 +112,13 @@ def sync_code(
         raise CompileError(
             "the spec has no code.obs: nowhere to upload the code",
             hint="set code.obs to an OBS directory, e.g. obs://my-bucket/jobs/mnist/code/",
+        )
+    if not spec.code.obs.key:
+        # Mirroring deletes what is not in the code: never at the root of a bucket.
+        raise UserInputError(
+            f"code.obs is the root of bucket {spec.code.obs.bucket!r}; the code must go to a "
+            "directory of its own",
+            hint=f"e.g. code.obs: obs://{spec.code.obs.bucket}/jobs/{spec.name}/code/",
         )
     return sync_dir(
         store,

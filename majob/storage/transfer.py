@@ -287,7 +287,9 @@ class Uploader:
                 bucket=self.bucket,
                 key=upload.key,
             )
-        stored = self.store.head(self.bucket, upload.key)
+        stored = with_retries(
+            lambda: self.store.head(self.bucket, upload.key), attempts=self.options.attempts
+        )
         md5 = md5_of(stored) if stored is not None else None
         if stored is None or stored.size != upload.file.size or md5 != upload.file.md5:
             raise StorageIntegrityError(
@@ -318,7 +320,10 @@ class Uploader:
     def _abort_stale(self) -> int:
         """Abort multipart uploads under the prefix that no run will finish (killed runs)."""
         aborted = 0
-        stale = self.store.list_multipart_uploads(self.bucket, self.plan.dest.key)
+        stale = with_retries(
+            lambda: self.store.list_multipart_uploads(self.bucket, self.plan.dest.key),
+            attempts=self.options.attempts,
+        )
         for mpu in stale:
             with contextlib.suppress(StorageError):
                 self.store.abort_multipart(self.bucket, mpu)

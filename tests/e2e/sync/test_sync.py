@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from majob.emulator.obs import FakeObsServer
-from majob.errors import CompileError
+from majob.errors import CompileError, UserInputError
 from majob.spec.load import load_spec
 from majob.storage.obs import ObsObjectStore
 from majob.storage.sync import sync_code, sync_dir
@@ -126,6 +128,24 @@ def test_sync_code_uses_the_spec(tmp_path: Path, obs_store: ObsObjectStore) -> N
     no_obs = spec.model_copy(update={"code": spec.code.model_copy(update={"obs": None})})
     with pytest.raises(CompileError, match=r"code\.obs"):
         sync_code(no_obs, obs_store)
+    root = ObsUri(FAKE_BUCKET, "")
+    at_root = spec.model_copy(update={"code": spec.code.model_copy(update={"obs": root})})
+    with pytest.raises(UserInputError, match="root of bucket"):
+        sync_code(at_root, obs_store)
+    assert "jobs/demo/code/train.py" in {o.key for o in obs_store.list_all(FAKE_BUCKET, "")}
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path: Path, obs_store: ObsObjectStore) -> None:
+    _tree(tmp_path / "src", {f"f{i}.txt": b"x" * i for i in range(5)})
+    shown = io.StringIO()
+    console = Console(file=shown, force_terminal=True, width=120)
+    sync_dir(obs_store, tmp_path / "src", DEST, options=TransferOptions(jobs=2), console=console)
+    assert "files" in shown.getvalue() and "5/5" in shown.getvalue()
+
+    (tmp_path / "src" / "new.txt").write_text("n")
+    quiet = io.StringIO()
+    sync_dir(obs_store, tmp_path / "src", DEST, console=Console(file=quiet))  # not a terminal
+    assert quiet.getvalue() == ""
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from majob.storage.retry import is_transient, with_retries
     [
         (StorageError("busy", status=503), True),
         (StorageError("slow", code="SlowDown", status=400), True),
-        (StorageUnreachable("the store gave up on the network"), False),
+        (StorageUnreachable("dropped by an endpoint that answered before"), True),
         (ConnectionResetError(), True),
         (StorageAuthError("no", code="SignatureDoesNotMatch", status=403), False),
         (StorageNotFound("no", status=404), False),
@@ -30,6 +30,21 @@ from majob.storage.retry import is_transient, with_retries
 )
 def test_is_transient(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient
+
+
+def test_network_failures_of_a_silent_endpoint_are_final() -> None:
+    assert not is_transient(StorageUnreachable("refused"), endpoint_answered=False)
+    assert not is_transient(ConnectionResetError(), endpoint_answered=False)
+    assert is_transient(StorageError("busy", status=503), endpoint_answered=False)
+    calls: list[int] = []
+
+    def refused() -> str:
+        calls.append(1)
+        raise StorageUnreachable("connection refused")
+
+    with pytest.raises(StorageUnreachable):
+        with_retries(refused, base_delay=0.001, endpoint_answered=False)
+    assert len(calls) == 1
 
 
 def test_retries_until_success_and_gives_up() -> None:
