@@ -172,3 +172,24 @@ def test_download_round_trip_and_corrupt_object(
     with pytest.raises(StorageIntegrityError, match="MD5"):
         download_tree(obs_store, ObsUri(FAKE_BUCKET, "bad/"), tmp_path / "bad")
     assert not [p for p in (tmp_path / "bad").rglob("*") if p.is_file()]
+
+
+def test_fatal_error_mid_multipart_leaves_no_upload_behind(
+    tmp_path: Path,
+    fake_obs_server: FakeObsServer,
+    obs_store: ObsObjectStore,
+    cache_dir: Path,
+) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "weights.bin").write_bytes(os.urandom(3 * MiB))
+    # Credentials revoked half-way: part 2 is refused the way OBS refuses a bad signature.
+    fake_obs_server.add_fault(
+        status=403, code="SignatureDoesNotMatch", method="PUT", query=r"partNumber=2\b"
+    )
+    options = TransferOptions(part_size=MiB, multipart_threshold=MiB, jobs=1)
+    with pytest.raises(StorageAuthError):
+        sync_dir(obs_store, src, DEST, options=options, cache_dir=cache_dir)
+    assert obs_store.list_multipart_uploads(FAKE_BUCKET, "") == []
+    assert obs_store.head(FAKE_BUCKET, "jobs/code/weights.bin") is None
+    assert (cache_dir / "uploads.json").read_text() == "{}"  # no record left to resume
