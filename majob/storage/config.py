@@ -21,11 +21,12 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from majob.errors import ConfigError
+from majob.spec.profiles import config_dir
 
 Signature = Literal["v4", "v2", "obs"]
 SIGNATURES: tuple[Signature, ...] = ("v4", "v2", "obs")
 DEFAULT_REGION = "cn-north-4"
-DEFAULT_CREDENTIALS_FILE = Path("~/.majob/credentials")
+CREDENTIALS_FILE = "credentials"  # in majob's config dir, next to profiles.yaml
 _REGION_HOST = re.compile(r"^obs\.([a-z0-9-]+)\.myhuaweicloud\.com$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+)+$")
 
@@ -48,7 +49,8 @@ def load_credentials(
     environ: Mapping[str, str] | None = None, *, file: Path | None = None
 ) -> Credentials:
     """Credentials from the environment, else from ``file`` (or ``MAJOB_OBS_CREDENTIALS``, or
-    ``~/.majob/credentials`` when it exists). A ``ConfigError`` says what to set when none."""
+    ``credentials`` in majob's config dir when it exists, e.g. ``~/.config/majob/credentials``).
+    A ``ConfigError`` says what to set when there are none."""
     env = os.environ if environ is None else environ
     access_key = env.get("HUAWEICLOUD_SDK_AK", "").strip()
     secret_key = env.get("HUAWEICLOUD_SDK_SK", "").strip()
@@ -64,14 +66,15 @@ def load_credentials(
     if file is None and env.get("MAJOB_OBS_CREDENTIALS"):
         file = Path(env["MAJOB_OBS_CREDENTIALS"])
     if file is None:
-        default = DEFAULT_CREDENTIALS_FILE.expanduser()
+        default = config_dir(env) / CREDENTIALS_FILE
         if default.exists():
             file = default
     if file is None:
         raise ConfigError(
             "no OBS credentials found",
-            hint="set HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK, or write them to a "
-            "credentials file with mode 0600 and set MAJOB_OBS_CREDENTIALS to its path",
+            hint="set HUAWEICLOUD_SDK_AK and HUAWEICLOUD_SDK_SK, or write 'ak = ...' and "
+            f"'sk = ...' lines to {config_dir(env) / CREDENTIALS_FILE} (chmod 600) or to a file "
+            "named by MAJOB_OBS_CREDENTIALS",
         )
     return read_credentials_file(file.expanduser())
 

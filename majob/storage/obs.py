@@ -36,6 +36,7 @@ from tenacity import (
 )
 
 from majob.errors import (
+    MajobError,
     StorageAuthError,
     StorageError,
     StorageIntegrityError,
@@ -284,8 +285,8 @@ class ObsObjectStore:
             with attempt:
                 try:
                     result = call()
-                except StorageError:
-                    raise  # already mapped (e.g. an MD5 mismatch found while streaming)
+                except MajobError:
+                    raise  # already ours (e.g. a failed MD5 check while streaming)
                 except Exception as error:  # the SDK raises plain Exception, socket errors...
                     raise storage_error(
                         error, action=action, bucket=bucket, key=key, secrets=self._secrets

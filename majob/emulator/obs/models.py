@@ -11,17 +11,17 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
+import io
 import json
 import os
 import secrets
-import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 from majob.storage.uri import MAX_KEY_BYTES, bucket_name_problem
 
@@ -71,6 +71,9 @@ def no_such_upload(upload_id: str) -> ObsServiceError:
     )
 
 
+INLINE_LIMIT = 64 * 1024  # bodies up to this size stay in memory (and in the journal)
+
+
 @dataclass
 class Blob:
     """The bytes of an object or a part: in memory, or a file this model owns."""
@@ -83,13 +86,11 @@ class Blob:
     def open(self) -> BinaryIO:
         if self.path is not None:
             return self.path.open("rb")
-        import io
-
         return io.BytesIO(self.data or b"")
 
     def read_range(self, start: int, length: int) -> Iterator[bytes]:
         """Yield the bytes ``[start, start + length)`` in chunks of at most 1 MiB."""
-        if self.data is not None or self.path is None:
+        if self.path is None:
             view = memoryview(self.data or b"")
             for offset in range(start, start + length, 1 << 20):
                 yield bytes(view[offset : min(offset + (1 << 20), start + length)])
@@ -110,34 +111,43 @@ class Blob:
 
 
 class BlobWriter:
-    """Accepts a body chunk by chunk, hashing it, then becomes a ``Blob``."""
+    """Accepts a body chunk by chunk, hashing it, then becomes a ``Blob``.
 
-    def __init__(self, path: Path | None) -> None:
-        self._path = path
+    Bodies stay in memory unless ``spill_to`` is given and they outgrow ``INLINE_LIMIT``; then
+    they are written to that file as they arrive (so a 512 MiB upload never sits in memory).
+    """
+
+    def __init__(self, spill_to: Path | None = None) -> None:
+        self._spill_to = spill_to
         self._md5 = hashlib.md5()
         self._size = 0
         self._chunks: list[bytes] = []
-        self._handle: BinaryIO | None = path.open("wb") if path is not None else None
+        self._handle: BinaryIO | None = None
 
     def write(self, chunk: bytes) -> None:
         self._md5.update(chunk)
         self._size += len(chunk)
         if self._handle is not None:
             self._handle.write(chunk)
-        else:
-            self._chunks.append(chunk)
+            return
+        self._chunks.append(chunk)
+        if self._spill_to is not None and self._size > INLINE_LIMIT:
+            self._handle = self._spill_to.open("wb")
+            for held in self._chunks:
+                self._handle.write(held)
+            self._chunks.clear()
 
     def finish(self) -> Blob:
         if self._handle is not None:
             self._handle.close()
-            return Blob(self._size, self._md5.digest(), path=self._path)
+            return Blob(self._size, self._md5.digest(), path=self._spill_to)
         return Blob(self._size, self._md5.digest(), data=b"".join(self._chunks))
 
     def abandon(self) -> None:
         if self._handle is not None:
             self._handle.close()
-            assert self._path is not None
-            self._path.unlink(missing_ok=True)
+            assert self._spill_to is not None
+            self._spill_to.unlink(missing_ok=True)
         self._chunks.clear()
 
 
@@ -222,119 +232,165 @@ class ObsBackend:
         self.data_dir = data_dir
         self._lock = threading.RLock()
         self.buckets: dict[str, FakeBucket] = {}
+        self._journal: TextIO | None = None
         if data_dir is not None:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            (data_dir / "tmp").mkdir(exist_ok=True)
+            (data_dir / "blobs").mkdir(parents=True, exist_ok=True)
             self._load()
+            self._journal = (data_dir / "journal.jsonl").open("a", encoding="utf-8")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
 
     # -- persistence -------------------------------------------------------------------------
-    # Layout: <dir>/buckets/<name>/bucket.json, objects/<sha1(key)>.{data,json},
-    # uploads/<upload_id>/upload.json and part-<n>.{data,json}. Plain files, no fsync.
-
-    def _bucket_dir(self, name: str) -> Path:
-        assert self.data_dir is not None
-        return self.data_dir / "buckets" / name
-
-    @staticmethod
-    def _key_file(key: str) -> str:
-        return hashlib.sha1(key.encode("utf-8")).hexdigest()
+    # <dir>/journal.jsonl is an append-only log of changes (one JSON line each, flushed, never
+    # fsynced); bodies up to INLINE_LIMIT are inlined in it (base64), larger ones are files in
+    # <dir>/blobs/. Loading replays the log, deletes unreferenced blobs and rewrites the log as
+    # a snapshot. One append per request keeps a persisting fake about as fast as a memory one.
 
     def new_writer(self) -> BlobWriter:
-        """Where a request body goes while it arrives (a temp file when persisting)."""
+        """Where a request body goes while it arrives."""
         if self.data_dir is None:
-            return BlobWriter(None)
-        return BlobWriter(self.data_dir / "tmp" / uuid.uuid4().hex)
+            return BlobWriter()
+        return BlobWriter(self.data_dir / "blobs" / uuid.uuid4().hex)
 
-    def _adopt(self, blob: Blob, target: Path) -> Blob:
-        """Move a persisted blob to its final place."""
-        if blob.path is None or self.data_dir is None:
-            return blob
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(blob.path, target)
-        return Blob(blob.size, blob.md5, path=target)
+    def _log(self, record: Callable[[], dict[str, object]]) -> None:
+        """Append ``record()`` to the journal; in memory mode it is not even built."""
+        if self._journal is not None:
+            self._journal.write(json.dumps(record(), separators=(",", ":")) + "\n")
+            self._journal.flush()
 
-    def _save_object(self, bucket: str, obj: FakeObject) -> FakeObject:
-        if self.data_dir is None:
-            return obj
-        base = self._bucket_dir(bucket) / "objects" / self._key_file(obj.key)
-        blob = self._adopt(obj.blob, base.with_suffix(".data"))
-        obj = FakeObject(obj.key, blob, obj.etag, obj.last_modified, obj.content_type, obj.metadata)
-        record = {
+    @staticmethod
+    def _blob_fields(blob: Blob) -> dict[str, object]:
+        fields: dict[str, object] = {"size": blob.size, "md5": blob.md5.hex()}
+        if blob.path is not None:
+            fields["file"] = blob.path.name
+        else:
+            fields["data"] = base64.b64encode(blob.data or b"").decode("ascii")
+        return fields
+
+    def _blob_from(self, record: dict[str, Any]) -> Blob:
+        md5 = bytes.fromhex(record["md5"])
+        if "file" in record:
+            assert self.data_dir is not None
+            return Blob(record["size"], md5, path=self.data_dir / "blobs" / record["file"])
+        return Blob(record["size"], md5, data=base64.b64decode(record["data"]))
+
+    def _object_record(self, bucket: str, obj: FakeObject) -> dict[str, object]:
+        return {
+            "op": "put",
+            "bucket": bucket,
             "key": obj.key,
             "etag": obj.etag,
-            "size": blob.size,
-            "md5": blob.md5.hex(),
-            "last_modified": obj.last_modified,
-            "content_type": obj.content_type,
-            "metadata": obj.metadata,
+            "modified": obj.last_modified,
+            "type": obj.content_type,
+            "meta": obj.metadata,
+            **self._blob_fields(obj.blob),
         }
-        base.with_suffix(".json").write_text(json.dumps(record), encoding="utf-8")
-        return obj
 
-    def _forget_object(self, bucket: str, key: str) -> None:
-        if self.data_dir is None:
-            return
-        base = self._bucket_dir(bucket) / "objects" / self._key_file(key)
-        base.with_suffix(".json").unlink(missing_ok=True)
-        base.with_suffix(".data").unlink(missing_ok=True)
+    def _part_record(self, bucket: str, upload_id: str, part: FakePart) -> dict[str, object]:
+        return {
+            "op": "part",
+            "bucket": bucket,
+            "upload": upload_id,
+            "number": part.number,
+            "etag": part.etag,
+            "modified": part.last_modified,
+            **self._blob_fields(part.blob),
+        }
 
-    def _save_upload(self, bucket: str, upload: FakeUpload) -> None:
-        if self.data_dir is None:
-            return
-        folder = self._bucket_dir(bucket) / "uploads" / upload.upload_id
-        folder.mkdir(parents=True, exist_ok=True)
-        record = {
-            "upload_id": upload.upload_id,
+    @staticmethod
+    def _upload_record(bucket: str, upload: FakeUpload) -> dict[str, object]:
+        return {
+            "op": "upload",
+            "bucket": bucket,
+            "upload": upload.upload_id,
             "key": upload.key,
             "initiated": upload.initiated,
-            "content_type": upload.content_type,
-            "metadata": upload.metadata,
+            "type": upload.content_type,
+            "meta": upload.metadata,
         }
-        (folder / "upload.json").write_text(json.dumps(record), encoding="utf-8")
 
     def _load(self) -> None:
         assert self.data_dir is not None
-        for leftover in (self.data_dir / "tmp").iterdir():
-            leftover.unlink(missing_ok=True)
-        root = self.data_dir / "buckets"
-        if not root.is_dir():
+        path = self.data_dir / "journal.jsonl"
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                if number == len(lines):
+                    break  # the last append was cut short (the process was killed)
+                raise
+            self._replay(record)
+        referenced: set[str] = set()
+        snapshot: list[dict[str, object]] = []
+        for bucket in self.buckets.values():
+            snapshot.append(
+                {
+                    "op": "bucket",
+                    "name": bucket.name,
+                    "created": bucket.created,
+                    "location": bucket.location,
+                }
+            )
+            for obj in bucket.objects.values():
+                snapshot.append(self._object_record(bucket.name, obj))
+                if obj.blob.path is not None:
+                    referenced.add(obj.blob.path.name)
+            for upload in bucket.uploads.values():
+                snapshot.append(self._upload_record(bucket.name, upload))
+                for part in upload.parts.values():
+                    snapshot.append(self._part_record(bucket.name, upload.upload_id, part))
+                    if part.blob.path is not None:
+                        referenced.add(part.blob.path.name)
+        for blob_file in (self.data_dir / "blobs").iterdir():
+            if blob_file.name not in referenced:
+                blob_file.unlink(missing_ok=True)
+        fresh = path.with_suffix(".tmp")
+        fresh.write_text(
+            "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in snapshot), encoding="utf-8"
+        )
+        os.replace(fresh, path)
+
+    def _replay(self, record: dict[str, Any]) -> None:
+        op = record["op"]
+        if op == "bucket":
+            self.buckets[record["name"]] = FakeBucket(
+                record["name"], record["created"], record["location"]
+            )
             return
-        for folder in sorted(root.iterdir()):
-            info = json.loads((folder / "bucket.json").read_text(encoding="utf-8"))
-            bucket = FakeBucket(info["name"], info["created"], info["location"])
-            for meta in (folder / "objects").glob("*.json"):
-                rec = json.loads(meta.read_text(encoding="utf-8"))
-                blob = Blob(rec["size"], bytes.fromhex(rec["md5"]), path=meta.with_suffix(".data"))
-                bucket.objects[rec["key"]] = FakeObject(
-                    rec["key"],
-                    blob,
-                    rec["etag"],
-                    rec["last_modified"],
-                    rec["content_type"],
-                    rec["metadata"],
-                )
-            bucket.sorted_keys = sorted(bucket.objects)
-            for up_dir in (folder / "uploads").glob("*"):
-                rec = json.loads((up_dir / "upload.json").read_text(encoding="utf-8"))
-                upload = FakeUpload(
-                    rec["upload_id"],
-                    rec["key"],
-                    rec["initiated"],
-                    rec["content_type"],
-                    rec["metadata"],
-                )
-                for part_meta in up_dir.glob("part-*.json"):
-                    prec = json.loads(part_meta.read_text(encoding="utf-8"))
-                    blob = Blob(
-                        prec["size"],
-                        bytes.fromhex(prec["md5"]),
-                        path=part_meta.with_suffix(".data"),
-                    )
-                    upload.parts[prec["number"]] = FakePart(
-                        prec["number"], blob, prec["etag"], prec["last_modified"]
-                    )
-                bucket.uploads[upload.upload_id] = upload
-            self.buckets[bucket.name] = bucket
+        if op == "unbucket":
+            self.buckets.pop(record["name"], None)
+            return
+        bucket = self.buckets[record["bucket"]]
+        if op == "put":
+            if record["key"] not in bucket.objects:
+                bisect.insort(bucket.sorted_keys, record["key"])
+            bucket.objects[record["key"]] = FakeObject(
+                record["key"],
+                self._blob_from(record),
+                record["etag"],
+                record["modified"],
+                record["type"],
+                record["meta"],
+            )
+        elif op == "delete":
+            if bucket.objects.pop(record["key"], None) is not None:
+                del bucket.sorted_keys[bisect.bisect_left(bucket.sorted_keys, record["key"])]
+        elif op == "upload":
+            bucket.uploads[record["upload"]] = FakeUpload(
+                record["upload"], record["key"], record["initiated"], record["type"], record["meta"]
+            )
+        elif op == "part":
+            upload = bucket.uploads[record["upload"]]
+            upload.parts[record["number"]] = FakePart(
+                record["number"], self._blob_from(record), record["etag"], record["modified"]
+            )
+        elif op == "end-upload":
+            bucket.uploads.pop(record["upload"], None)
 
     # -- buckets -----------------------------------------------------------------------------
 
@@ -354,12 +410,14 @@ class ObsBackend:
                 )
             bucket = FakeBucket(name, time.time(), location or self.region)
             self.buckets[name] = bucket
-            if self.data_dir is not None:
-                folder = self._bucket_dir(name)
-                (folder / "objects").mkdir(parents=True, exist_ok=True)
-                (folder / "uploads").mkdir(exist_ok=True)
-                record = {"name": name, "created": bucket.created, "location": bucket.location}
-                (folder / "bucket.json").write_text(json.dumps(record), encoding="utf-8")
+            self._log(
+                lambda: {
+                    "op": "bucket",
+                    "name": name,
+                    "created": bucket.created,
+                    "location": bucket.location,
+                }
+            )
             return bucket
 
     def bucket(self, name: str) -> FakeBucket:
@@ -381,8 +439,7 @@ class ObsBackend:
                     BucketName=name,
                 )
             del self.buckets[name]
-            if self.data_dir is not None:
-                shutil.rmtree(self._bucket_dir(name), ignore_errors=True)
+            self._log(lambda: {"op": "unbucket", "name": name})
 
     def list_buckets(self) -> list[FakeBucket]:
         with self._lock:
@@ -399,8 +456,12 @@ class ObsBackend:
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
     ) -> FakeObject:
-        check_key(key)
-        bucket = self.bucket(bucket_name)
+        try:
+            check_key(key)
+            bucket = self.bucket(bucket_name)
+        except ObsServiceError:
+            blob.discard()
+            raise
         obj = FakeObject(
             key,
             blob,
@@ -412,13 +473,13 @@ class ObsBackend:
         return self._store(bucket, obj)
 
     def _store(self, bucket: FakeBucket, obj: FakeObject) -> FakeObject:
-        obj = self._save_object(bucket.name, obj)
         with self._lock:
             old = bucket.objects.get(obj.key)
             bucket.objects[obj.key] = obj
             if old is None:
                 bisect.insort(bucket.sorted_keys, obj.key)
-        if old is not None and old.blob.path != obj.blob.path:
+            self._log(lambda: self._object_record(bucket.name, obj))
+        if old is not None:
             old.blob.discard()
         return obj
 
@@ -439,9 +500,8 @@ class ObsBackend:
                 return False
             index = bisect.bisect_left(bucket.sorted_keys, key)
             del bucket.sorted_keys[index]
-        self._forget_object(bucket_name, key)
-        if self.data_dir is None:
-            obj.blob.discard()
+            self._log(lambda: {"op": "delete", "bucket": bucket_name, "key": key})
+        obj.blob.discard()
         return True
 
     def list_objects(
@@ -514,7 +574,7 @@ class ObsBackend:
         )
         with self._lock:
             bucket.uploads[upload.upload_id] = upload
-        self._save_upload(bucket_name, upload)
+            self._log(lambda: self._upload_record(bucket_name, upload))
         return upload
 
     def upload(self, bucket_name: str, key: str, upload_id: str) -> FakeUpload:
@@ -546,21 +606,14 @@ class ObsBackend:
             blob.discard()
             raise
         part = FakePart(number, blob, md5_etag(blob.md5), time.time())
-        if self.data_dir is not None:
-            folder = self._bucket_dir(bucket_name) / "uploads" / upload_id
-            part.blob = self._adopt(blob, folder / f"part-{number}.data")
-            record = {
-                "number": number,
-                "etag": part.etag,
-                "size": part.size,
-                "md5": blob.md5.hex(),
-                "last_modified": part.last_modified,
-            }
-            (folder / f"part-{number}.json").write_text(json.dumps(record), encoding="utf-8")
         with self._lock:
+            if upload.upload_id not in self.bucket(bucket_name).uploads:
+                blob.discard()  # completed or aborted while this part was arriving
+                raise no_such_upload(upload_id)
             old = upload.parts.get(number)
             upload.parts[number] = part
-        if old is not None and old.blob.path != part.blob.path:
+            self._log(lambda: self._part_record(bucket_name, upload_id, part))
+        if old is not None:
             old.blob.discard()
         return part
 
@@ -629,12 +682,12 @@ class ObsBackend:
         bucket = self.bucket(bucket_name)
         with self._lock:
             bucket.uploads.pop(upload.upload_id, None)
-        for part in upload.parts.values():
-            part.blob.discard()
-        if self.data_dir is not None:
-            shutil.rmtree(
-                self._bucket_dir(bucket_name) / "uploads" / upload.upload_id, ignore_errors=True
+            self._log(
+                lambda: {"op": "end-upload", "bucket": bucket_name, "upload": upload.upload_id}
             )
+            parts = list(upload.parts.values())
+        for part in parts:
+            part.blob.discard()
 
     def list_uploads(self, bucket_name: str, prefix: str = "") -> list[FakeUpload]:
         bucket = self.bucket(bucket_name)

@@ -159,6 +159,7 @@ class FakeObsServer:
             self._thread.join()
             self._thread = None
         self._httpd.server_close()
+        self.backend.close()
 
     def __enter__(self) -> FakeObsServer:
         return self.start()

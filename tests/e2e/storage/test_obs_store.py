@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from majob.emulator.obs import DEFAULT_SECRET_KEY, FakeObsServer, fake_obs
+from majob.emulator.obs.models import Blob
 from majob.errors import (
     StorageAuthError,
     StorageError,
@@ -94,8 +95,6 @@ def test_list_page_follows_markers(obs_store: ObsObjectStore) -> None:
 def test_delete_many_batches_over_a_thousand_keys(
     obs_store: ObsObjectStore, fake_obs_server: FakeObsServer
 ) -> None:
-    from majob.emulator.obs.models import Blob
-
     keys = [f"bulk/{i:05d}" for i in range(1500)]
     for key in keys:
         fake_obs_server.backend.put_object(
@@ -287,6 +286,20 @@ def test_connection_reset_mid_download_is_retried(
 
     assert (tmp_path / "dl").read_bytes() == data
     assert os.listdir(tmp_path) == ["dl"]
+
+
+def test_download_whose_md5_is_not_the_etag_is_refused(
+    obs_store: ObsObjectStore, fake_obs_server: FakeObsServer, tmp_path: Path
+) -> None:
+    obs_store.put_bytes(FAKE_BUCKET, "rot", b"original")
+    stored = fake_obs_server.backend.get_object(FAKE_BUCKET, "rot")
+    stored.blob = Blob(8, stored.blob.md5, data=b"bitr0t!!")  # same ETag, other bytes
+
+    with pytest.raises(StorageIntegrityError, match="does not match the ETag"):
+        obs_store.get_file(FAKE_BUCKET, "rot", tmp_path / "rot")
+
+    assert os.listdir(tmp_path) == []  # neither the file nor a temporary one
+    assert fake_obs_server.log.count("GET") == 1  # corruption is not retried
 
 
 def test_open_store_reads_the_environment(

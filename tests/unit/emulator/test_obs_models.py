@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from majob.emulator.obs.models import (
+    INLINE_LIMIT,
     MAX_PARTS,
     MIN_PART_SIZE,
     Blob,
@@ -24,10 +26,11 @@ def blob(data: bytes) -> Blob:
 
 
 @pytest.fixture(params=["memory", "disk"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> ObsBackend:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ObsBackend]:
     made = ObsBackend(tmp_path / "data" if request.param == "disk" else None)
     made.create_bucket("bkt")
-    return made
+    yield made
+    made.close()
 
 
 def write(backend: ObsBackend, key: str, data: bytes = b"x") -> None:
@@ -170,16 +173,24 @@ def test_disk_state_survives_a_restart(tmp_path: Path) -> None:
     first.put_part("bkt", "half", upload.upload_id, 1, blob(b"p"))
     write(first, "gone")
     first.delete_object("bkt", "gone")
-    (tmp_path / "tmp" / "leftover").write_bytes(b"half-received body")
+    write(first, "large", b"L" * (INLINE_LIMIT + 1))  # a file of its own
+    first.close()
+    (tmp_path / "blobs" / "orphan").write_bytes(b"a body whose request never finished")
+    with (tmp_path / "journal.jsonl").open("a") as journal:
+        journal.write('{"op":"put","bucket":"bkt","key":"cut-sh')  # killed mid-append
 
     second = ObsBackend(tmp_path)
 
     assert read(second, "kept") == b"data"
     meta = second.get_object("bkt", "meta")
     assert (meta.content_type, meta.metadata) == ("text/plain", {"a": "1"})
-    assert [o.key for o in second.list_objects("bkt").objects] == ["kept", "meta"]
+    assert [o.key for o in second.list_objects("bkt").objects] == ["kept", "large", "meta"]
+    assert read(second, "large") == b"L" * (INLINE_LIMIT + 1)
     assert [p.number for p in second.list_parts("bkt", "half", upload.upload_id)] == [1]
-    assert list((tmp_path / "tmp").iterdir()) == []
+    assert len(list((tmp_path / "blobs").iterdir())) == 1  # the orphan is gone
+    journal_lines = (tmp_path / "journal.jsonl").read_text().splitlines()
+    assert len(journal_lines) == 6  # compacted: the bucket, 3 objects, 1 upload and its part
+    second.close()
 
 
 def test_continuation_tokens_are_opaque_and_checked() -> None:

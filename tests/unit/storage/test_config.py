@@ -34,11 +34,16 @@ def test_half_set_environment_is_an_error() -> None:
         load_credentials({"HUAWEICLOUD_SDK_AK": "AK1"})
 
 
-def test_no_credentials_says_what_to_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
+def test_no_credentials_says_what_to_set(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no OBS credentials") as caught:
-        load_credentials({})
+        load_credentials({"MAJOB_CONFIG_DIR": str(tmp_path)})
     assert caught.value.hint and "HUAWEICLOUD_SDK_AK" in caught.value.hint
+
+
+def test_credentials_file_in_the_config_dir(tmp_path: Path) -> None:
+    write_secret(tmp_path / "credentials", "ak = CFG\nsk = CFGSK\n")
+    creds = load_credentials({"MAJOB_CONFIG_DIR": str(tmp_path)})
+    assert creds.access_key == "CFG" and creds.source == f"file {tmp_path / 'credentials'}"
 
 
 def test_file_with_key_value_lines(tmp_path: Path) -> None:
