@@ -34,7 +34,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from majob.errors import MajobError, StorageError, StorageIntegrityError
+from majob.errors import MajobError, StorageError, StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, ObjectStore, UploadedPart
 from majob.storage.localstate import UploadRecord, UploadRecords
 from majob.storage.plan import MD5_METADATA, PlannedUpload, SyncPlan, md5_of
@@ -228,12 +228,26 @@ class Uploader:
         for part in run_all(send, todo, self.options.jobs, "majob-part"):
             have[part.number] = part
         parts = [have[n] for n in range(1, count + 1)]
-        info = self._retry(lambda: self.store.complete_multipart(self.bucket, mpu, parts))
+        info = self._complete(upload, mpu, parts)
         with self._lock:
             self._started = [m for m in self._started if m.upload_id != mpu.upload_id]
         self.records.drop(self.bucket, upload.key, mpu.upload_id)
         self._verify_large(upload, info, parts)
         self._done(upload)
+
+    def _complete(
+        self, upload: PlannedUpload, mpu: MultipartUpload, parts: Sequence[UploadedPart]
+    ) -> ObjectInfo:
+        """Complete the upload. If the answer to an earlier attempt was lost (the connection
+        dropped after OBS completed it), the retry finds no upload: the object is then checked
+        by its ETag, which only these parts make."""
+        try:
+            return self._retry(lambda: self.store.complete_multipart(self.bucket, mpu, parts))
+        except StorageNotFound:
+            stored = self.store.head(self.bucket, upload.key)
+            if stored is None or stored.etag != multipart_etag(parts):
+                raise
+            return stored
 
     def _resume_or_create(
         self, upload: PlannedUpload, part_size: int, count: int

@@ -15,12 +15,19 @@ import pytest
 
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, FakeObsServer
 from majob.emulator.obs.models import Blob
-from majob.errors import StorageAuthError, StorageIntegrityError, StorageUnreachable
+from majob.errors import (
+    StorageAuthError,
+    StorageIntegrityError,
+    StorageNotFound,
+    StorageUnreachable,
+)
 from majob.storage.config import Credentials
 from majob.storage.download import download_tree
+from majob.storage.localstate import UploadRecords
 from majob.storage.obs import ObsObjectStore
+from majob.storage.plan import LocalFile, plan_sync
 from majob.storage.sync import sync_dir
-from majob.storage.transfer import TransferOptions
+from majob.storage.transfer import TransferOptions, Uploader, multipart_etag
 from majob.storage.uri import ObsUri
 from majob.testing import FAKE_BUCKET, obs_config
 
@@ -193,3 +200,25 @@ def test_fatal_error_mid_multipart_leaves_no_upload_behind(
     assert obs_store.list_multipart_uploads(FAKE_BUCKET, "") == []
     assert obs_store.head(FAKE_BUCKET, "jobs/code/weights.bin") is None
     assert (cache_dir / "uploads.json").read_text() == "{}"  # no record left to resume
+
+
+def test_complete_whose_answer_was_lost_is_recognised(
+    tmp_path: Path, obs_store: ObsObjectStore
+) -> None:
+    path = tmp_path / "w.bin"
+    data = os.urandom(300 * 1024)
+    path.write_bytes(data)
+    key = "jobs/code/w.bin"
+    mpu = obs_store.create_multipart(FAKE_BUCKET, key)
+    parts = [
+        obs_store.upload_part(FAKE_BUCKET, mpu, 1, path, 0, 200 * 1024),
+        obs_store.upload_part(FAKE_BUCKET, mpu, 2, path, 200 * 1024, 100 * 1024),
+    ]
+    obs_store.complete_multipart(FAKE_BUCKET, mpu, parts)  # done, but say the answer was lost
+    local = LocalFile("w.bin", path, len(data), hashlib.md5(data).hexdigest())
+    plan = plan_sync(tmp_path, [local], DEST, [])
+    uploader = Uploader(obs_store, plan, records=UploadRecords(tmp_path / "u.json"))
+    info = uploader._complete(plan.uploads[0], mpu, parts)  # the retry finds no upload
+    assert info.etag == multipart_etag(parts) and info.size == len(data)
+    with pytest.raises(StorageNotFound):  # other parts: not this object, the error stands
+        uploader._complete(plan.uploads[0], mpu, parts[:1])
