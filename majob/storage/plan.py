@@ -102,22 +102,22 @@ class SyncPlan:
     def summary_lines(self) -> list[str]:
         """The plan as the CLI prints it, before anything moves."""
         new = sum(1 for u in self.uploads if u.reason == "new")
+        extra = sum(o.size for o in self.extraneous)
+
+        def line(verb: str, count: int, noun: str, size: int, detail: str) -> str:
+            return f"  {verb:<6} {count:>7} {noun:<7} {human_bytes(size):>10}  ({detail})"
+
         lines = [
             f"sync {self.source} -> {self.dest.as_dir()}",
-            f"  upload {len(self.uploads):>7} files {human_bytes(self.upload_bytes):>10}"
-            f"  ({new} new, {len(self.uploads) - new} changed)",
-            f"  skip   {len(self.skipped):>7} files {human_bytes(self.skip_bytes):>10}"
-            "  (unchanged)",
-        ]
-        extra_bytes = human_bytes(sum(o.size for o in self.extraneous))
+            line("upload", len(self.uploads), "files", self.upload_bytes,
+                 f"{new} new, {len(self.uploads) - new} changed"),
+            line("skip", len(self.skipped), "files", self.skip_bytes, "unchanged"),
+        ]  # fmt: skip
         if self.delete:
-            lines.append(
-                f"  delete {len(self.extraneous):>7} objs  {extra_bytes:>10}  (not in the source)"
-            )
+            lines.append(line("delete", len(self.extraneous), "objects", extra, "not in source"))
         elif self.extraneous:
             lines.append(
-                f"  keep   {len(self.extraneous):>7} objs  {extra_bytes:>10}"
-                "  (not in the source; --delete removes them)"
+                line("keep", len(self.extraneous), "objects", extra, "not in source; --delete")
             )
         return lines
 
@@ -126,10 +126,15 @@ class SyncPlan:
             return []
         shown = ", ".join(self.secrets[:5]) + (" ..." if len(self.secrets) > 5 else "")
         return [
-            f"warning: {len(self.secrets)} file(s) that may hold secrets are in the upload: "
+            f"warning: {counted(len(self.secrets), 'file')} that may hold secrets in the upload: "
             f"{shown}",
             "warning: add them to .majobignore (or code.ignore) to keep them off OBS",
         ]
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def human_bytes(count: int) -> str:

@@ -37,7 +37,7 @@ from rich.progress import (
 from majob.errors import MajobError, StorageError, StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, ObjectStore, UploadedPart
 from majob.storage.localstate import UploadRecord, UploadRecords
-from majob.storage.plan import MD5_METADATA, PlannedUpload, SyncPlan, md5_of
+from majob.storage.plan import MD5_METADATA, PlannedUpload, SyncPlan, counted, human_bytes, md5_of
 from majob.storage.pool import run_all
 from majob.storage.retry import with_retries
 
@@ -77,17 +77,17 @@ class SyncResult:
     errors: list[str] = field(default_factory=list)
 
     def summary_line(self) -> str:
-        rate = self.uploaded_bytes / self.seconds / MiB if self.seconds > 0 else 0.0
+        rate = self.uploaded_bytes / self.seconds if self.seconds > 0 else 0.0
         parts = [
-            f"uploaded {self.uploaded} files ({self.uploaded_bytes / MiB:.1f} MiB, "
-            f"{rate:.1f} MiB/s)",
+            f"uploaded {counted(self.uploaded, 'file')} ({human_bytes(self.uploaded_bytes)}, "
+            f"{human_bytes(int(rate))}/s)",
             f"skipped {self.skipped}",
             f"deleted {self.deleted}",
         ]
         if self.resumed_parts:
-            parts.append(f"resumed {self.resumed_parts} parts")
+            parts.append(f"resumed {counted(self.resumed_parts, 'part')}")
         if self.aborted_uploads:
-            parts.append(f"aborted {self.aborted_uploads} stale uploads")
+            parts.append(f"aborted {counted(self.aborted_uploads, 'stale upload')}")
         return ", ".join(parts) + f" in {self.seconds:.2f}s"
 
 

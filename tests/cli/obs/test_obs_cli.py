@@ -48,7 +48,7 @@ def test_sync_dry_run_then_sync_then_no_change(
 
     (src / ".env").unlink()
     again = runner.invoke(app, ["obs", "sync", str(src), PREFIX, "--exclude", "*.md"])
-    assert "skip         2 files" in again.stdout and "--delete removes them" in again.stdout
+    assert "skip         2 files" in again.stdout and "not in source; --delete" in again.stdout
     assert "uploaded 0 files" in again.stdout
     deleted = runner.invoke(app, ["obs", "sync", str(src), PREFIX, "--exclude", "*.md", "--delete"])
     assert "deleted 1" in deleted.stdout

@@ -42,7 +42,11 @@ def test_new_changed_unchanged_and_extraneous() -> None:
     assert [o.key for o in plan.extraneous] == ["jobs/code/old.py"]
     assert plan.deletes == ()
     assert plan.upload_bytes == 4 and plan.skip_bytes == 3
-    assert any("--delete removes them" in line for line in plan.summary_lines())
+    assert plan.summary_lines()[1:] == [
+        "  upload       2 files          4 B  (1 new, 1 changed)",
+        "  skip         1 files          3 B  (unchanged)",
+        "  keep         1 objects       10 B  (not in source; --delete)",
+    ]
 
 
 def test_delete_only_when_asked() -> None:

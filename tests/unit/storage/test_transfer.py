@@ -33,5 +33,5 @@ def test_summary_line() -> None:
     result.resumed_parts, result.aborted_uploads = 4, 1
     assert result.summary_line() == (
         "uploaded 3 files (2.0 MiB, 1.0 MiB/s), skipped 5, deleted 0, resumed 4 parts, "
-        "aborted 1 stale uploads in 2.00s"
+        "aborted 1 stale upload in 2.00s"
     )
