@@ -4,8 +4,9 @@ Only the run's processes carry it: ``prepare`` copies ``guard_site.py`` as ``sit
 into a directory the runner puts first on the nodes' ``PYTHONPATH`` (subprocesses the script
 starts inherit it), next to a JSON configuration. After the run ``findings`` reads back:
 
-- **write**: a file opened for writing outside the run's tree and the temp dir (ModelArts uploads
-  only the output dirs; such a file is lost, or the write fails), or into an input dir;
+- **write**: a file opened for writing outside the output dirs, ``MA_LOG_DIR`` and the temp dir:
+  ModelArts uploads only the outputs, so such a file is lost with the container (a relative path
+  lands in the code dir), or the write fails (a path of this machine);
 - **read**: an absolute path under the user's home, the original code dir or an input's original
   location, which the container does not have (it gets the code copy and ``--<input>`` dirs).
 
@@ -80,8 +81,7 @@ def prepare(
     config = {
         "code_copy": str(paths.code_dir),
         "code_origin": str(code_origin),
-        "write_ok": [str(run_dir), str(run_dir.resolve())],
-        "write_watch": [str(p) for p in paths.inputs.values()],
+        "write_ok": [str(p) for p in (*paths.outputs.values(), paths.log_dir)],
         "read_ok": [str(run_dir), str(run_dir.resolve())],
         "read_watch": sorted({str(code_origin), *(str(p) for p in input_origins), str(home)}),
         "home": str(home),

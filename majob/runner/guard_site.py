@@ -36,15 +36,13 @@ class _Guard:
     def __init__(self, config: dict[str, Any]) -> None:
         self.code_copy = config["code_copy"].rstrip("/") + "/"
         self.code_origin = config["code_origin"].rstrip("/") + "/"
-        self.write_ok = [*config["write_ok"], os.path.realpath(_tempdir())]
-        self.write_watch = config["write_watch"]
+        self.write_ok = [*config["write_ok"], os.path.realpath(_tempdir()), _tempdir()]
         # Whatever the interpreter and its libraries read is there in the container's image too.
         self.read_ok = sorted(
             {*config["read_ok"], sys.prefix, sys.exec_prefix, sys.base_prefix}
             | {os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)}
         )
         self.read_watch = config["read_watch"]
-        # Tool settings and caches (~/.cache, ~/.config, ...) are not the script's data.
         self.home = config["home"].rstrip("/") + "/"
         self.events = os.path.join(config["events_dir"], f"events-{os.getpid()}.jsonl")
         self.node = os.environ.get("VC_TASK_INDEX", "?")
@@ -70,17 +68,14 @@ class _Guard:
             self.local.busy = False
 
     def check(self, path: str, write: bool) -> None:
+        if path.startswith(self.home) and path[len(self.home) :].startswith("."):
+            return  # tool settings and caches (~/.cache, ~/.config): not the script's data
         if write:
             if path.endswith(".pyc") or path.startswith(("/dev/", "/proc/")):
                 return
-            if _under(path, self.write_ok) and not _under(path, self.write_watch):
-                return
-            self.record("write", path)
-        elif (
-            _under(path, self.read_watch)
-            and not _under(path, self.read_ok)
-            and not (path.startswith(self.home) and path[len(self.home) :].startswith("."))
-        ):
+            if not _under(path, self.write_ok):
+                self.record("write", path)
+        elif _under(path, self.read_watch) and not _under(path, self.read_ok):
             self.record("read", path)
 
     def record(self, kind: str, path: str) -> None:

@@ -89,6 +89,7 @@ class RunResult:
     stage: Stage
     status: str
     spec_digest: str
+    started_at: str  # ISO 8601, UTC
     duration: float
     nodes: tuple[NodeResult, ...]
     outputs: tuple[OutputFile, ...]
@@ -400,6 +401,7 @@ def run_local(
     base_env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_ENV}
     sink, lock = on_line or _print_line, threading.Lock()
     started = time.monotonic()
+    started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     running: list[_Node] = []
     status, failed = "interrupted", None
     interruption: BaseException | None = None
@@ -433,6 +435,7 @@ def run_local(
         stage=stage,
         status=status,
         spec_digest=spec_digest(effective),
+        started_at=started_at,
         duration=duration,
         nodes=tuple(NodeResult(n.command.index, n.process.returncode, n.log) for n in running),
         outputs=tuple(outputs),
@@ -453,6 +456,7 @@ def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand])
         "spec_digest": result.spec_digest,
         "stage": result.stage,
         "status": result.status,
+        "started_at": result.started_at,
         "duration_seconds": round(result.duration, 3),
         "nodes": [
             {
