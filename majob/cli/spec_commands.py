@@ -104,9 +104,7 @@ def init(
             ) from None
         code_dir = os.path.relpath(script.resolve().parent, output.resolve().parent)
         boot_file = script.name
-        default_name = (
-            script.resolve().parent.name if script.stem in ("train", "main") else script.stem
-        )
+        default_name = script.resolve().parent.name if script.stem in ("train", "main") else script.stem
     else:
         code_dir, boot_file, default_name = ".", "train.py", Path.cwd().name
     job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"

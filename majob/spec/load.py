@@ -154,9 +154,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         value = YAML(typ="safe").load(raw)
     except YAMLError as error:
-        raise ValueError(
-            f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}"
-        ) from None
+        raise ValueError(f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}") from None
     return parts, value
 
 

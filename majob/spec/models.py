@@ -68,10 +68,7 @@ def _parse_obs_dir(value: object) -> ObsUri:
 
 
 _OBS_SCHEMA = {"type": "string", "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$"}
-_OBS_DIR_SCHEMA = {
-    "type": "string",
-    "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?/$",
-}
+_OBS_DIR_SCHEMA = {"type": "string", "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?/$"}
 
 ObsPath = Annotated[
     ObsUri,
@@ -387,10 +384,8 @@ class JobSpec(SpecModel):
     def is_ascend(self) -> bool:
         """True when the engine or the flavor is Ascend."""
         engine = (self.image.engine or "") + " " + (self.image.version or "")
-        return (
-            "ascend" in engine.lower()
-            or "cann" in engine.lower()
-            or flavor_is_ascend(self.resources.flavor)
+        return "ascend" in engine.lower() or "cann" in engine.lower() or flavor_is_ascend(
+            self.resources.flavor
         )
 
     @property
