@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from majob.compile.rest import to_rest_body
+    from majob.compile.sdk import EstimatorCall, to_estimator
     from majob.errors import (
         CompileError,
         ConfigError,
@@ -55,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "CompileError": "majob.errors",
     "ConfigError": "majob.errors",
     "Distributed": "majob.spec.models",
+    "EstimatorCall": "majob.compile.sdk",
     "Image": "majob.spec.models",
     "Input": "majob.spec.models",
     "JobSpec": "majob.spec.models",
@@ -82,9 +85,47 @@ _EXPORTS: dict[str, str] = {
     "load_profile": "majob.spec.profiles",
     "load_spec": "majob.spec.load",
     "spec_json_schema": "majob.spec.schema",
+    "to_estimator": "majob.compile.sdk",
+    "to_rest_body": "majob.compile.rest",
 }
 
-__all__ = sorted(_EXPORTS, key=str.casefold)
+__all__ = [
+    "Channel",
+    "Code",
+    "CompileError",
+    "ConfigError",
+    "Distributed",
+    "EstimatorCall",
+    "Image",
+    "Input",
+    "JobSpec",
+    "load_profile",
+    "load_spec",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUri",
+    "ObsUriError",
+    "Output",
+    "Profile",
+    "Resources",
+    "RunnerError",
+    "RunTimeoutError",
+    "ServiceError",
+    "spec_json_schema",
+    "SpecError",
+    "SpecProblem",
+    "StageOverride",
+    "Stages",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "to_estimator",
+    "to_rest_body",
+    "UserInputError",
+]
 
 
 def __getattr__(name: str) -> Any:

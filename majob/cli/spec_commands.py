@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -50,6 +51,61 @@ def validate(
         )
     if failed:
         raise typer.Exit(2)
+
+
+class Target(str, Enum):
+    sdk = "sdk"
+    rest = "rest"
+
+
+class Format(str, Enum):
+    json = "json"
+    python = "python"
+
+
+class StageName(str, Enum):
+    local = "local"
+    debug = "debug"
+    formal = "formal"
+
+
+@app.command("compile")
+@user_errors
+def compile_(
+    spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Job spec file.")],
+    target: Annotated[
+        Target, typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body.")
+    ] = Target.rest,
+    stage: Annotated[StageName, typer.Option(help="Which stage's overrides apply.")] = (
+        StageName.formal
+    ),
+    output_format: Annotated[
+        Format | None,
+        typer.Option("--format", help="json (default) or python (the notebook snippet, sdk only)."),
+    ] = None,
+    set_: SetOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Print what ModelArts would receive for SPEC (a dry run: nothing is sent)."""
+    from majob.spec.load import load_spec
+
+    spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
+    chosen = output_format or Format.json
+    if target is Target.rest:
+        if chosen is Format.python:
+            raise UserInputError("--format python is for --target sdk; the REST body is JSON")
+        from majob.compile.rest import to_rest_body
+
+        document = to_rest_body(spec, stage.value)
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    from majob.compile.sdk import to_estimator
+
+    call = to_estimator(spec, stage.value)
+    if chosen is Format.python:
+        sys.stdout.write(call.to_python())
+    else:
+        sys.stdout.write(json.dumps(call.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
 @app.command()
@@ -104,7 +160,9 @@ def init(
             ) from None
         code_dir = os.path.relpath(script.resolve().parent, output.resolve().parent)
         boot_file = script.name
-        default_name = script.resolve().parent.name if script.stem in ("train", "main") else script.stem
+        default_name = (
+            script.resolve().parent.name if script.stem in ("train", "main") else script.stem
+        )
     else:
         code_dir, boot_file, default_name = ".", "train.py", Path.cwd().name
     job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"

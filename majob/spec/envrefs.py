@@ -46,8 +46,11 @@ def expand_refs(
             return "${" + name + "}"
         if name not in environ:
             problems.append(
-                (loc, f"environment variable {name} is not set (export it, or write $${{{name}}} "
-                 "for a literal)")
+                (
+                    loc,
+                    f"environment variable {name} is not set (export it, or write $${{{name}}} "
+                    "for a literal)",
+                )
             )
             return match.group(0)
         return environ[name]

@@ -22,7 +22,7 @@ from pydantic_core import ErrorDetails
 
 from majob.errors import SpecError, SpecProblem
 from majob.spec.envrefs import expand_refs
-from majob.spec.models import JobSpec, SpecRuleErrors
+from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
 from majob.spec.positions import Loc, Positions, Where, to_plain
 from majob.spec.profiles import Profile, load_profile
 
@@ -84,7 +84,11 @@ def load_spec(
     try:
         spec = JobSpec.model_validate(data)
     except ValidationError as error:
-        for detail in error.errors():
+        details = error.errors()
+        misspelled = _misspelled_fields(details)
+        for detail in details:
+            if detail["type"] == "missing" and tuple(detail["loc"]) in misspelled:
+                continue  # already said: "unknown key 'bootfile'; did you mean 'boot_file'?"
             _report_validation(detail, problems)
         problems.raise_if_any()
         raise  # unreachable: a ValidationError always has at least one detail
@@ -154,7 +158,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     try:
         value = YAML(typ="safe").load(raw)
     except YAMLError as error:
-        raise ValueError(f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}") from None
+        raise ValueError(
+            f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}"
+        ) from None
     return parts, value
 
 
@@ -252,21 +258,51 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
 # -- validation errors -------------------------------------------------------------------------
 
 
+_PATTERN_TEXT = {
+    NAME_PATTERN: "must be 1-64 characters of letters, digits, '_' and '-'",
+    CHANNEL_PATTERN: "must start with a letter or '_' and hold only letters, digits and '_' "
+    "(at most 64)",
+}
+
+
+def _suggest(unknown: str, loc: Loc) -> str | None:
+    """The closest field name at ``loc``, else the closest field path anywhere in the spec."""
+    close = difflib.get_close_matches(unknown, _fields_at(loc), n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    paths = _all_field_paths()
+    leaves = {path.rsplit(".", 1)[-1]: path for path in reversed(paths)}
+    close = difflib.get_close_matches(unknown, list(leaves), n=1, cutoff=0.7)
+    return leaves[close[0]] if close else None
+
+
+def _misspelled_fields(details: list[ErrorDetails]) -> set[Loc]:
+    """Locations of missing fields that an unknown key next to them most likely meant."""
+    meant: set[Loc] = set()
+    for detail in details:
+        if detail["type"] == "extra_forbidden":
+            loc = tuple(detail["loc"])
+            close = difflib.get_close_matches(str(loc[-1]), _fields_at(loc[:-1]), n=1, cutoff=0.6)
+            if close:
+                meant.add((*loc[:-1], close[0]))
+    return meant
+
+
 def _report_validation(detail: ErrorDetails, problems: _Problems) -> None:
     loc = tuple(detail["loc"])
     kind = detail["type"]
     error = (detail.get("ctx") or {}).get("error")
     if isinstance(error, SpecRuleErrors):
         for rule_loc, message in error.problems:
-            problems.add((*loc, *rule_loc), message)
+            problems.add((*loc, *rule_loc), message, at_key=True)
         return
     if kind == "extra_forbidden":
         unknown = str(loc[-1])
         message = f"unknown key {unknown!r}"
+        suggestion = _suggest(unknown, loc[:-1])
         choices = _fields_at(loc[:-1])
-        close = difflib.get_close_matches(unknown, choices, n=1, cutoff=0.6)
-        if close:
-            message += f"; did you mean {close[0]!r}?"
+        if suggestion:
+            message += f"; did you mean {suggestion!r}?"
         elif choices:
             message += f"; expected one of: {', '.join(choices)}"
         problems.add(loc, message, at_key=True)
@@ -281,9 +317,39 @@ def _report_validation(detail: ErrorDetails, problems: _Problems) -> None:
     message = str(detail["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
-    if kind.endswith("_type") or kind.endswith("_parsing"):
+    if kind == "string_pattern_mismatch":
+        pattern = str((detail.get("ctx") or {}).get("pattern", ""))
+        message = _PATTERN_TEXT.get(pattern, message)
+    message = message.replace("Input should be", "must be").replace("valid tuple", "list")
+    if kind.endswith(("_type", "_parsing", "_mismatch")):
         message += f" (got {detail['input']!r})"
-    problems.add(loc, message)
+    # A failed model-level rule (loc = the model) is best shown at the model's key.
+    problems.add(loc, message, at_key=kind == "value_error" and _is_model_loc(loc))
+
+
+def _is_model_loc(loc: Loc) -> bool:
+    current: Any = JobSpec
+    for part in loc:
+        current = _step(current, part)
+    return isinstance(current, type) and issubclass(current, BaseModel)
+
+
+def _all_field_paths() -> list[str]:
+    """Every dotted field path of the spec, e.g. ``resources.nodes`` (list items skipped)."""
+    paths: list[str] = []
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            path = f"{prefix}{name}"
+            paths.append(path)
+            inner = _unwrap(field.annotation)
+            if typing.get_origin(inner) in (tuple, list):
+                inner = _unwrap(typing.get_args(inner)[0])
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                walk(inner, path + ".")
+
+    walk(JobSpec, "")
+    return paths
 
 
 def _fields_at(loc: Loc) -> list[str]:
@@ -333,18 +399,26 @@ def _unwrap(annotation: Any) -> Any:
 def _check_files(spec: JobSpec, problems: _Problems) -> None:
     code_dir = Path(spec.code.dir)
     if not code_dir.is_dir():
-        problems.add(("code", "dir"), f"code directory {code_dir} does not exist")
+        problems.add(("code", "dir"), f"code directory {display_path(code_dir)} does not exist")
     elif not (code_dir / spec.code.boot_file).is_file():
         problems.add(
             ("code", "boot_file"),
-            f"boot file {spec.code.boot_file!r} is not in {code_dir}",
+            f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",
         )
     for index, channel in enumerate(spec.inputs):
         if channel.local is not None and not Path(channel.local).exists():
             problems.add(
                 ("inputs", index, "local"),
-                f"local stand-in {channel.local} does not exist",
+                f"local stand-in {display_path(Path(channel.local))} does not exist",
             )
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the current directory when it is below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def problems_of(paths: Iterable[str | os.PathLike[str]], **kwargs: Any) -> list[SpecProblem]:

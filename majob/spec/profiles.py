@@ -33,7 +33,7 @@ class Profile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "default"
-    region: str | None = Field(None, pattern=r"^[a-z]{2}-[a-z]+-\d+$")
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}-[a-z]+-\d+$")
     project_id: str | None = None
     bucket: str | None = None
     flavor: str | None = None
@@ -57,10 +57,12 @@ def load_profile(name: str | None = None, environ: Mapping[str, str] | None = No
         if wanted:
             raise ConfigError(
                 f"profile {wanted!r} was asked for, but {path} does not exist",
-                hint=f"create {path} with a '{wanted}:' mapping (region, project_id, bucket, flavor)",
+                hint=f"create {path} with a '{wanted}:' mapping "
+                "(region, project_id, bucket, flavor)",
             )
-        return Profile()
-    from ruamel.yaml import YAML, YAMLError
+        return Profile(name="default")
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
     try:
         data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
@@ -73,7 +75,7 @@ def load_profile(name: str | None = None, environ: Mapping[str, str] | None = No
         if wanted:
             known = ", ".join(sorted(map(str, data))) or "none"
             raise ConfigError(f"{path}: no profile {wanted!r} (profiles: {known})")
-        return Profile()
+        return Profile(name="default")
     try:
         profile = Profile.model_validate({**(data[selected] or {}), "name": selected})
     except ValidationError as error:

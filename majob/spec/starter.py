@@ -16,10 +16,14 @@ from typing import Any
 from majob.spec.schema import SCHEMA_FILE
 
 INJECTED = frozenset({"init_method", "rank", "world_size", "local_rank", "local-rank"})
-_INPUT_NAMES = re.compile(r"^(data_url|data|data_dir|data_path|dataset|dataset_dir|train_data|"
-                          r"data_root|input|input_dir|.*_data_url)$")
-_OUTPUT_NAMES = re.compile(r"^(train_url|output|output_dir|out_dir|save_dir|model_dir|"
-                           r"checkpoint_dir|ckpt_dir|output_path|log_dir|.*_output_url)$")
+_INPUT_NAMES = re.compile(
+    r"^(data_url|data|data_dir|data_path|dataset|dataset_dir|train_data|"
+    r"data_root|input|input_dir|.*_data_url)$"
+)
+_OUTPUT_NAMES = re.compile(
+    r"^(train_url|output|output_dir|out_dir|save_dir|model_dir|"
+    r"checkpoint_dir|ckpt_dir|output_path|log_dir|.*_output_url)$"
+)
 
 
 @dataclass
@@ -42,7 +46,9 @@ def read_arguments(source: str) -> ScriptArguments:
             and node.func.attr == "add_argument"
         ):
             continue
-        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        flags = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
         long_flags = [f for f in flags if f.startswith("--")]
         if not long_flags:
             continue
@@ -90,7 +96,14 @@ def _yaml_scalar(value: Any) -> str:
         return repr(value)
     text = str(value)
     plain = re.fullmatch(r"[A-Za-z_./][A-Za-z0-9_./-]*", text) and text.lower() not in (
-        "true", "false", "yes", "no", "null", "on", "off", "~",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "null",
+        "on",
+        "off",
+        "~",
     )
     return text if plain else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -107,13 +120,13 @@ def starter_spec(
         "# A majob job spec. Check it with `majob validate`, see the cloud request with",
         "# `majob compile --target rest`, run it here with `majob run <spec> --stage local`.",
         f"name: {name}",
-        "description: \"\"",
+        'description: ""',
         "code:",
         f"  dir: {_yaml_scalar(code_dir)}            # relative to this file",
         f"  boot_file: {_yaml_scalar(boot_file)}",
-        f"  obs: obs://my-bucket/majob/{name}/code/   # where the code is synced; change the bucket",
-        "  ignore: []                  # extra gitignore-style patterns (.gitignore is honoured)",
-        "image:                        # a preset engine; or swr: <image> + command: <boot command>",
+        f"  obs: obs://my-bucket/majob/{name}/code/   # OBS dir the code is synced to",
+        "  ignore: []                  # gitignore-style patterns (.gitignore is honoured)",
+        "image:                        # a preset engine, or swr: <image> + command: <boot cmd>",
         "  engine: PyTorch",
         "  version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
         "resources:",
