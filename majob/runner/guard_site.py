@@ -36,7 +36,9 @@ class _Guard:
     def __init__(self, config: dict[str, Any]) -> None:
         self.code_copy = config["code_copy"].rstrip("/") + "/"
         self.code_origin = config["code_origin"].rstrip("/") + "/"
-        self.write_ok = [*config["write_ok"], os.path.realpath(_tempdir()), _tempdir()]
+        self.write_ok = config["write_ok"]
+        self.container = [config["container_root"]]
+        self.temp = [_tempdir(), os.path.realpath(_tempdir())]
         # Whatever the interpreter and its libraries read is there in the container's image too.
         self.read_ok = sorted(
             {*config["read_ok"], sys.prefix, sys.exec_prefix, sys.base_prefix}
@@ -73,7 +75,10 @@ class _Guard:
         if write:
             if path.endswith(".pyc") or path.startswith(("/dev/", "/proc/")):
                 return
-            if not _under(path, self.write_ok):
+            if _under(path, self.write_ok):
+                return
+            # The temp dir is scratch space, unless the run itself lives there (as in tests).
+            if _under(path, self.container) or not _under(path, self.temp):
                 self.record("write", path)
         elif _under(path, self.read_watch) and not _under(path, self.read_ok):
             self.record("read", path)
