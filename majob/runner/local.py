@@ -292,10 +292,22 @@ class _Node:
         with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
             os.killpg(self.process.pid, signum)
 
+    def _wait_group_gone(self, timeout: float = 1.0) -> None:
+        """A signal is delivered asynchronously: wait (briefly) until no member of the group is
+        left, so that "the run is over" means "no process of it is left"."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.process.pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.01)
+
     def finish(self) -> None:
         """Sweep what is left of the group (a container ends with its boot process), then
         wait for the output reader and close the log."""
         self.signal_group(signal.SIGKILL)
+        self._wait_group_gone()
         self._reader.join(timeout=5)
         if self.process.stdout is not None:
             self.process.stdout.close()
