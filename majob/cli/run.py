@@ -54,7 +54,8 @@ def _summary(result: RunResult) -> list[str]:
     ]
     for output in result.outputs:
         target = result.copied_to.get(output.channel)
-        where = f" -> {target / output.path}" if target else ""
+        path = (target or result.output_dir(output.channel)) / output.path
+        where = f" -> {path}"
         lines.append(f"  output {output.channel}: {output.path} ({output.size} bytes){where}")
     if result.findings:
         lines.append(f"guard: {len(result.findings)} finding(s) (--strict makes them fail the run)")
@@ -82,7 +83,11 @@ def run(
     ] = None,
     python: Annotated[
         str | None,
-        typer.Option("--python", help="Interpreter the nodes run (default: majob's own)."),
+        typer.Option(
+            "--python",
+            envvar="MAJOB_PYTHON",
+            help="Interpreter the nodes run, e.g. a project venv (default: majob's own).",
+        ),
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail when the guard finds writes/reads to fix.")

@@ -504,11 +504,17 @@ def _raise_for_status(
         node = next(n for n in result.nodes if n.index == failed.command.index)
         tail = "\n".join(f"  | {line}" for line in failed.tail)
         others = " (the other nodes were stopped)" if len(result.nodes) > 1 else ""
+        hint = f"full log: {node.log}"
+        if any("No module named 'torch_npu'" in line for line in failed.tail):
+            hint = (
+                "the script needs Ascend NPUs (torch_npu); run it on ModelArts, or check it on "
+                f"CPU with the migration tools; {hint}"
+            )
         raise NodeFailedError(
             f"{node.name} {_describe_exit(node.exit_code)}{others}; its last lines:\n{tail}",
             node=node.index,
             exit_code=node.exit_code if node.exit_code is not None else -1,
-            hint=f"full log: {node.log}",
+            hint=hint,
         )
     if result.status == "timeout":
         raise RunTimeoutError(
