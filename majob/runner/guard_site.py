@@ -11,6 +11,7 @@ C++ without one, so its writer class is wrapped when ``torch.serialization`` is 
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -143,11 +144,12 @@ def _chain_next_sitecustomize() -> None:
     """Run the ``sitecustomize`` this file shadows (Debian's, a venv's), if there is one."""
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is not None and spec.loader is not None and spec.origin != os.path.abspath(__file__):
-        module = type(sys)("_majob_chained_sitecustomize")
-        module.__file__ = spec.origin
-        spec.loader.exec_module(module)
+    found = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if found is None or not found.origin or found.origin == os.path.abspath(__file__):
+        return
+    chained = importlib.util.spec_from_file_location("_majob_chained_sitecustomize", found.origin)
+    if chained is not None and chained.loader is not None:
+        chained.loader.exec_module(importlib.util.module_from_spec(chained))
 
 
 def install() -> None:

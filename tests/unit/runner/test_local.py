@@ -290,3 +290,16 @@ def test_guard_reports_writes_outside_the_outputs_and_host_reads_with_file_line(
 
     with pytest.raises(RunnerError, match=r"the guard found 2 problem\(s\) \(--strict\)"):
         run_local(spec, strict=True, runs_dir=runs_dir, on_line=lambda _: None)
+
+
+def test_a_sitecustomize_the_guard_shadows_still_runs(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os\nos.environ['USER_SITE_RAN'] = 'yes'\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    spec = make_project("import os\nprint('site', os.environ.get('USER_SITE_RAN'))\n")
+    lines: list[str] = []
+    run_local(spec, runs_dir=runs_dir, on_line=lines.append, inputs={})
+    assert lines == ["[worker-0] site yes"]
