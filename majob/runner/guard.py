@@ -93,8 +93,9 @@ def prepare(
 
 
 def findings(directory: Path) -> list[GuardFinding]:
-    """Every distinct finding the run's processes recorded, sorted."""
-    found: set[GuardFinding] = set()
+    """Every distinct finding the run's processes recorded, sorted; one that several nodes
+    made (every rank writing the same file) is kept once, for the lowest node."""
+    found: dict[tuple[str, str, str], GuardFinding] = {}
     for events in directory.glob("events-*.jsonl"):
         for line in events.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
@@ -102,7 +103,14 @@ def findings(directory: Path) -> list[GuardFinding]:
                 kind = event["kind"]
                 if kind not in ("write", "read"):
                     continue
-                found.add(GuardFinding(kind, event["path"], event["where"], str(event["node"])))
+                finding = GuardFinding(kind, event["path"], event["where"], str(event["node"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a killed process
-    return sorted(found)
+            key = (finding.kind, finding.path, finding.where)
+            if key not in found or _node_order(finding) < _node_order(found[key]):
+                found[key] = finding
+    return sorted(found.values())
+
+
+def _node_order(finding: GuardFinding) -> int:
+    return int(finding.node) if finding.node.isdigit() else 1 << 30

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
@@ -82,7 +82,7 @@ class OutputFile:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What a local run did; ``status``: ``passed``, ``failed``, ``timeout``, ``interrupted``."""
+    """What a local run did; ``status``: passed, failed, timeout, interrupted or error."""
 
     run_id: str
     run_dir: Path
@@ -265,15 +265,22 @@ class _Node:
         self.log = log
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._log_file: IO[bytes] = log.open("ab")
-        self.process = subprocess.Popen(
-            command.argv,
-            cwd=command.cwd,
-            env=dict(command.env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                command.argv,
+                cwd=command.cwd,
+                env=dict(command.env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self._log_file.close()
+            raise RunnerError(
+                f"{command.name} could not start {command.argv[0]}: {error.strerror}",
+                hint="check --python (or MAJOB_PYTHON) names a working interpreter",
+            ) from None
         self._reader = threading.Thread(target=self._pump, args=(sink, lock), daemon=True)
         self._reader.start()
 
@@ -285,7 +292,9 @@ class _Node:
             self._log_file.flush()
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             self.tail.append(line)
-            with lock:
+            # A sink that fails (a closed terminal) must not stop the draining of the pipe:
+            # the node would block on a full pipe.
+            with lock, contextlib.suppress(Exception):
                 sink(prefix + line)
 
     def signal_group(self, signum: int) -> None:
@@ -340,6 +349,22 @@ def _wait(nodes: list[_Node], deadline: float | None) -> tuple[str, _Node | None
         if deadline is not None and time.monotonic() > deadline:
             return "timeout", None
         time.sleep(POLL_SECONDS)
+
+
+@contextlib.contextmanager
+def _deferred_interrupts() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM for the duration (main thread only; elsewhere they cannot arrive
+    as exceptions anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            # None: a handler installed outside Python; the default is the closest we can restore.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _print_line(line: str) -> None:
@@ -432,10 +457,12 @@ def run_local(
         status, failed = _wait(running, deadline)
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
         interruption = error
+        status = "interrupted" if isinstance(error, KeyboardInterrupt) else "error"
     finally:
-        _stop(running)
-        for node in running:
-            node.finish()
+        with _deferred_interrupts():  # a second Ctrl-C must not cut the clean-up short
+            _stop(running)
+            for node in running:
+                node.finish()
         duration = time.monotonic() - started
 
     outputs = list_outputs(effective, paths)

@@ -303,3 +303,13 @@ def test_a_sitecustomize_the_guard_shadows_still_runs(
     lines: list[str] = []
     run_local(spec, runs_dir=runs_dir, on_line=lines.append, inputs={})
     assert lines == ["[worker-0] site yes"]
+
+
+def test_a_finding_every_node_makes_is_reported_once(
+    make_project: MakeProject, runs_dir: Path
+) -> None:
+    spec = make_project("open('scratch.txt', 'w').write('x')\n")
+    result = run_local(spec, nodes=3, runs_dir=runs_dir, on_line=lambda _: None)
+    assert [(f.kind, Path(f.path).name, f.node) for f in result.findings] == [
+        ("write", "scratch.txt", "0")
+    ]
