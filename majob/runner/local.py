@@ -94,6 +94,7 @@ class RunResult:
     nodes: tuple[NodeResult, ...]
     outputs: tuple[OutputFile, ...]
     findings: tuple[GuardFinding, ...]
+    output_dirs: Mapping[str, Path] = field(default_factory=dict)
     copied_to: Mapping[str, Path] = field(default_factory=dict)
 
     @property
@@ -102,7 +103,7 @@ class RunResult:
 
     def output_dir(self, channel: str) -> Path:
         """The run's own copy of an output channel (``outputs/<name>_0``)."""
-        return self.run_dir / "ma-user" / "modelarts" / "outputs" / f"{channel}_0"
+        return self.output_dirs[channel]
 
     @property
     def record(self) -> Path:
@@ -479,16 +480,19 @@ def run_local(
         nodes=tuple(NodeResult(n.command.index, n.process.returncode, n.log) for n in running),
         outputs=tuple(outputs),
         findings=tuple(found),
+        output_dirs=dict(paths.outputs),
         copied_to=copied,
     )
-    _write_record(result, effective, commands)
+    _write_record(result, effective, commands, interpreter)
     if interruption is not None:
         raise interruption
     _raise_for_status(result, failed, limit, strict)
     return result
 
 
-def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand]) -> None:
+def _write_record(
+    result: RunResult, spec: JobSpec, commands: list[NodeCommand], interpreter: str
+) -> None:
     record = {
         "run_id": result.run_id,
         "spec_name": spec.name,
@@ -497,6 +501,7 @@ def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand])
         "status": result.status,
         "started_at": result.started_at,
         "duration_seconds": round(result.duration, 3),
+        "python": interpreter,
         "nodes": [
             {
                 "name": node.name,
