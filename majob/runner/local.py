@@ -409,20 +409,7 @@ def run_local(
 
     run_id = new_run_id(effective)
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
-    paths = container_paths(effective, run_dir / "ma-user")
-    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
-        directory.mkdir(parents=True, exist_ok=True)
-    copy_code(effective, paths.code_dir)
-    stage_inputs(effective, paths, input_sources)
-    guard_setup = guard.prepare(
-        run_dir / "guard",
-        run_dir=run_dir,
-        paths=paths,
-        code_origin=Path(effective.code.dir).resolve(),
-        input_origins=input_sources.values(),
-        home=Path.home(),
-    )
-
+    paths, guard_setup = _build_tree(effective, run_dir, input_sources)
     port = free_port()
     commands = [
         node_command(
@@ -445,13 +432,7 @@ def run_local(
     interruption: BaseException | None = None
     try:
         for command in commands:
-            env = {**base_env, **command.env, **guard_setup.env}
-            env["PYTHONPATH"] = os.pathsep.join(
-                p
-                for p in (str(guard_setup.site_dir), str(paths.job_dir), base_env.get("PYTHONPATH"))
-                if p
-            )
-            env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
+            env = _process_env(command, base_env, guard_setup, paths, interpreter)
             command = NodeCommand(command.index, command.argv, env, command.cwd)
             running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
         deadline = started + limit if limit else None
@@ -488,6 +469,42 @@ def run_local(
         raise interruption
     _raise_for_status(result, failed, limit, strict)
     return result
+
+
+def _build_tree(
+    spec: JobSpec, run_dir: Path, input_sources: Mapping[str, Path]
+) -> tuple[ContainerPaths, guard.GuardSetup]:
+    """The run's container tree with the code copied and the inputs linked, and its guard."""
+    paths = container_paths(spec, run_dir / "ma-user")
+    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
+        directory.mkdir(parents=True, exist_ok=True)
+    copy_code(spec, paths.code_dir)
+    stage_inputs(spec, paths, input_sources)
+    guard_setup = guard.prepare(
+        run_dir / "guard",
+        run_dir=run_dir,
+        paths=paths,
+        code_origin=Path(spec.code.dir).resolve(),
+        input_origins=input_sources.values(),
+        home=Path.home(),
+    )
+    return paths, guard_setup
+
+
+def _process_env(
+    command: NodeCommand,
+    base_env: Mapping[str, str],
+    guard_setup: guard.GuardSetup,
+    paths: ContainerPaths,
+    interpreter: str,
+) -> dict[str, str]:
+    """This shell's environment, the container's on top, the guard first on ``PYTHONPATH``
+    (then ``MA_JOB_DIR``, as ModelArts sets it) and the interpreter's dir first on ``PATH``."""
+    env = {**base_env, **command.env, **guard_setup.env}
+    python_path = (str(guard_setup.site_dir), str(paths.job_dir), base_env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
+    env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
+    return env
 
 
 def _write_record(
