@@ -66,7 +66,7 @@ def _summary(result: RunResult) -> list[str]:
 @app.command()
 @user_errors
 def run(
-    spec_file: Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")],
+    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
     stage: Annotated[
         str, typer.Option("--stage", help="local (this machine), debug or formal.")
     ] = "local",
@@ -115,13 +115,13 @@ def run(
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
-    spec = load_spec(spec_file, overrides=set_ or (), profile=profile)
+    job = load_spec(spec, overrides=set_ or (), profile=profile)
     inputs = _parse_inputs(input_ or [])
     limit = _parse_timeout(timeout)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         result = run_local(
-            spec,
+            job,
             "local",
             nodes=nodes,
             inputs=inputs,
