@@ -467,7 +467,12 @@ def run_local(
     _write_record(result, effective, commands, interpreter)
     if interruption is not None:
         raise interruption
-    _raise_for_status(result, failed, limit, strict)
+    # The error's lines name the files the user edits: the copy's paths become the original's.
+    copy_to_origin = (
+        str(paths.code_dir) + os.sep,
+        str(Path(effective.code.dir).resolve()) + os.sep,
+    )
+    _raise_for_status(result, failed, limit, strict, copy_to_origin)
     return result
 
 
@@ -547,11 +552,15 @@ def _describe_exit(code: int | None) -> str:
 
 
 def _raise_for_status(
-    result: RunResult, failed: _Node | None, limit: int | None, strict: bool
+    result: RunResult,
+    failed: _Node | None,
+    limit: int | None,
+    strict: bool,
+    copy_to_origin: tuple[str, str],
 ) -> None:
     if result.status == "failed" and failed is not None:
         node = next(n for n in result.nodes if n.index == failed.command.index)
-        tail = "\n".join(f"  | {line}" for line in failed.tail)
+        tail = "\n".join(f"  | {line.replace(*copy_to_origin)}" for line in failed.tail)
         others = " (the other nodes were stopped)" if len(result.nodes) > 1 else ""
         hint = f"full log: {node.log}"
         if any("No module named 'torch_npu'" in line for line in failed.tail):

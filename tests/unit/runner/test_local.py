@@ -313,3 +313,15 @@ def test_a_finding_every_node_makes_is_reported_once(
     assert [(f.kind, Path(f.path).name, f.node) for f in result.findings] == [
         ("write", "scratch.txt", "0")
     ]
+
+
+def test_a_traceback_in_the_error_names_the_original_file(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project("import os\nraise RuntimeError('boom')\n")
+    with pytest.raises(NodeFailedError) as caught:
+        run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert f'File "{tmp_path / "proj" / "train.py"}", line 2' in caught.value.message
+    assert "RuntimeError: boom" in caught.value.message
+    log = next(runs_dir.glob("*/logs/worker-0.log")).read_text()
+    assert "user-job-dir/proj/train.py" in log  # the log keeps what the node really ran
