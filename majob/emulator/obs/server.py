@@ -289,6 +289,9 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             length = response.length
         else:
             length = len(body) if isinstance(body, bytes) else 0
+        if reset_half_way and (self.command == "HEAD" or length == 0):
+            self._abort()  # no body to cut: the request was handled, the answer never comes
+            return
         self.send_response(response.status)
         headers = {
             f"{prefix}request-id": self.request_id,
@@ -304,8 +307,12 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
         if reset_half_way:
-            data = body if isinstance(body, bytes) else b"".join(body)
-            self.wfile.write(data[: len(data) // 2])
+            left = length // 2
+            for chunk in [body] if isinstance(body, bytes) else body:
+                self.wfile.write(chunk[:left])
+                left -= min(left, len(chunk))
+                if not left:
+                    break
             self._abort()
             return
         if isinstance(body, bytes):

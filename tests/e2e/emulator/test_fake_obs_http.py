@@ -233,6 +233,18 @@ def test_reset_mid_upload_stores_nothing(open_fake: FakeObsServer) -> None:
     assert not open_fake.backend.buckets["bkt"].objects
 
 
+def test_reset_of_an_answer_without_body_drops_the_connection(open_fake: FakeObsServer) -> None:
+    put(open_fake, "d")
+    open_fake.add_fault(reset=True, method="DELETE", count=1)
+    open_fake.add_fault(reset=True, method="HEAD", count=1)
+    with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+        call(open_fake, "HEAD", "/bkt/d")
+    with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+        call(open_fake, "DELETE", "/bkt/d")
+    # The delete happened; only its answer was lost (a client must treat a retry as success).
+    assert not open_fake.backend.buckets["bkt"].objects
+
+
 def test_control_plane(open_fake: FakeObsServer) -> None:
     rule = {"status": 500, "path": "^/bkt/x$", "count": 1}
     status, _, body = call(open_fake, "POST", "/_majob/faults", json.dumps(rule).encode())
