@@ -105,8 +105,9 @@ class _BodyTooShort(Exception):
 
 
 class FakeObsServer:
-    """The fake OBS on 127.0.0.1. ``credentials`` maps access keys to secret keys; None turns
-    signature checking off."""
+    """The fake OBS on 127.0.0.1. ``credentials`` maps access keys to secret keys (None: the
+    documented test pair; empty: no signature checks); ``tokens`` maps the access keys that are
+    temporary credentials to the security token they must send."""
 
     def __init__(
         self,
@@ -116,8 +117,11 @@ class FakeObsServer:
         credentials: Mapping[str, str] | None = None,
         region: str = "cn-north-4",
         seed: int = 0,
+        tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = ObsBackend(data_dir, region=region)
+        # Access keys that are temporary credentials: each must come with this security token.
+        self.tokens: dict[str, str] = dict(tokens or {})
         self.credentials: Mapping[str, str] | None = (
             {auth.DEFAULT_ACCESS_KEY: auth.DEFAULT_SECRET_KEY}
             if credentials is None
@@ -455,6 +459,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             access_key = auth.verify(
                 auth.SignedRequest(self.command, self.raw_path, self.query, self.lower_headers),
                 fake.credentials,
+                fake.tokens,
             )
             if access_key is None:
                 raise ObsServiceError(403, "AccessDenied", "Anonymous access is forbidden")
