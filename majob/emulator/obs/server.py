@@ -16,8 +16,10 @@ import json
 import secrets
 import socket
 import struct
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -180,6 +182,13 @@ class _Httpd(ThreadingHTTPServer):
         self.fake = fake
         super().__init__(address, handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up (killed, reset, timed out) are normal here, not worth a trace."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class ObsRequestHandler(BaseHTTPRequestHandler):
     """One connection; requests on it are handled one after another (keep-alive)."""
@@ -260,12 +269,20 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         except ObsServiceError as error:
             response = self._error(error)
             error_code = error.code
-        except _BodyTooShort:
+        except (_BodyTooShort, ConnectionError):  # the client hung up in the middle of its body
             self.close_connection = True
             fake.log.append(self._entry(path, 499, fault))
             return
+        except Exception as error:  # a bug of the fake: answer 500 rather than hang up
+            traceback.print_exc()
+            response = self._error(ObsServiceError(500, "InternalError", f"fake OBS: {error!r}"))
+            error_code = "InternalError"
         if not self.body_consumed:
-            self._drain()
+            try:
+                self._drain()
+            except (_BodyTooShort, ConnectionError):
+                self.close_connection = True
+                return
         fake.log.append(self._entry(path, response.status, fault, error_code))
         if fault is not None and fault.reset:
             self._send(response, reset_half_way=True)
