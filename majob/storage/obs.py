@@ -207,6 +207,7 @@ def _import_sdk() -> Any:
     return obs
 
 
+@functools.cache
 def _closing_client_class(sdk: Any) -> Any:
     """``ObsClient`` that closes the connection a failed send leaves open.
 

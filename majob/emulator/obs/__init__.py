@@ -29,10 +29,18 @@ def fake_obs(
     buckets: tuple[str, ...] = (),
     region: str = "cn-north-4",
     seed: int = 0,
+    tokens: Mapping[str, str] | None = None,
 ) -> Iterator[FakeObsServer]:
-    """A running fake OBS on 127.0.0.1 for the duration of the block; ``buckets`` are created."""
+    """A running fake OBS on 127.0.0.1 for the duration of the block; ``buckets`` are created.
+    ``credentials`` maps access keys to secret keys (empty: no signature checks), ``tokens``
+    access keys to the security token their requests must carry."""
     server = FakeObsServer(
-        port=port, data_dir=data_dir, credentials=credentials, region=region, seed=seed
+        port=port,
+        data_dir=data_dir,
+        credentials=credentials,
+        region=region,
+        seed=seed,
+        tokens=tokens,
     )
     for name in buckets:
         if name not in server.backend.buckets:

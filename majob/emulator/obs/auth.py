@@ -63,12 +63,32 @@ def _denied(code: str, message: str, **extra: str) -> ObsServiceError:
     return ObsServiceError(403, code, message, **extra)
 
 
-def verify(request: SignedRequest, credentials: Mapping[str, str]) -> str | None:
+def verify(
+    request: SignedRequest,
+    credentials: Mapping[str, str],
+    tokens: Mapping[str, str] | None = None,
+) -> str | None:
     """Check the request's signature; return its access key, None for anonymous requests.
 
-    Raises ``ObsServiceError`` 403 ``InvalidAccessKeyId`` for an unknown key and
-    ``SignatureDoesNotMatch`` when the signature was made with another secret key.
+    Raises ``ObsServiceError`` 403 ``InvalidAccessKeyId`` for an unknown key,
+    ``SignatureDoesNotMatch`` when the signature was made with another secret key and
+    ``InvalidToken`` when ``tokens`` wants a security token (temporary credentials) for the
+    access key and the request carries another one or none.
     """
+    access_key = _verify_signature(request, credentials)
+    wanted = (tokens or {}).get(access_key or "")
+    if wanted is not None:
+        sent = request.headers.get("x-obs-security-token") or request.headers.get(
+            "x-amz-security-token"
+        )
+        if sent is None or not hmac.compare_digest(sent, wanted):
+            raise _denied(
+                "InvalidToken", "The provided security token is malformed or otherwise invalid."
+            )
+    return access_key
+
+
+def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) -> str | None:
     authorization = request.headers.get("authorization", "")
     if not authorization:
         if any(name in ("Signature", "X-Amz-Signature") for name, _ in request.query):

@@ -16,8 +16,10 @@ import json
 import secrets
 import socket
 import struct
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -105,8 +107,9 @@ class _BodyTooShort(Exception):
 
 
 class FakeObsServer:
-    """The fake OBS on 127.0.0.1. ``credentials`` maps access keys to secret keys; None turns
-    signature checking off."""
+    """The fake OBS on 127.0.0.1. ``credentials`` maps access keys to secret keys (None: the
+    documented test pair; empty: no signature checks); ``tokens`` maps the access keys that are
+    temporary credentials to the security token they must send."""
 
     def __init__(
         self,
@@ -116,8 +119,11 @@ class FakeObsServer:
         credentials: Mapping[str, str] | None = None,
         region: str = "cn-north-4",
         seed: int = 0,
+        tokens: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = ObsBackend(data_dir, region=region)
+        # Access keys that are temporary credentials: each must come with this security token.
+        self.tokens: dict[str, str] = dict(tokens or {})
         self.credentials: Mapping[str, str] | None = (
             {auth.DEFAULT_ACCESS_KEY: auth.DEFAULT_SECRET_KEY}
             if credentials is None
@@ -175,6 +181,13 @@ class _Httpd(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], handler: type, fake: FakeObsServer) -> None:
         self.fake = fake
         super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up (killed, reset, timed out) are normal here, not worth a trace."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class ObsRequestHandler(BaseHTTPRequestHandler):
@@ -256,12 +269,20 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         except ObsServiceError as error:
             response = self._error(error)
             error_code = error.code
-        except _BodyTooShort:
+        except (_BodyTooShort, ConnectionError):  # the client hung up in the middle of its body
             self.close_connection = True
             fake.log.append(self._entry(path, 499, fault))
             return
+        except Exception as error:  # a bug of the fake: answer 500 rather than hang up
+            traceback.print_exc()
+            response = self._error(ObsServiceError(500, "InternalError", f"fake OBS: {error!r}"))
+            error_code = "InternalError"
         if not self.body_consumed:
-            self._drain()
+            try:
+                self._drain()
+            except (_BodyTooShort, ConnectionError):
+                self.close_connection = True
+                return
         fake.log.append(self._entry(path, response.status, fault, error_code))
         if fault is not None and fault.reset:
             self._send(response, reset_half_way=True)
@@ -289,6 +310,9 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             length = response.length
         else:
             length = len(body) if isinstance(body, bytes) else 0
+        if reset_half_way and (self.command == "HEAD" or length == 0):
+            self._abort()  # no body to cut: the request was handled, the answer never comes
+            return
         self.send_response(response.status)
         headers = {
             f"{prefix}request-id": self.request_id,
@@ -304,8 +328,12 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
         if reset_half_way:
-            data = body if isinstance(body, bytes) else b"".join(body)
-            self.wfile.write(data[: len(data) // 2])
+            left = length // 2
+            for chunk in [body] if isinstance(body, bytes) else body:
+                self.wfile.write(chunk[:left])
+                left -= min(left, len(chunk))
+                if not left:
+                    break
             self._abort()
             return
         if isinstance(body, bytes):
@@ -448,6 +476,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             access_key = auth.verify(
                 auth.SignedRequest(self.command, self.raw_path, self.query, self.lower_headers),
                 fake.credentials,
+                fake.tokens,
             )
             if access_key is None:
                 raise ObsServiceError(403, "AccessDenied", "Anonymous access is forbidden")

@@ -8,6 +8,9 @@ import hashlib
 import http.client
 import json
 import re
+import socket
+import struct
+import time
 from collections.abc import Iterator
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -233,6 +236,18 @@ def test_reset_mid_upload_stores_nothing(open_fake: FakeObsServer) -> None:
     assert not open_fake.backend.buckets["bkt"].objects
 
 
+def test_reset_of_an_answer_without_body_drops_the_connection(open_fake: FakeObsServer) -> None:
+    put(open_fake, "d")
+    open_fake.add_fault(reset=True, method="DELETE", count=1)
+    open_fake.add_fault(reset=True, method="HEAD", count=1)
+    with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+        call(open_fake, "HEAD", "/bkt/d")
+    with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+        call(open_fake, "DELETE", "/bkt/d")
+    # The delete happened; only its answer was lost (a client must treat a retry as success).
+    assert not open_fake.backend.buckets["bkt"].objects
+
+
 def test_control_plane(open_fake: FakeObsServer) -> None:
     rule = {"status": 500, "path": "^/bkt/x$", "count": 1}
     status, _, body = call(open_fake, "POST", "/_majob/faults", json.dumps(rule).encode())
@@ -248,3 +263,23 @@ def test_control_plane(open_fake: FakeObsServer) -> None:
     assert call(open_fake, "DELETE", "/_majob/faults")[0] == 200
     assert call(open_fake, "GET", "/_majob/nothing")[0] == 404
     assert open_fake.log.entries() == [] and open_fake.faults.rules == []
+
+
+@pytest.mark.parametrize("hang_up", ["close", "reset"])
+def test_client_dying_mid_body_stores_nothing(
+    open_fake: FakeObsServer, hang_up: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = socket.create_connection(("127.0.0.1", open_fake.port))
+    if hang_up == "reset":
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    client.sendall(
+        b"PUT /bkt/k HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 1000
+    )
+    client.close()
+    deadline = time.monotonic() + 5
+    while not open_fake.log.entries() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+    assert [(e.method, e.status) for e in open_fake.log.entries()] == [("PUT", 499)]
+    assert not open_fake.backend.buckets["bkt"].objects
+    assert capsys.readouterr().err == ""  # a client hanging up is not worth a traceback

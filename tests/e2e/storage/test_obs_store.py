@@ -194,6 +194,27 @@ def test_unknown_access_key_is_an_auth_error(fake_obs_server: FakeObsServer) -> 
     store.close()
 
 
+@pytest.mark.parametrize("signature", ["v4", "v2", "obs"])
+def test_temporary_credentials_send_their_token(signature: str) -> None:
+    keys, tokens = {"TEMPAK": "TEMPSK"}, {"TEMPAK": "session-token-1"}
+    with fake_obs(credentials=keys, tokens=tokens, buckets=(FAKE_BUCKET,)) as server:
+        good = Credentials("TEMPAK", "TEMPSK", "session-token-1")
+        with ObsObjectStore(
+            obs_config(server.endpoint, signature=signature, credentials=good)
+        ) as store:
+            store.put_bytes(FAKE_BUCKET, "t", b"1")
+        stale = Credentials("TEMPAK", "TEMPSK", "session-token-0")
+        with (
+            ObsObjectStore(
+                obs_config(server.endpoint, signature=signature, credentials=stale)
+            ) as store,
+            pytest.raises(StorageAuthError, match="InvalidToken") as caught,
+        ):
+            store.put_bytes(FAKE_BUCKET, "t", b"2")
+        assert "session-token" not in "\n".join(caught.value.lines())
+        assert server.backend.get_object(FAKE_BUCKET, "t").size == 1
+
+
 def test_refused_connection_is_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
