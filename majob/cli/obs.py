@@ -6,6 +6,7 @@ must not load esdk-obs-python.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -147,7 +148,9 @@ def cp(
         if _is_obs(dst):
             _upload(store, Path(src), _parse_obs(dst), recursive, options)
         else:
-            _download(store, _parse_obs(src), Path(dst), recursive, options)
+            # "out/" names a directory even before it exists (Path drops the slash).
+            into_dir = dst.endswith(("/", os.sep))
+            _download(store, _parse_obs(src), Path(dst), recursive, options, into_dir)
     finally:
         store.close()
 
@@ -182,7 +185,12 @@ def _upload(
 
 
 def _download(
-    store: ObjectStore, src: ObsUri, dst: Path, recursive: bool, options: TransferOptions
+    store: ObjectStore,
+    src: ObsUri,
+    dst: Path,
+    recursive: bool,
+    options: TransferOptions,
+    into_dir: bool,
 ) -> None:
     from majob.storage.download import download_object, download_tree
 
@@ -194,7 +202,7 @@ def _download(
         for key in result.unverified:
             typer.echo(f"warning: no MD5 known for {key}: not verified", err=True)
         return
-    target = dst / src.name if dst.is_dir() or str(dst).endswith("/") else dst
+    target = dst / src.name if into_dir or dst.is_dir() else dst
     _, verified = download_object(store, src, target, attempts=options.attempts)
     typer.echo(f"{src} -> {target}")
     if not verified:

@@ -14,10 +14,11 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majob.errors import StorageIntegrityError
+from majob.errors import StorageIntegrityError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.listing import list_remote
 from majob.storage.localstate import file_md5
@@ -71,11 +72,12 @@ def download_object(
 ) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
     verified (False when the store did not say it)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".majob-part", dir=target.parent
-    )
-    os.close(fd)
+    with _local_errors(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".majob-part", dir=target.parent
+        )
+        os.close(fd)
     tmp = Path(tmp_name)
     try:
         info = with_retries(lambda: store.get_file(src.bucket, src.key, tmp), attempts=attempts)
@@ -91,7 +93,8 @@ def download_object(
                     bucket=src.bucket,
                     key=src.key,
                 )
-        os.replace(tmp, target)
+        with _local_errors(target):
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -108,7 +111,9 @@ def download_tree(
     objects = [o for o in listing if not o.key.endswith("/")]
     # Check every key first: a malicious listing fails before a single byte is written.
     targets = [(o, dest / safe_relative_path(o.key, prefix, bucket=src.bucket)) for o in objects]
-    dest.mkdir(parents=True, exist_ok=True)
+    _refuse_file_dir_clashes([o.key[len(prefix) :] for o in objects], src)
+    with _local_errors(dest):
+        dest.mkdir(parents=True, exist_ok=True)
     result = DownloadResult()
     lock = threading.Lock()
 
@@ -126,3 +131,32 @@ def download_tree(
     run_all(fetch, targets, jobs, "majob-get")
     result.unverified.sort()
     return result
+
+
+@contextlib.contextmanager
+def _local_errors(target: Path) -> Iterator[None]:
+    """A local problem (permissions, a full disk, a file where a directory must be) is the
+    user's to fix: one clear error, not a traceback."""
+    try:
+        yield
+    except OSError as error:
+        raise UserInputError(
+            f"cannot write {target}: {error.strerror or error}",
+            hint="check the target directory",
+        ) from None
+
+
+def _refuse_file_dir_clashes(rels: list[str], src: ObsUri) -> None:
+    """``a`` and ``a/b`` cannot both be files on disk: refuse such a listing up front."""
+    files = set(rels)
+    for rel in rels:
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        while parent:
+            if parent in files:
+                raise StorageIntegrityError(
+                    f"the listing holds both {parent!r} and {rel!r}: they cannot both be "
+                    "files in the target directory",
+                    bucket=src.bucket,
+                    key=src.as_dir().key + parent,
+                )
+            parent = parent.rsplit("/", 1)[0] if "/" in parent else ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from majob.errors import UserInputError
 from majob.storage.base import ObjectInfo
 from majob.storage.ignore import walk_files
 from majob.storage.localstate import HashCache
@@ -160,10 +161,15 @@ def scan_local(
     files = []
     for rel in walk_files(root, extra_patterns):
         path = root / rel
-        stat = os.stat(path)
-        files.append(
-            LocalFile(rel, path, stat.st_size, cache.md5(rel, path, stat), stat.st_mtime_ns)
-        )
+        try:
+            stat = os.stat(path)
+            md5 = cache.md5(rel, path, stat)
+        except OSError as error:  # unreadable, or gone since the walk saw it
+            raise UserInputError(
+                f"cannot read {path}: {error.strerror or error}",
+                hint="fix its permissions, or leave it out with .majobignore",
+            ) from None
+        files.append(LocalFile(rel, path, stat.st_size, md5, stat.st_mtime_ns))
     return files
 
 

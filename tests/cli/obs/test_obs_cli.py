@@ -82,6 +82,11 @@ def test_ls_cp_and_rm(
     single.mkdir()
     got = runner.invoke(app, ["obs", "cp", PREFIX + "train.py", str(single)])
     assert got.exit_code == 0 and (single / "train.py").read_text() == "print('hi')\n"
+    fresh = tmp_path / "fresh"  # "fresh/" names a directory that does not exist yet
+    got = runner.invoke(app, ["obs", "cp", PREFIX + "train.py", f"{fresh}/"])
+    assert got.exit_code == 0 and (fresh / "train.py").read_text() == "print('hi')\n"
+    blocked = runner.invoke(app, ["obs", "cp", "-r", PREFIX, str(src / "train.py")])
+    assert blocked.exit_code == 2 and "cannot write" in blocked.stderr
 
     refused = runner.invoke(app, ["obs", "rm", "-r", PREFIX])
     assert refused.exit_code == 2 and "pass --yes" in refused.stderr

@@ -222,3 +222,13 @@ def test_complete_whose_answer_was_lost_is_recognised(
     assert info.etag == multipart_etag(parts) and info.size == len(data)
     with pytest.raises(StorageNotFound):  # other parts: not this object, the error stands
         uploader._complete(plan.uploads[0], mpu, parts[:1])
+
+
+def test_download_refuses_a_listing_with_a_file_and_a_dir_of_one_name(
+    tmp_path: Path, fake_obs_server: FakeObsServer, obs_store: ObsObjectStore
+) -> None:
+    obs_store.put_bytes(FAKE_BUCKET, "clash/model", b"file")
+    obs_store.put_bytes(FAKE_BUCKET, "clash/model/weights.bin", b"file below it")
+    with pytest.raises(StorageIntegrityError, match="cannot both be files"):
+        download_tree(obs_store, ObsUri(FAKE_BUCKET, "clash/"), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
