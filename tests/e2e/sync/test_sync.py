@@ -176,3 +176,4 @@ def test_two_thousand_files_under_faults_then_no_change_lists_twice(
     assert [e.method for e in entries if e.method != "GET"] == []
     object_lists = [e for e in entries if "uploads" not in e.query]
     assert len(object_lists) == 2  # 2,000 keys in pages of 1,000
+    assert len(entries) == 3  # and one listing of unfinished multipart uploads: 1.5 per 1,000
