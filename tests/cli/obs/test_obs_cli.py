@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,21 @@ def test_wrong_key_and_unreachable_are_clear_errors(
     monkeypatch.setenv("MAJOB_OBS_TIMEOUT", "2")
     down = runner.invoke(app, ["obs", "ls", PREFIX, "--endpoint", f"http://127.0.0.1:{port}"])
     assert down.exit_code == 1 and "connection refused" in down.stderr
+
+
+def test_real_process_prints_one_error_and_no_secret(
+    tmp_path: Path, obs_env: dict[str, str]
+) -> None:
+    env = {**os.environ, "HUAWEICLOUD_SDK_SK": "very-secret-sk-123"}
+    done = subprocess.run(
+        [sys.executable, "-m", "majob", "obs", "ls", PREFIX],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: list objects: ")
+    assert "Traceback" not in done.stderr and "very-secret-sk-123" not in done.stderr
+    assert done.stdout == ""
