@@ -95,7 +95,15 @@ class ObjectStore(Protocol):
     def list_parts(self, bucket: str, upload: MultipartUpload) -> list[UploadedPart]: ...
 
     def upload_part(
-        self, bucket: str, upload: MultipartUpload, number: int, path: Path, offset: int, size: int
+        self,
+        bucket: str,
+        upload: MultipartUpload,
+        number: int,
+        path: Path,
+        offset: int,
+        size: int,
+        *,
+        content_md5: str | None = None,
     ) -> UploadedPart: ...
 
     def complete_multipart(

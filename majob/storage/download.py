@@ -4,7 +4,9 @@ Every key of a listing is checked before anything is written: a key that would l
 target directory (``..`` segments, an absolute path, a backslash, a drive letter, a NUL) makes the
 whole download fail with ``StorageIntegrityError``. Each object is written to a temporary file
 next to its target, its MD5 compared with the ETag (single PUT) or the ``md5`` metadata majob
-stores on multipart objects, and only then renamed into place.
+stores on multipart objects when it knew it, else its multipart ETag compared with the one the
+received data makes cut at the part size majob stores (``md5-part-size``), and only then renamed
+into place.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pathlib import Path
 from majob.errors import StorageIntegrityError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.listing import list_remote
-from majob.storage.localstate import file_md5
-from majob.storage.plan import md5_of
+from majob.storage.localstate import file_md5, file_multipart_etag
+from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
 from majob.storage.retry import with_retries
 from majob.storage.uri import ObsUri
@@ -81,18 +83,22 @@ def download_object(
     tmp = Path(tmp_name)
     try:
         info = with_retries(lambda: store.get_file(src.bucket, src.key, tmp), attempts=attempts)
-        expected = md5_of(info)
-        if expected is None:
-            fresh = store.head(src.bucket, src.key)
-            expected = md5_of(fresh) if fresh is not None else None
+        described: ObjectInfo | None = info
+        if md5_of(info) is None and part_size_of(info) is None:
+            described = store.head(src.bucket, src.key)
+        expected = md5_of(described) if described is not None else None
+        part_size = part_size_of(described) if described is not None else None
         if expected is not None:
             actual = file_md5(tmp)
-            if actual != expected:
-                raise StorageIntegrityError(
-                    f"downloaded data has MD5 {actual}, the object says {expected}",
-                    bucket=src.bucket,
-                    key=src.key,
-                )
+        elif described is not None and part_size is not None and "-" in described.etag:
+            expected = described.etag
+            actual = file_multipart_etag(tmp, part_size)
+        if expected is not None and actual != expected:
+            raise StorageIntegrityError(
+                f"downloaded data has digest {actual}, the object says {expected}",
+                bucket=src.bucket,
+                key=src.key,
+            )
         with _local_errors(target):
             os.replace(tmp, target)
     except BaseException:

@@ -77,8 +77,13 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 class HashCache:
-    """MD5s of the files under one root, keyed by relative path and valid while the file's size,
-    ``mtime_ns`` and inode are unchanged. ``path=None`` keeps it in memory only."""
+    """Digests of the files under one root, keyed by relative path and valid while the file's
+    size, ``mtime_ns`` and inode are unchanged: the content MD5 and, for files sent in parts,
+    the multipart ETag for a given part size. ``path=None`` keeps it in memory only.
+
+    An entry is ``[size, mtime_ns, inode, md5 or "", {part size: multipart ETag}]`` (entries
+    written before multipart ETags were cached have no fifth item).
+    """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -95,23 +100,74 @@ class HashCache:
         name = hashlib.sha256(str(root.resolve()).encode("utf-8")).hexdigest()[:24]
         return cls((cache_dir or default_cache_dir()) / "hashes" / f"{name}.json")
 
+    def _entry(self, rel: str, stat: os.stat_result) -> list[Any]:
+        """This run's entry of ``rel`` (carried over from the file when still valid, else new);
+        call with the lock held."""
+        key = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+        entry = self._new.get(rel)
+        if entry is not None and entry[:3] == key:
+            return entry
+        old = self._old.get(rel)
+        if old is not None and old[:3] == key:
+            entry = [*key, old[3], dict(old[4]) if len(old) > 4 else {}]
+        else:
+            entry = [*key, "", {}]
+        return entry
+
+    def known_md5(self, rel: str, stat: os.stat_result) -> str | None:
+        """The MD5 of ``rel`` when the cache still holds it, without reading the file. What the
+        cache knows of the file is kept for the next run either way."""
+        with self._lock:
+            entry = self._entry(rel, stat)
+            if entry[3] or entry[4]:
+                self._new[rel] = entry
+        return str(entry[3]) or None
+
     def md5(self, rel: str, path: Path, stat: os.stat_result) -> str:
         """The hex MD5 of ``path`` (relative name ``rel``), from the cache when still valid."""
-        key = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+        known = self.known_md5(rel, stat)
+        if known is not None:
+            return known
+        started = time.time_ns()
+        digest = file_md5(path)
         with self._lock:
-            entry = self._old.get(rel)
-        if entry is not None and entry[:3] == key:
-            digest = str(entry[3])
-        else:
-            started = time.time_ns()
-            digest = file_md5(path)
-            with self._lock:
-                self.hashed += 1
-            if stat.st_mtime_ns > started - RACY_WINDOW_NS:
-                return digest
-        with self._lock:
-            self._new[rel] = [*key, digest]
+            self.hashed += 1
+            if not _racy(stat, started):
+                entry = self._entry(rel, stat)
+                entry[3] = digest
+                self._new[rel] = entry
         return digest
+
+    def known_multipart_etag(self, rel: str, stat: os.stat_result, part_size: int) -> str | None:
+        """The multipart ETag of ``rel`` sent in ``part_size`` parts, when cached."""
+        with self._lock:
+            etag = self._entry(rel, stat)[4].get(str(part_size))
+        return str(etag) if etag else None
+
+    def multipart_etag(self, rel: str, path: Path, stat: os.stat_result, part_size: int) -> str:
+        """The ETag OBS gives ``path`` uploaded in ``part_size`` parts, from the cache when
+        still valid, else read from the file (and remembered)."""
+        known = self.known_multipart_etag(rel, stat, part_size)
+        if known is not None:
+            return known
+        started = time.time_ns()
+        etag = file_multipart_etag(path, part_size)
+        with self._lock:
+            self.hashed += 1
+        if not _racy(stat, started):
+            self.remember_multipart_etag(rel, stat, part_size, etag)
+        return etag
+
+    def remember_multipart_etag(
+        self, rel: str, stat: os.stat_result, part_size: int, etag: str
+    ) -> None:
+        """Keep the multipart ETag an upload of ``rel`` (as ``stat`` describes it) produced."""
+        if _racy(stat, time.time_ns()):
+            return
+        with self._lock:
+            entry = self._entry(rel, stat)
+            entry[4] = {**entry[4], str(part_size): etag}
+            self._new[rel] = entry
 
     def save(self) -> None:
         """Remember this run's hashes (the files seen now replace what was stored)."""
@@ -123,19 +179,51 @@ class HashCache:
             _write_json_atomic(self.path, data)
 
 
+def _racy(stat: os.stat_result, hashed_at_ns: int) -> bool:
+    """Modified so close to ``hashed_at_ns`` that the same mtime may hide another change."""
+    return stat.st_mtime_ns > hashed_at_ns - RACY_WINDOW_NS
+
+
+def part_md5(path: Path, offset: int, size: int) -> bytes:
+    """The MD5 digest of ``size`` bytes of ``path`` from ``offset``."""
+    digest = hashlib.md5()
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        left = size
+        while left > 0:
+            chunk = handle.read(min(left, HASH_CHUNK))
+            if not chunk:
+                raise OSError(f"{path} is shorter than expected (changed while it was read)")
+            digest.update(chunk)
+            left -= len(chunk)
+    return digest.digest()
+
+
+def file_multipart_etag(path: Path, part_size: int) -> str:
+    """``md5(md5(part 1) || md5(part 2) ...)-N`` of ``path`` cut in ``part_size`` parts."""
+    size = os.stat(path).st_size
+    count = max(1, -(-size // part_size))
+    digests = b"".join(
+        part_md5(path, n * part_size, min(part_size, size - n * part_size)) for n in range(count)
+    )
+    return f"{hashlib.md5(digests).hexdigest()}-{count}"
+
+
 def _valid_entry(value: object) -> bool:
     return (
         isinstance(value, list)
-        and len(value) == 4
+        and len(value) in (4, 5)
         and all(isinstance(v, int) for v in value[:3])
         and isinstance(value[3], str)
+        and (len(value) == 4 or isinstance(value[4], dict))
     )
 
 
 @dataclass(frozen=True)
 class UploadRecord:
     """A multipart upload majob started and has not finished: resumed only for the same key,
-    size, MD5 and part size."""
+    size and part size (and MD5, when it was known), each stored part reused only when its ETag
+    is the MD5 of the same bytes of the local file. ``md5`` is "" when it was not known."""
 
     bucket: str
     key: str

@@ -539,8 +539,18 @@ class ObsObjectStore:
             marker = int(body.nextPartNumberMarker)
 
     def upload_part(
-        self, bucket: str, upload: MultipartUpload, number: int, path: Path, offset: int, size: int
+        self,
+        bucket: str,
+        upload: MultipartUpload,
+        number: int,
+        path: Path,
+        offset: int,
+        size: int,
+        *,
+        content_md5: str | None = None,
     ) -> UploadedPart:
+        """Send ``size`` bytes of ``path`` from ``offset``; ``content_md5`` (base64) makes the
+        server refuse a part that does not arrive as it was read."""
         result = self._call(
             f"upload part {number}",
             bucket,
@@ -554,6 +564,7 @@ class ObsObjectStore:
                 isFile=True,
                 partSize=size,
                 offset=offset,
+                md5=content_md5,
             ),
         )
         return UploadedPart(number, _etag(result.body.etag), size)

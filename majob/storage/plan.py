@@ -2,9 +2,15 @@
 
 ``scan_local`` walks the tree with the one set of ignore rules (``storage/ignore.py``) and hashes
 files through the hash cache; ``plan_sync`` compares that with one listing of the remote prefix.
-A file is skipped when an object of the same size and MD5 is already there: the MD5 of a single
-PUT is its ETag, the MD5 of a multipart object is the ``md5`` metadata majob stores on it (a
-multipart ETag is not an MD5 of the content).
+A file is skipped when an object of the same size and content is already there: the MD5 of a
+single PUT is its ETag; a multipart object's ETag (``md5(part MD5s)-N``) is not an MD5 of the
+content, so majob stores the part size on it as metadata (and the file's MD5 when it was known
+before the upload) and compares a same-size file by that MD5, or by the multipart ETag the local
+file makes when cut in parts of that size (both cached, read from the file only once).
+
+Files at or above ``lazy_from`` bytes (the multipart threshold) are not hashed by the scan: their
+digests are computed only when a same-size object must be compared, so a first upload reads a big
+file once, hashing each part as it is sent.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from majob.errors import UserInputError
 from majob.storage.base import ObjectInfo
@@ -24,6 +30,7 @@ from majob.storage.localstate import HashCache
 from majob.storage.uri import ObsUri
 
 MD5_METADATA = "md5"  # stored as x-obs-meta-md5 / x-amz-meta-md5 on multipart objects
+PART_SIZE_METADATA = "md5-part-size"  # the part size that makes a multipart object's ETag
 _HEX_MD5 = re.compile(r"^[0-9a-f]{32}$")
 
 # Names that usually hold secrets; matched against each uploaded file's base name.
@@ -52,13 +59,36 @@ SECRET_PATTERNS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class LocalFile:
-    """One file to sync: its ``/``-separated path below the root, where it is, what it holds."""
+    """One file to sync: its ``/``-separated path below the root, where it is, what it holds
+    (``md5`` is None for a big file not hashed yet: see ``lazy_from`` in ``scan_local``)."""
 
     rel: str
     path: Path
     size: int
-    md5: str
+    md5: str | None
     mtime_ns: int = 0
+
+
+class ContentDigests(Protocol):
+    """Digests of local files computed on demand (and cached) for comparisons the plan needs."""
+
+    def md5(self, file: LocalFile) -> str: ...
+
+    def multipart_etag(self, file: LocalFile, part_size: int) -> str: ...
+
+
+class CachedDigests:
+    """``ContentDigests`` through a ``HashCache``; a file changed since the scan is read as it
+    is now (so it compares unequal and is uploaded)."""
+
+    def __init__(self, cache: HashCache) -> None:
+        self.cache = cache
+
+    def md5(self, file: LocalFile) -> str:
+        return file.md5 or self.cache.md5(file.rel, file.path, os.stat(file.path))
+
+    def multipart_etag(self, file: LocalFile, part_size: int) -> str:
+        return self.cache.multipart_etag(file.rel, file.path, os.stat(file.path), part_size)
 
 
 @dataclass(frozen=True)
@@ -154,16 +184,25 @@ def looks_secret(rel: str) -> bool:
 
 
 def scan_local(
-    root: Path, extra_patterns: Iterable[str] = (), cache: HashCache | None = None
+    root: Path,
+    extra_patterns: Iterable[str] = (),
+    cache: HashCache | None = None,
+    *,
+    lazy_from: int | None = None,
 ) -> list[LocalFile]:
-    """The files under ``root`` that are not ignored, hashed (through ``cache`` when given)."""
+    """The files under ``root`` that are not ignored, hashed (through ``cache`` when given).
+    Files of ``lazy_from`` bytes or more are not read: their MD5 is what the cache knows, or
+    None."""
     cache = cache if cache is not None else HashCache(None)
     files = []
     for rel in walk_files(root, extra_patterns):
         path = root / rel
         try:
             stat = os.stat(path)
-            md5 = cache.md5(rel, path, stat)
+            if lazy_from is not None and stat.st_size >= lazy_from:
+                md5 = cache.known_md5(rel, stat)
+            else:
+                md5 = cache.md5(rel, path, stat)
         except OSError as error:  # unreadable, or gone since the walk saw it
             raise UserInputError(
                 f"cannot read {path}: {error.strerror or error}",
@@ -190,9 +229,12 @@ def plan_sync(
     *,
     delete: bool = False,
     head: Callable[[str], ObjectInfo | None] | None = None,
+    digests: ContentDigests | None = None,
 ) -> SyncPlan:
     """Compare ``local`` with the ``remote`` listing of ``dest``. ``head`` is asked only for a
-    same-size object whose listing carries no MD5 (a multipart ETag): its metadata has it."""
+    same-size object whose listing carries no MD5 (a multipart ETag): its metadata tells the MD5
+    or the part size. ``digests`` computes what the scan left out (big files); without it such
+    a file is uploaded."""
     prefix = dest.as_dir().key
     remote_by_rel: dict[str, ObjectInfo] = {}
     for info in remote:
@@ -208,8 +250,7 @@ def plan_sync(
         if there is None:
             uploads.append(PlannedUpload(file, key, "new"))
             continue
-        same = there.size == file.size and _remote_md5(there, head) == file.md5
-        if same:
+        if there.size == file.size and _same_content(file, there, head, digests):
             skipped.append(file)
         else:
             uploads.append(PlannedUpload(file, key, "changed"))
@@ -226,9 +267,28 @@ def plan_sync(
     )
 
 
-def _remote_md5(info: ObjectInfo, head: Callable[[str], ObjectInfo | None] | None) -> str | None:
-    md5 = md5_of(info)
+def _same_content(
+    file: LocalFile,
+    there: ObjectInfo,
+    head: Callable[[str], ObjectInfo | None] | None,
+    digests: ContentDigests | None,
+) -> bool:
+    """Whether the same-size object ``there`` holds what ``file`` holds."""
+    info: ObjectInfo | None = there
+    md5 = md5_of(there)
     if md5 is None and head is not None:
-        fresh = head(info.key)
-        md5 = md5_of(fresh) if fresh is not None else None
-    return md5
+        info = head(there.key)
+        md5 = md5_of(info) if info is not None else None
+    if md5 is not None:
+        local = file.md5 if file.md5 is not None or digests is None else digests.md5(file)
+        return local == md5
+    part_size = part_size_of(info) if info is not None else None
+    if info is None or part_size is None or digests is None or "-" not in info.etag:
+        return False  # nothing says what the object holds: upload it again
+    return digests.multipart_etag(file, part_size) == info.etag.strip('"').lower()
+
+
+def part_size_of(info: ObjectInfo) -> int | None:
+    """The part size majob stored on a multipart object, when it did."""
+    text = info.metadata.get(PART_SIZE_METADATA, "")
+    return int(text) if text.isdigit() and int(text) > 0 else None

@@ -20,7 +20,7 @@ from majob.errors import CompileError, UserInputError
 from majob.storage.base import ObjectStore
 from majob.storage.listing import list_remote
 from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
-from majob.storage.plan import SyncPlan, plan_sync, scan_local
+from majob.storage.plan import CachedDigests, SyncPlan, plan_sync, scan_local
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
 from majob.storage.uri import ObsUri
 
@@ -39,16 +39,32 @@ def make_plan(
     delete: bool = False,
     cache_dir: Path | None = None,
     attempts: int = 3,
+    lazy_from: int | None = None,
 ) -> SyncPlan:
-    """Walk and hash ``source``, list ``dest`` once, and decide what a sync would do."""
+    """Walk and hash ``source`` (files of ``lazy_from`` bytes or more only when a comparison
+    needs it), list ``dest`` once, and decide what a sync would do."""
+    cache = HashCache.for_root(source, cache_dir)
+    plan = _plan(store, source, dest, cache, ignore, delete, attempts, lazy_from)
+    cache.save()
+    return plan
+
+
+def _plan(
+    store: ObjectStore,
+    source: Path,
+    dest: ObsUri,
+    cache: HashCache,
+    ignore: Iterable[str],
+    delete: bool,
+    attempts: int,
+    lazy_from: int | None,
+) -> SyncPlan:
     if not source.is_dir():
         raise UserInputError(
             f"{source} is not a directory",
             hint="sync takes a local directory and an obs://bucket/prefix/",
         )
-    cache = HashCache.for_root(source, cache_dir)
-    local = scan_local(source, ignore, cache)
-    cache.save()
+    local = scan_local(source, ignore, cache, lazy_from=lazy_from)
     dest = dest.as_dir()
     remote = list_remote(store, dest.bucket, dest.key, attempts=attempts)
     return plan_sync(
@@ -58,6 +74,7 @@ def make_plan(
         remote,
         delete=delete,
         head=lambda key: store.head(dest.bucket, key),
+        digests=CachedDigests(cache),
     )
 
 
@@ -77,21 +94,28 @@ def sync_dir(
     """Make ``dest`` hold the non-ignored files of ``source``. ``on_plan`` sees the plan before
     anything moves; ``dry_run`` stops there (the result is then None)."""
     options = options or TransferOptions()
-    plan = make_plan(
+    cache = HashCache.for_root(source, cache_dir)
+    plan = _plan(
         store,
         source,
         dest,
-        ignore=ignore,
-        delete=delete,
-        cache_dir=cache_dir,
-        attempts=options.attempts,
+        cache,
+        ignore,
+        delete,
+        options.attempts,
+        options.multipart_threshold,
     )
+    cache.save()
     if on_plan is not None:
         on_plan(plan)
     if dry_run:
         return plan, None
     records = UploadRecords((cache_dir or default_cache_dir()) / "uploads.json")
-    result = apply_plan(store, plan, options, records=records, console=console)
+    try:
+        result = apply_plan(store, plan, options, records=records, console=console, hashes=cache)
+    finally:
+        if plan.uploads:
+            cache.save()  # with the multipart ETags of what was sent: the next run reads nothing
     return plan, result
 
 

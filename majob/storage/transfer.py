@@ -2,10 +2,14 @@
 
 Small files go through a thread pool sharing one store (one client, keep-alive connections); each
 PUT carries Content-MD5 and its ETag is checked against the local MD5. Files at or above the
-multipart threshold are sent in parts, several in flight, into an upload created with the file's
-MD5 as metadata; the upload is recorded locally first, so a run that is killed resumes it (parts
-already stored are not sent again) when the same file (key, size, MD5, part size) is synced
-again. At the end, multipart uploads left under the prefix by earlier runs are aborted.
+multipart threshold are read once: each part is hashed just before it is sent with that
+Content-MD5, several parts in flight, into an upload created with the part size (and the file's
+MD5, when the hash cache already knew it) as metadata. The completed object's ETag must be the
+one the local part MD5s make; it is cached, so the next run compares without reading the file.
+The upload is recorded locally first, so a run that is killed resumes it when the same file (key,
+size, part size) is synced again: a stored part is reused only when its ETag is the MD5 of the
+same bytes of the local file. At the end, multipart uploads left under the prefix by earlier
+runs are aborted.
 On a storage error the uploads this run started are aborted; an interrupted run (Ctrl-C) keeps
 them for the next run to resume.
 """
@@ -36,8 +40,16 @@ from rich.progress import (
 
 from majob.errors import MajobError, StorageError, StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, ObjectStore, UploadedPart
-from majob.storage.localstate import UploadRecord, UploadRecords
-from majob.storage.plan import MD5_METADATA, PlannedUpload, SyncPlan, counted, human_bytes, md5_of
+from majob.storage.localstate import HashCache, UploadRecord, UploadRecords, file_md5, part_md5
+from majob.storage.plan import (
+    MD5_METADATA,
+    PART_SIZE_METADATA,
+    PlannedUpload,
+    SyncPlan,
+    counted,
+    human_bytes,
+    md5_of,
+)
 from majob.storage.pool import run_all
 from majob.storage.retry import with_retries
 
@@ -140,8 +152,10 @@ class Uploader:
         *,
         records: UploadRecords | None = None,
         console: Console | None = None,
+        hashes: HashCache | None = None,
     ) -> None:
         self.store = store
+        self.hashes = hashes
         self.plan = plan
         self.options = options or TransferOptions()
         self.records = records or UploadRecords()
@@ -177,14 +191,15 @@ class Uploader:
     # -- small files ------------------------------------------------------------------------
     def _upload_small(self, upload: PlannedUpload) -> None:
         file = upload.file
-        content_md5 = _b64(file.md5)
+        md5 = file.md5 or file_md5(file.path)
+        content_md5 = _b64(md5)
         info = self._retry(
             lambda: self.store.put_file(self.bucket, upload.key, file.path, content_md5=content_md5)
         )
         got = md5_of(info)
-        if got is not None and got != file.md5:
+        if got is not None and got != md5:
             raise StorageIntegrityError(
-                f"uploaded object has MD5 {got}, the local file {file.rel} has {file.md5}",
+                f"uploaded object has MD5 {got}, the local file {file.rel} has {md5}",
                 bucket=self.bucket,
                 key=upload.key,
             )
@@ -203,36 +218,48 @@ class Uploader:
         file = upload.file
         part_size = self.options.part_size_for(file.size)
         count = max(1, math.ceil(file.size / part_size))
-        mpu, have = self._resume_or_create(upload, part_size, count)
-        todo = [n for n in range(1, count + 1) if n not in have]
-        with self._lock:
-            self.result.resumed_parts += len(have)
-        self._meter.add_bytes(sum(p.size for p in have.values()))
+        mpu, stored = self._resume_or_create(upload, part_size, count)
 
         def send(number: int) -> UploadedPart:
             offset = (number - 1) * part_size
             size = min(part_size, file.size - offset)
+            try:
+                md5 = part_md5(file.path, offset, size).hex()
+            except OSError as error:
+                raise StorageIntegrityError(
+                    f"cannot read {file.rel} ({error}); it changed or went away while it was "
+                    "sent; sync again",
+                    bucket=self.bucket,
+                    key=upload.key,
+                ) from None
+            there = stored.get(number)
+            if there is not None and there.etag == md5 and there.size == size:
+                with self._lock:
+                    self.result.resumed_parts += 1
+                self._meter.add_bytes(size)
+                return there
             part = with_retries(
-                lambda: self.store.upload_part(self.bucket, mpu, number, file.path, offset, size),
+                lambda: self.store.upload_part(
+                    self.bucket, mpu, number, file.path, offset, size, content_md5=_b64(md5)
+                ),
                 attempts=self.options.attempts,
             )
-            if part.size not in (0, size):
+            if part.size not in (0, size) or part.etag not in ("", md5):
                 raise StorageIntegrityError(
-                    f"part {number} of {file.rel} was stored with {part.size} bytes, not {size}",
+                    f"part {number} of {file.rel} was stored with {part.size} bytes and ETag "
+                    f"{part.etag}, not {size} bytes with MD5 {md5}",
                     bucket=self.bucket,
                     key=upload.key,
                 )
             self._meter.add_bytes(size)
-            return UploadedPart(number, part.etag, size)
+            return UploadedPart(number, md5, size)
 
-        for part in run_all(send, todo, self.options.jobs, "majob-part"):
-            have[part.number] = part
-        parts = [have[n] for n in range(1, count + 1)]
+        parts = run_all(send, range(1, count + 1), self.options.jobs, "majob-part")
         info = self._complete(upload, mpu, parts)
         with self._lock:
             self._started = [m for m in self._started if m.upload_id != mpu.upload_id]
         self.records.drop(self.bucket, upload.key, mpu.upload_id)
-        self._verify_large(upload, info, parts)
+        self._verify_large(upload, info, parts, part_size)
         self._done(upload)
 
     def _complete(
@@ -252,35 +279,41 @@ class Uploader:
     def _resume_or_create(
         self, upload: PlannedUpload, part_size: int, count: int
     ) -> tuple[MultipartUpload, dict[int, UploadedPart]]:
+        """The upload to send the parts into, and the parts it already holds (by number)."""
         file = upload.file
         record = self.records.find(self.bucket, upload.key)
         if record is not None:
             mpu = MultipartUpload(upload.key, record.upload_id)
-            same = (record.size, record.md5, record.part_size) == (file.size, file.md5, part_size)
+            # The MD5 stored at its start must still be the file's: then it was read there.
+            same_md5 = not record.md5 or record.md5 == (file.md5 or file_md5(file.path))
+            same = (record.size, record.part_size) == (file.size, part_size) and same_md5
             alive = same and any(
                 m.upload_id == record.upload_id
                 for m in self.store.list_multipart_uploads(self.bucket, upload.key)
             )
             if alive:
-                have = {}
-                for part in self.store.list_parts(self.bucket, mpu):
-                    expected = min(part_size, file.size - (part.number - 1) * part_size)
-                    if 1 <= part.number <= count and part.size == expected:
-                        have[part.number] = UploadedPart(part.number, part.etag, part.size)
-                return mpu, have
+                stored = {
+                    part.number: part
+                    for part in self.store.list_parts(self.bucket, mpu)
+                    if 1 <= part.number <= count
+                }
+                return mpu, stored
             if not same:
                 with contextlib.suppress(StorageError):
                     self.store.abort_multipart(self.bucket, mpu)
             self.records.drop(self.bucket, upload.key, record.upload_id)
+        metadata = {PART_SIZE_METADATA: str(part_size)}
+        if file.md5 is not None:
+            metadata[MD5_METADATA] = file.md5
         mpu = self._retry_mpu(
-            lambda: self.store.create_multipart(
-                self.bucket, upload.key, metadata={MD5_METADATA: file.md5}
-            )
+            lambda: self.store.create_multipart(self.bucket, upload.key, metadata=metadata)
         )
         with self._lock:
             self._started.append(mpu)
         self.records.put(
-            UploadRecord(self.bucket, upload.key, mpu.upload_id, file.size, file.md5, part_size)
+            UploadRecord(
+                self.bucket, upload.key, mpu.upload_id, file.size, file.md5 or "", part_size
+            )
         )
         return mpu, {}
 
@@ -288,15 +321,20 @@ class Uploader:
         return with_retries(call, attempts=self.options.attempts)
 
     def _verify_large(
-        self, upload: PlannedUpload, info: ObjectInfo, parts: Sequence[UploadedPart]
+        self,
+        upload: PlannedUpload,
+        info: ObjectInfo,
+        parts: Sequence[UploadedPart],
+        part_size: int,
     ) -> None:
-        """The completed object's ETag must be the MD5 of the part MD5s the server computed as
-        the parts arrived, and the stored object must have the file's size and carry its MD5
-        (read back by HEAD)."""
+        """The completed object's ETag must be the MD5 of the part MD5s read from the local
+        file, and the stored object (read back by HEAD) must have the file's size and part size
+        metadata. Its ETag is then cached as the file's, unless the file changed meanwhile."""
+        file = upload.file
         expected_etag = multipart_etag(parts)
         if "-" in info.etag and info.etag != expected_etag:
             raise StorageIntegrityError(
-                f"{upload.file.rel}: the completed object's ETag {info.etag} is not the one its "
+                f"{file.rel}: the completed object's ETag {info.etag} is not the one its "
                 f"parts make ({expected_etag})",
                 bucket=self.bucket,
                 key=upload.key,
@@ -305,20 +343,35 @@ class Uploader:
             lambda: self.store.head(self.bucket, upload.key), attempts=self.options.attempts
         )
         md5 = md5_of(stored) if stored is not None else None
-        if stored is None or stored.size != upload.file.size or md5 != upload.file.md5:
+        if (
+            stored is None
+            or stored.size != file.size
+            or stored.etag not in (expected_etag, info.etag)
+            or (md5 is not None and file.md5 is not None and md5 != file.md5)
+        ):
             raise StorageIntegrityError(
-                f"{upload.file.rel} was stored as {stored.size if stored else 'nothing'} bytes "
-                f"with MD5 {md5}, expected {upload.file.size} bytes with MD5 {upload.file.md5}",
+                f"{file.rel} was stored as {stored.size if stored else 'nothing'} bytes with "
+                f"ETag {stored.etag if stored else None}, expected {file.size} bytes with ETag "
+                f"{expected_etag}",
                 bucket=self.bucket,
                 key=upload.key,
             )
-        changed = _changed_since_plan(upload)
-        if changed:
+        try:
+            now = os.stat(file.path)
+        except OSError:
+            now = None
+        if (
+            now is None
+            or now.st_size != file.size
+            or (file.mtime_ns and now.st_mtime_ns != file.mtime_ns)
+        ):
             raise StorageIntegrityError(
-                f"{upload.file.rel} changed while it was uploaded; sync again",
+                f"{file.rel} changed while it was uploaded; sync again",
                 bucket=self.bucket,
                 key=upload.key,
             )
+        if self.hashes is not None:
+            self.hashes.remember_multipart_etag(file.rel, now, part_size, expected_etag)
 
     # -- deletes and clean-up ---------------------------------------------------------------
     def _delete_extraneous(self) -> None:
@@ -354,16 +407,6 @@ class Uploader:
                 self.records.drop(self.bucket, mpu.key, mpu.upload_id)
 
 
-def _changed_since_plan(upload: PlannedUpload) -> bool:
-    try:
-        stat = os.stat(upload.file.path)
-    except OSError:
-        return True
-    if stat.st_size != upload.file.size:
-        return True
-    return bool(upload.file.mtime_ns) and stat.st_mtime_ns != upload.file.mtime_ns
-
-
 def multipart_etag(parts: Sequence[UploadedPart]) -> str:
     """``md5(md5(part 1) || md5(part 2) ...)-N``: the ETag OBS gives a multipart object."""
     digest = hashlib.md5(b"".join(bytes.fromhex(p.etag) for p in parts))
@@ -381,6 +424,8 @@ def apply_plan(
     *,
     records: UploadRecords | None = None,
     console: Console | None = None,
+    hashes: HashCache | None = None,
 ) -> SyncResult:
-    """Carry out ``plan`` against ``store``; see the module docstring for the guarantees."""
-    return Uploader(store, plan, options, records=records, console=console).run()
+    """Carry out ``plan`` against ``store``; see the module docstring for the guarantees.
+    ``hashes`` learns the multipart ETags of the big files sent."""
+    return Uploader(store, plan, options, records=records, console=console, hashes=hashes).run()

@@ -23,7 +23,7 @@ from majob.errors import (
 )
 from majob.storage.config import Credentials
 from majob.storage.download import download_tree
-from majob.storage.localstate import UploadRecords
+from majob.storage.localstate import UploadRecords, file_multipart_etag
 from majob.storage.obs import ObsObjectStore
 from majob.storage.plan import LocalFile, plan_sync
 from majob.storage.sync import sync_dir
@@ -124,7 +124,8 @@ def test_sigkill_during_multipart_upload_then_resume(
     assert result is not None and result.uploaded == 1
     assert result.resumed_parts >= 2 and result.aborted_uploads == 1
     info = obs_store.head(FAKE_BUCKET, "jobs/code/weights.bin")
-    assert info is not None and info.metadata["md5"] == hashlib.md5(data).hexdigest()
+    assert info is not None and info.metadata["md5-part-size"] == str(MiB)
+    assert info.etag == file_multipart_etag(src / "weights.bin", MiB)
     assert obs_store.get_bytes(FAKE_BUCKET, "jobs/code/weights.bin") == data
     assert obs_store.list_multipart_uploads(FAKE_BUCKET, "") == []
     assert orphan.upload_id not in fake_obs_server.backend.bucket(FAKE_BUCKET).uploads

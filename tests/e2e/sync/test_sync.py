@@ -13,6 +13,7 @@ from rich.console import Console
 from majob.emulator.obs import FakeObsServer
 from majob.errors import CompileError, UserInputError
 from majob.spec.load import load_spec
+from majob.storage.localstate import HashCache, file_multipart_etag
 from majob.storage.obs import ObsObjectStore
 from majob.storage.sync import sync_code, sync_dir
 from majob.storage.transfer import TransferOptions
@@ -20,6 +21,7 @@ from majob.storage.uri import ObsUri
 from majob.testing import FAKE_BUCKET
 
 DEST = ObsUri(FAKE_BUCKET, "jobs/code/")
+OLD_NS = 1_600_000_000 * 10**9  # an mtime long past: hashes of the file are cached
 
 
 def _tree(root: Path, files: dict[str, bytes]) -> None:
@@ -87,23 +89,66 @@ def test_dry_run_moves_nothing(
     assert fake_obs_server.log.count("PUT") == 0
 
 
-def test_multipart_upload_stores_md5_and_no_change_skips_it(
+def test_multipart_upload_is_compared_by_its_etag_even_without_a_cache(
     tmp_path: Path, obs_store: ObsObjectStore, fake_obs_server: FakeObsServer
 ) -> None:
     data = os.urandom(2 * 1024 * 1024 + 123)
     _tree(tmp_path / "src", {"weights.bin": data})
+    weights = tmp_path / "src" / "weights.bin"
+    os.utime(weights, ns=(OLD_NS, OLD_NS))  # old enough for the hash cache to keep
     options = TransferOptions(multipart_threshold=1 << 20, part_size=512 * 1024, jobs=3)
-    _, result = sync_dir(obs_store, tmp_path / "src", DEST, options=options)
+    _, result = sync_dir(
+        obs_store, tmp_path / "src", DEST, options=options, cache_dir=tmp_path / "a"
+    )
     assert result is not None and result.uploaded == 1
     info = obs_store.head(FAKE_BUCKET, "jobs/code/weights.bin")
     assert info is not None and info.etag.endswith("-5") and info.size == len(data)
-    assert info.metadata["md5"] == _md5(data)
+    assert info.etag == file_multipart_etag(weights, 512 * 1024)
+    assert info.metadata["md5-part-size"] == str(512 * 1024)
+    assert "md5" not in info.metadata  # not known before the upload: the file was read once
     assert obs_store.get_bytes(FAKE_BUCKET, "jobs/code/weights.bin") == data
+    parts = [e for e in fake_obs_server.log.entries() if "partNumber" in e.query]
+    assert len(parts) == 5 and all(e.status == 200 for e in parts)
 
-    fake_obs_server.log.clear()
-    plan, result = sync_dir(obs_store, tmp_path / "src", DEST, options=options)
-    assert plan.is_noop and result is not None and result.uploaded == 0
-    assert fake_obs_server.log.count("PUT") == 0 and fake_obs_server.log.count("POST") == 0
+    for cache in ("a", "fresh"):  # the cache of the upload, then a machine that never saw it
+        fake_obs_server.log.clear()
+        hashes = HashCache.for_root(tmp_path / "src", tmp_path / cache)
+        read_before = hashes.hashed
+        plan, result = sync_dir(
+            obs_store, tmp_path / "src", DEST, options=options, cache_dir=tmp_path / cache
+        )
+        assert plan.is_noop and result is not None and result.uploaded == 0
+        assert fake_obs_server.log.count("PUT") == 0 and fake_obs_server.log.count("POST") == 0
+        assert read_before == 0
+    warm = HashCache.for_root(tmp_path / "src", tmp_path / "a")
+    assert warm.known_multipart_etag("weights.bin", os.stat(weights), 512 * 1024) == info.etag
+
+    # Same size, other bytes: the ETag the file makes now differs, so it is sent again.
+    changed = bytearray(data)
+    changed[-1] ^= 0xFF
+    weights.write_bytes(bytes(changed))
+    plan, result = sync_dir(
+        obs_store, tmp_path / "src", DEST, options=options, cache_dir=tmp_path / "a"
+    )
+    assert [u.reason for u in plan.uploads] == ["changed"]
+    assert obs_store.get_bytes(FAKE_BUCKET, "jobs/code/weights.bin") == bytes(changed)
+
+
+def test_multipart_upload_stores_the_md5_when_the_cache_knows_it(
+    tmp_path: Path, obs_store: ObsObjectStore
+) -> None:
+    data = os.urandom(1024 * 1024 + 5)
+    _tree(tmp_path / "src", {"w.bin": data})
+    path = tmp_path / "src" / "w.bin"
+    os.utime(path, ns=(OLD_NS, OLD_NS))
+    cache = HashCache.for_root(tmp_path / "src", tmp_path / "c")
+    cache.md5("w.bin", path, os.stat(path))
+    cache.save()
+    options = TransferOptions(multipart_threshold=1 << 20, part_size=512 * 1024, jobs=2)
+    sync_dir(obs_store, tmp_path / "src", DEST, options=options, cache_dir=tmp_path / "c")
+    info = obs_store.head(FAKE_BUCKET, "jobs/code/w.bin")
+    assert info is not None and info.metadata["md5"] == _md5(data)
+    assert info.metadata["md5-part-size"] == str(512 * 1024)
 
 
 def test_sync_code_uses_the_spec(tmp_path: Path, obs_store: ObsObjectStore) -> None:
