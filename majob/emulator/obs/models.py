@@ -18,7 +18,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -76,20 +76,50 @@ INLINE_LIMIT = 64 * 1024  # bodies up to this size stay in memory (and in the jo
 
 @dataclass
 class Blob:
-    """The bytes of an object or a part: in memory, or a file this model owns."""
+    """The bytes of an object or a part: in memory, a file this model owns, or the blobs of the
+    parts a multipart object was joined from (``pieces``, in order: joining copies nothing).
+
+    ``md5`` is the MD5 digest of the bytes, or ``b""`` for a joined object (whose ETag is made
+    of its parts' MD5s, not of its content's).
+    """
 
     size: int
     md5: bytes
     data: bytes | None = None
     path: Path | None = None
+    pieces: tuple[Blob, ...] = ()
+
+    @classmethod
+    def joined(cls, pieces: Sequence[Blob]) -> Blob:
+        return cls(sum(p.size for p in pieces), b"", pieces=tuple(pieces))
 
     def open(self) -> BinaryIO:
+        if self.pieces:
+            return io.BufferedReader(_PiecesReader(self))
         if self.path is not None:
             return self.path.open("rb")
         return io.BytesIO(self.data or b"")
 
+    def files(self) -> Iterator[Path]:
+        """The files holding this blob's bytes."""
+        if self.path is not None:
+            yield self.path
+        for piece in self.pieces:
+            yield from piece.files()
+
     def read_range(self, start: int, length: int) -> Iterator[bytes]:
         """Yield the bytes ``[start, start + length)`` in chunks of at most 1 MiB."""
+        if self.pieces:
+            for piece in self.pieces:
+                if length <= 0:
+                    return
+                if start >= piece.size:
+                    start -= piece.size
+                    continue
+                take = min(length, piece.size - start)
+                yield from piece.read_range(start, take)
+                start, length = 0, length - take
+            return
         if self.path is None:
             view = memoryview(self.data or b"")
             for offset in range(start, start + length, 1 << 20):
@@ -108,6 +138,29 @@ class Blob:
     def discard(self) -> None:
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+        for piece in self.pieces:
+            piece.discard()
+
+
+class _PiecesReader(io.RawIOBase):
+    """A joined blob read front to back as one stream."""
+
+    def __init__(self, blob: Blob) -> None:
+        self._chunks = blob.read_range(0, blob.size)
+        self._held = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._held:
+            self._held = next(self._chunks, b"")
+            if not self._held:
+                return 0
+        count = min(len(buffer), len(self._held))
+        buffer[:count] = self._held[:count]
+        self._held = self._held[count:]
+        return count
 
 
 class BlobWriter:
@@ -265,7 +318,9 @@ class ObsBackend:
     @staticmethod
     def _blob_fields(blob: Blob) -> dict[str, object]:
         fields: dict[str, object] = {"size": blob.size, "md5": blob.md5.hex()}
-        if blob.path is not None:
+        if blob.pieces:
+            fields["pieces"] = [ObsBackend._blob_fields(piece) for piece in blob.pieces]
+        elif blob.path is not None:
             fields["file"] = blob.path.name
         else:
             fields["data"] = base64.b64encode(blob.data or b"").decode("ascii")
@@ -273,6 +328,8 @@ class ObsBackend:
 
     def _blob_from(self, record: dict[str, Any]) -> Blob:
         md5 = bytes.fromhex(record["md5"])
+        if "pieces" in record:
+            return Blob(record["size"], md5, pieces=tuple(map(self._blob_from, record["pieces"])))
         if "file" in record:
             assert self.data_dir is not None
             return Blob(record["size"], md5, path=self.data_dir / "blobs" / record["file"])
@@ -338,14 +395,12 @@ class ObsBackend:
             )
             for obj in bucket.objects.values():
                 snapshot.append(self._object_record(bucket.name, obj))
-                if obj.blob.path is not None:
-                    referenced.add(obj.blob.path.name)
+                referenced.update(path.name for path in obj.blob.files())
             for upload in bucket.uploads.values():
                 snapshot.append(self._upload_record(bucket.name, upload))
                 for part in upload.parts.values():
                     snapshot.append(self._part_record(bucket.name, upload.upload_id, part))
-                    if part.blob.path is not None:
-                        referenced.add(part.blob.path.name)
+                    referenced.update(path.name for path in part.blob.files())
         for blob_file in (self.data_dir / "blobs").iterdir():
             if blob_file.name not in referenced:
                 blob_file.unlink(missing_ok=True)
@@ -658,15 +713,13 @@ class ObsBackend:
                     ProposedSize=str(part.size),
                     MinSizeAllowed=str(MIN_PART_SIZE),
                 )
-        writer = self.new_writer()
-        for part in chosen:
-            with part.blob.open() as source:
-                while chunk := source.read(1 << 20):
-                    writer.write(chunk)
-        blob = writer.finish()
+        # The object is its parts' blobs in order, as they are: no byte is copied.
+        with self._lock:
+            for part in chosen:
+                upload.parts.pop(part.number, None)
         obj = FakeObject(
             key,
-            blob,
+            Blob.joined([part.blob for part in chosen]),
             multipart_etag(part.blob.md5 for part in chosen),
             time.time(),
             upload.content_type,

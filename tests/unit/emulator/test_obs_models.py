@@ -199,3 +199,45 @@ def test_continuation_tokens_are_opaque_and_checked() -> None:
     assert parse_continuation_token(token) == "a/ü b"
     with pytest.raises(ObsServiceError, match="continuation token"):
         parse_continuation_token("!!!")
+
+
+def _big_part(backend: ObsBackend, upload_id: str, number: int, data: bytes) -> str:
+    writer = backend.new_writer()
+    writer.write(data)
+    return backend.put_part("bkt", "mp", upload_id, number, writer.finish()).etag
+
+
+def test_completing_joins_the_parts_without_copying_them(backend: ObsBackend) -> None:
+    parts = [bytes([65 + n]) * (MIN_PART_SIZE + n) for n in range(3)]
+    upload = backend.create_upload("bkt", "mp")
+    etags = [_big_part(backend, upload.upload_id, n + 1, data) for n, data in enumerate(parts)]
+    stored = [p.blob for p in backend.list_parts("bkt", "mp", upload.upload_id)]
+    obj = backend.complete_upload("bkt", "mp", upload.upload_id, list(enumerate(etags, 1)))
+
+    assert obj.blob.pieces == tuple(stored)  # the part blobs themselves, in order
+    whole = b"".join(parts)
+    assert read(backend, "mp") == whole and obj.size == len(whole)
+    start = MIN_PART_SIZE - 3  # a range across the first two parts
+    assert b"".join(obj.blob.read_range(start, 10)) == whole[start : start + 10]
+    assert b"".join(obj.blob.read_range(len(whole) - 4, 4)) == whole[-4:]
+    with obj.blob.open() as stream:
+        assert stream.read() == whole
+
+
+def test_a_joined_object_survives_a_restart_and_its_deletion_frees_its_files(
+    tmp_path: Path,
+) -> None:
+    first = ObsBackend(tmp_path)
+    first.create_bucket("bkt")
+    parts = [b"p" * INLINE_LIMIT * 2, b"q" * 7]
+    upload = first.create_upload("bkt", "mp")
+    etags = [_big_part(first, upload.upload_id, n + 1, data) for n, data in enumerate(parts)]
+    first.complete_upload("bkt", "mp", upload.upload_id, list(enumerate(etags, 1)))
+    first.close()
+
+    second = ObsBackend(tmp_path)
+    assert read(second, "mp") == b"".join(parts)
+    assert len(list((tmp_path / "blobs").iterdir())) == 1  # the big part; the small is inline
+    second.delete_object("bkt", "mp")
+    assert list((tmp_path / "blobs").iterdir()) == []
+    second.close()
