@@ -176,7 +176,9 @@ def _upload(
     target = dst.join(src.name) if dst.is_dir else dst
     parent_key, _, name = target.key.rpartition("/")
     stat = src.stat()
-    local = LocalFile(name, src, stat.st_size, file_md5(src), stat.st_mtime_ns)
+    # A file sent in parts is hashed part by part as it is sent: not read beforehand.
+    big = stat.st_size >= options.multipart_threshold
+    local = LocalFile(name, src, stat.st_size, None if big else file_md5(src), stat.st_mtime_ns)
     parent = ObsUri(dst.bucket, parent_key + "/" if parent_key else "")
     plan = plan_sync(src.parent, [local], parent, [])
     result = apply_plan(store, plan, options)

@@ -13,6 +13,7 @@ retried on 5xx answers and connection failures, with exponential back-off and ji
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import functools
 import hashlib
@@ -173,6 +174,14 @@ def _epoch(value: object) -> float:
     if not value:
         return 0.0
     text = str(value)
+    if len(text) == 19 and text[4] == "/" and text[10] == " ":
+        # "YYYY/MM/DD HH:MM:SS", what the SDK makes of every listing's dates: read directly,
+        # not by trying formats (that cost ~0.1 s per 1,000 keys).
+        with contextlib.suppress(ValueError):
+            return calendar.timegm(
+                (int(text[:4]), int(text[5:7]), int(text[8:10]),
+                 int(text[11:13]), int(text[14:16]), int(text[17:19]), 0, 0, 0)
+            )  # fmt: skip
     try:
         return parsedate_to_datetime(text).timestamp()
     except (TypeError, ValueError):
