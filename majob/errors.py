@@ -61,7 +61,8 @@ class SpecProblem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}:{self.col}"
+        # line 0: the problem has no place in a file (a --set override, an unreadable file).
+        where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 

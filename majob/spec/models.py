@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os.path
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -33,7 +33,7 @@ Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
 
 # A hyperparameter or env value keeps its YAML type (a bool stays a bool) until it is rendered.
-Scalar = Union[StrictBool, StrictInt, StrictFloat, StrictStr]
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 
 NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 CHANNEL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -68,7 +68,10 @@ def _parse_obs_dir(value: object) -> ObsUri:
 
 
 _OBS_SCHEMA = {"type": "string", "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$"}
-_OBS_DIR_SCHEMA = {"type": "string", "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?/$"}
+_OBS_DIR_SCHEMA = {
+    "type": "string",
+    "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?/$",
+}
 
 ObsPath = Annotated[
     ObsUri,
@@ -384,8 +387,10 @@ class JobSpec(SpecModel):
     def is_ascend(self) -> bool:
         """True when the engine or the flavor is Ascend."""
         engine = (self.image.engine or "") + " " + (self.image.version or "")
-        return "ascend" in engine.lower() or "cann" in engine.lower() or flavor_is_ascend(
-            self.resources.flavor
+        return (
+            "ascend" in engine.lower()
+            or "cann" in engine.lower()
+            or flavor_is_ascend(self.resources.flavor)
         )
 
     @property

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -36,7 +37,7 @@ IGNORE_FILES: tuple[str, ...] = (".gitignore", ".majobignore")
 @dataclass(frozen=True)
 class _Scoped:
     base: str  # directory (relative, "" for the root, else ending with "/") the rules apply below
-    spec: pathspec.PathSpec
+    spec: pathspec.PathSpec[Any]
 
 
 def _read_rules(path: Path) -> list[str]:
@@ -55,7 +56,7 @@ class IgnoreRules:
         self._extra = _Scoped("", self._spec(extra_patterns))
 
     @staticmethod
-    def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
+    def _spec(lines: Iterable[str]) -> pathspec.PathSpec[Any]:
         return pathspec.PathSpec.from_lines("gitwildmatch", lines)
 
     def enter(self, rel_dir: str) -> int:

@@ -1,0 +1,141 @@
+"""majob: move PyTorch training code from your machine to Huawei Cloud ModelArts, safely.
+
+The public API is the sorted ``__all__`` below (a test pins it). Names are resolved lazily on
+first use, so ``import majob`` (and the CLI's start-up) loads nothing it does not need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from majob.compile.rest import to_rest_body
+    from majob.compile.sdk import EstimatorCall, to_estimator
+    from majob.errors import (
+        CompileError,
+        ConfigError,
+        MajobError,
+        MigrationError,
+        NodeFailedError,
+        ObsUriError,
+        RunnerError,
+        RunTimeoutError,
+        ServiceError,
+        SpecError,
+        SpecProblem,
+        StorageAuthError,
+        StorageError,
+        StorageIntegrityError,
+        StorageNotFound,
+        StorageUnreachable,
+        UserInputError,
+    )
+    from majob.spec.load import load_spec
+    from majob.spec.models import (
+        Channel,
+        Code,
+        Distributed,
+        Image,
+        Input,
+        JobSpec,
+        Output,
+        Resources,
+        StageOverride,
+        Stages,
+    )
+    from majob.spec.profiles import Profile, load_profile
+    from majob.spec.schema import spec_json_schema
+    from majob.storage.uri import ObsUri
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "Channel": "majob.spec.models",
+    "Code": "majob.spec.models",
+    "CompileError": "majob.errors",
+    "ConfigError": "majob.errors",
+    "Distributed": "majob.spec.models",
+    "EstimatorCall": "majob.compile.sdk",
+    "Image": "majob.spec.models",
+    "Input": "majob.spec.models",
+    "JobSpec": "majob.spec.models",
+    "MajobError": "majob.errors",
+    "MigrationError": "majob.errors",
+    "NodeFailedError": "majob.errors",
+    "ObsUri": "majob.storage.uri",
+    "ObsUriError": "majob.errors",
+    "Output": "majob.spec.models",
+    "Profile": "majob.spec.profiles",
+    "Resources": "majob.spec.models",
+    "RunTimeoutError": "majob.errors",
+    "RunnerError": "majob.errors",
+    "ServiceError": "majob.errors",
+    "SpecError": "majob.errors",
+    "SpecProblem": "majob.errors",
+    "StageOverride": "majob.spec.models",
+    "Stages": "majob.spec.models",
+    "StorageAuthError": "majob.errors",
+    "StorageError": "majob.errors",
+    "StorageIntegrityError": "majob.errors",
+    "StorageNotFound": "majob.errors",
+    "StorageUnreachable": "majob.errors",
+    "UserInputError": "majob.errors",
+    "load_profile": "majob.spec.profiles",
+    "load_spec": "majob.spec.load",
+    "spec_json_schema": "majob.spec.schema",
+    "to_estimator": "majob.compile.sdk",
+    "to_rest_body": "majob.compile.rest",
+}
+
+__all__ = [
+    "Channel",
+    "Code",
+    "CompileError",
+    "ConfigError",
+    "Distributed",
+    "EstimatorCall",
+    "Image",
+    "Input",
+    "JobSpec",
+    "load_profile",
+    "load_spec",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUri",
+    "ObsUriError",
+    "Output",
+    "Profile",
+    "Resources",
+    "RunnerError",
+    "RunTimeoutError",
+    "ServiceError",
+    "spec_json_schema",
+    "SpecError",
+    "SpecProblem",
+    "StageOverride",
+    "Stages",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "to_estimator",
+    "to_rest_body",
+    "UserInputError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'majob' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return [*globals(), *__all__]

@@ -1,0 +1,172 @@
+"""``majob validate``, ``compile``, ``schema`` and ``init``: the spec's commands."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from majob.cli.app import app
+from majob.cli.common import print_error, user_errors
+from majob.errors import ConfigError, SpecError, UserInputError
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a field: PATH=VALUE (value read as YAML). Repeatable."),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
+]
+
+
+@app.command()
+@user_errors
+def validate(
+    specs: Annotated[list[Path], typer.Argument(help="Job spec files.", show_default=False)],
+    set_: SetOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Check job specs; print every problem at file:line:col. Exit 2 if any is invalid."""
+    from majob.spec.load import load_spec
+
+    failed = False
+    for path in specs:
+        try:
+            spec = load_spec(path, overrides=set_ or (), profile=profile)
+        except SpecError as error:
+            print_error(error)
+            failed = True
+            continue
+        nodes = spec.resources.nodes
+        image = spec.image.swr or f"{spec.image.engine} {spec.image.version}"
+        typer.echo(
+            f"ok: {path}: {spec.name} ({nodes} node{'s' if nodes > 1 else ''} of "
+            f"{spec.resources.flavor}, {image})"
+        )
+    if failed:
+        raise typer.Exit(2)
+
+
+class Target(str, Enum):
+    sdk = "sdk"
+    rest = "rest"
+
+
+class Format(str, Enum):
+    json = "json"
+    python = "python"
+
+
+class StageName(str, Enum):
+    local = "local"
+    debug = "debug"
+    formal = "formal"
+
+
+@app.command("compile")
+@user_errors
+def compile_(
+    spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Job spec file.")],
+    target: Annotated[
+        Target, typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body.")
+    ] = Target.rest,
+    stage: Annotated[StageName, typer.Option(help="Which stage's overrides apply.")] = (
+        StageName.formal
+    ),
+    output_format: Annotated[
+        Format | None,
+        typer.Option("--format", help="json (default) or python (the notebook snippet, sdk only)."),
+    ] = None,
+    set_: SetOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Print what ModelArts would receive for SPEC (a dry run: nothing is sent)."""
+    from majob.spec.load import load_spec
+
+    spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
+    chosen = output_format or Format.json
+    if target is Target.rest:
+        if chosen is Format.python:
+            raise UserInputError("--format python is for --target sdk; the REST body is JSON")
+        from majob.compile.rest import to_rest_body
+
+        document = to_rest_body(spec, stage.value)
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    from majob.compile.sdk import to_estimator
+
+    call = to_estimator(spec, stage.value)
+    if chosen is Format.python:
+        sys.stdout.write(call.to_python())
+    else:
+        sys.stdout.write(json.dumps(call.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
+@app.command()
+@user_errors
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the job spec (for editor completion)."""
+    from majob.spec.schema import spec_json_schema
+
+    text = json.dumps(spec_json_schema(), indent=2, sort_keys=False) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+
+
+@app.command()
+@user_errors
+def init(
+    script: Annotated[
+        Path | None,
+        typer.Argument(help="Training script; its argparse arguments seed the spec."),
+    ] = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Spec file to write.")] = Path(
+        "majob.yaml"
+    ),
+    name: Annotated[str | None, typer.Option(help="Job name (default: from the script).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter spec; with SCRIPT, propose inputs, outputs and hyperparameters."""
+    import os
+
+    from majob.spec.starter import read_arguments, starter_spec
+
+    if output.exists() and not force:
+        raise UserInputError(f"{output} exists", hint="pass --force to overwrite it")
+    arguments = None
+    if script is not None:
+        try:
+            source = script.read_text(encoding="utf-8")
+        except OSError as error:
+            raise UserInputError(f"cannot read {script}: {error.strerror}") from None
+        try:
+            arguments = read_arguments(source)
+        except SyntaxError as error:
+            raise UserInputError(
+                f"{script}:{error.lineno}:{error.offset}: not valid Python: {error.msg}"
+            ) from None
+        code_dir = os.path.relpath(script.resolve().parent, output.resolve().parent)
+        boot_file = script.name
+        default_name = (
+            script.resolve().parent.name if script.stem in ("train", "main") else script.stem
+        )
+    else:
+        code_dir, boot_file, default_name = ".", "train.py", Path.cwd().name
+    job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", job_name):
+        raise ConfigError(f"job name {job_name!r} must be 1-64 of A-Z a-z 0-9 _ -")
+    output.write_text(starter_spec(job_name, code_dir, boot_file, arguments), encoding="utf-8")
+    typer.echo(f"wrote {output}: check it with `majob validate {output}`")

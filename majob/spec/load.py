@@ -1,0 +1,432 @@
+"""Load a job spec from YAML: every problem at once, each at ``file:line:col``.
+
+The steps, in order: parse (ruamel.yaml, so positions are known), expand ``${VAR}`` references,
+apply ``--set path=value`` overrides, fill defaults from the selected profile, resolve relative
+paths against the spec file's directory, validate with the pydantic models, then check that the
+local files the spec names exist. Problems from every step are gathered and raised together as
+one ``SpecError``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from majob.errors import SpecError, SpecProblem
+from majob.spec.envrefs import expand_refs
+from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
+from majob.spec.positions import Loc, Positions, Where, to_plain
+from majob.spec.profiles import Profile, load_profile
+
+_SCALAR_TAGS = {"bool", "int", "float", "str"}
+
+
+class _Problems:
+    """Collects problems and locates them through the positions map."""
+
+    def __init__(self, positions: Positions) -> None:
+        self.positions = positions
+        self.items: list[SpecProblem] = []
+
+    def add(self, loc: Loc, message: str, *, at_key: bool = False) -> None:
+        path = _dotted(loc)
+        if any(p.path == path for p in self.items if p.message != message):
+            return  # one problem per field: the first cause (e.g. an unset ${VAR}) is the one
+        file, line, col = self.positions.find(loc, key=at_key)
+        self.items.append(SpecProblem(file, line, col, path, message))
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise SpecError(list(dict.fromkeys(self.items)))
+
+
+def _dotted(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_spec(
+    path: str | os.PathLike[str],
+    *,
+    overrides: Sequence[str] = (),
+    profile: str | Profile | None = None,
+    environ: Mapping[str, str] | None = None,
+    check_files: bool = True,
+) -> JobSpec:
+    """Read, override, validate and return the spec at ``path``; raise ``SpecError`` with every
+    problem found (or ``ConfigError`` for a bad profile)."""
+    env = os.environ if environ is None else environ
+    selected = profile if isinstance(profile, Profile) else load_profile(profile, env)
+    label = str(path)
+    positions = Positions(label)
+    problems = _Problems(positions)
+    data = _parse(Path(path), label, positions, problems)
+    problems.raise_if_any()
+
+    data, unset = expand_refs(data, env)
+    for loc, message in unset:
+        problems.add(loc, message)
+    for text in overrides:
+        _apply_override(data, text, positions, problems)
+    _apply_profile(data, selected)
+    _resolve_paths(data, Path(path).resolve().parent)
+
+    try:
+        spec = JobSpec.model_validate(data)
+    except ValidationError as error:
+        details = error.errors()
+        misspelled = _misspelled_fields(details)
+        for detail in details:
+            if detail["type"] == "missing" and tuple(detail["loc"]) in misspelled:
+                continue  # already said: "unknown key 'bootfile'; did you mean 'boot_file'?"
+            _report_validation(detail, problems)
+        problems.raise_if_any()
+        raise  # unreachable: a ValidationError always has at least one detail
+    if check_files:
+        _check_files(spec, problems)
+    problems.raise_if_any()
+    return spec
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+
+def _parse(path: Path, label: str, positions: Positions, problems: _Problems) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.items.append(SpecProblem(label, 0, 0, "", "file not found"))
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        problems.items.append(SpecProblem(label, 0, 0, "", f"cannot read the file: {error}"))
+        return {}
+    yaml = YAML(typ="rt")
+    try:
+        document = yaml.load(text)
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        reason = " ".join(str(error.problem or error.context or "invalid YAML").split())
+        if error.context and error.problem and error.context not in reason:
+            reason = f"{' '.join(str(error.context).split())}: {reason}"
+        problems.items.append(SpecProblem(label, line, col, "", f"YAML syntax error: {reason}"))
+        return {}
+    except YAMLError as error:
+        problems.items.append(SpecProblem(label, 1, 1, "", f"YAML error: {error}"))
+        return {}
+    if document is None:
+        problems.items.append(SpecProblem(label, 1, 1, "", "the file is empty: write a job spec"))
+        return {}
+    plain = to_plain(document, positions)
+    if not isinstance(plain, dict):
+        problems.items.append(
+            SpecProblem(label, 1, 1, "", "a job spec is a mapping (name:, code:, image:, ...)")
+        )
+        return {}
+    return plain
+
+
+# -- --set overrides ---------------------------------------------------------------------------
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``a.b[0].c=value`` into path parts and the value parsed as YAML."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError("expected PATH=VALUE, e.g. resources.nodes=2")
+    parts = [p for p in key.strip().replace("[", ".").replace("]", "").split(".")]
+    if any(not p for p in parts):
+        raise ValueError(f"path {key.strip()!r} has an empty part")
+    if raw.strip() == "":
+        return parts, ""
+    try:
+        value = YAML(typ="safe").load(raw)
+    except YAMLError as error:
+        raise ValueError(
+            f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}"
+        ) from None
+    return parts, value
+
+
+def _apply_override(
+    data: dict[str, Any], text: str, positions: Positions, problems: _Problems
+) -> None:
+    label = f"--set '{text}'"
+    try:
+        parts, value = parse_override(text)
+    except ValueError as error:
+        problems.items.append(SpecProblem(label, 0, 0, "", str(error)))
+        return
+    node: Any = data
+    loc: list[str | int] = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        if isinstance(node, list):
+            position = _list_position(node, part)
+            if position is None:
+                problems.items.append(
+                    SpecProblem(
+                        label,
+                        0,
+                        0,
+                        _dotted((*loc, part)),
+                        f"no item {part!r}: use an index 0..{len(node) - 1} or an item's name",
+                    )
+                )
+                return
+            loc.append(position)
+            if last:
+                node[position] = value
+            else:
+                node = node[position]
+            continue
+        if not isinstance(node, dict):
+            problems.items.append(
+                SpecProblem(label, 0, 0, _dotted(tuple(loc)), "is not a mapping or a list")
+            )
+            return
+        loc.append(part)
+        if last:
+            node[part] = value
+        else:
+            if not isinstance(node.get(part), (dict, list)):
+                node[part] = {}
+            node = node[part]
+    where = Where(label, (0, 0), (0, 0))
+    positions.drop_below(tuple(loc))
+    positions.set(tuple(loc), where)
+
+
+def _list_position(items: list[Any], part: str) -> int | None:
+    if part.lstrip("-").isdigit():
+        position = int(part)
+        return position if 0 <= position < len(items) else None
+    for position, item in enumerate(items):
+        if isinstance(item, dict) and item.get("name") == part:
+            return position
+    return None
+
+
+# -- profile defaults and paths ----------------------------------------------------------------
+
+
+def _apply_profile(data: dict[str, Any], profile: Profile) -> None:
+    resources = data.get("resources")
+    if profile.flavor and (resources is None or isinstance(resources, dict)):
+        resources = resources if resources is not None else {}
+        resources.setdefault("flavor", profile.flavor)
+        data["resources"] = resources
+    code = data.get("code")
+    name = data.get("name")
+    if profile.bucket and isinstance(code, dict) and "obs" not in code and isinstance(name, str):
+        code_dir = code.get("dir", ".")
+        dir_name = Path(str(code_dir)).name or "code"
+        code["obs"] = f"obs://{profile.bucket}/majob/{name}/{dir_name}/"
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    code = data.get("code")
+    if isinstance(code, dict):
+        code_dir = code.get("dir", ".")
+        if isinstance(code_dir, str):
+            code["dir"] = str((base / code_dir).resolve())
+    for kind in ("inputs", "outputs"):
+        channels = data.get(kind)
+        if not isinstance(channels, list):
+            continue
+        for channel in channels:
+            if isinstance(channel, dict) and isinstance(channel.get("local"), str):
+                channel["local"] = str((base / os.path.expanduser(channel["local"])).resolve())
+
+
+# -- validation errors -------------------------------------------------------------------------
+
+
+_PATTERN_TEXT = {
+    NAME_PATTERN: "must be 1-64 characters of letters, digits, '_' and '-'",
+    CHANNEL_PATTERN: "must start with a letter or '_' and hold only letters, digits and '_' "
+    "(at most 64)",
+}
+
+
+def _suggest(unknown: str, loc: Loc) -> str | None:
+    """The closest field name at ``loc``, else the closest field path anywhere in the spec."""
+    close = difflib.get_close_matches(unknown, _fields_at(loc), n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    paths = _all_field_paths()
+    leaves = {path.rsplit(".", 1)[-1]: path for path in reversed(paths)}
+    close = difflib.get_close_matches(unknown, list(leaves), n=1, cutoff=0.7)
+    return leaves[close[0]] if close else None
+
+
+def _misspelled_fields(details: list[ErrorDetails]) -> set[Loc]:
+    """Locations of missing fields that an unknown key next to them most likely meant."""
+    meant: set[Loc] = set()
+    for detail in details:
+        if detail["type"] == "extra_forbidden":
+            loc = tuple(detail["loc"])
+            close = difflib.get_close_matches(str(loc[-1]), _fields_at(loc[:-1]), n=1, cutoff=0.6)
+            if close:
+                meant.add((*loc[:-1], close[0]))
+    return meant
+
+
+def _report_validation(detail: ErrorDetails, problems: _Problems) -> None:
+    loc = tuple(detail["loc"])
+    kind = detail["type"]
+    error = (detail.get("ctx") or {}).get("error")
+    if isinstance(error, SpecRuleErrors):
+        for rule_loc, message in error.problems:
+            problems.add((*loc, *rule_loc), message, at_key=True)
+        return
+    if kind == "extra_forbidden":
+        unknown = str(loc[-1])
+        message = f"unknown key {unknown!r}"
+        suggestion = _suggest(unknown, loc[:-1])
+        choices = _fields_at(loc[:-1])
+        if suggestion:
+            message += f"; did you mean {suggestion!r}?"
+        elif choices:
+            message += f"; expected one of: {', '.join(choices)}"
+        problems.add(loc, message, at_key=True)
+        return
+    if kind == "missing":
+        problems.add(loc, f"missing required key {str(loc[-1])!r}")
+        return
+    if loc and loc[-1] in _SCALAR_TAGS:
+        # One value failed every member of the Scalar union: say it once.
+        problems.add(loc[:-1], "must be a string, a number or a boolean")
+        return
+    message = str(detail["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    if kind == "string_pattern_mismatch":
+        pattern = str((detail.get("ctx") or {}).get("pattern", ""))
+        message = _PATTERN_TEXT.get(pattern, message)
+    message = message.replace("Input should be", "must be").replace("valid tuple", "list")
+    if kind.endswith(("_type", "_parsing", "_mismatch")):
+        message += f" (got {detail['input']!r})"
+    # A failed model-level rule (loc = the model) is best shown at the model's key.
+    problems.add(loc, message, at_key=kind == "value_error" and _is_model_loc(loc))
+
+
+def _is_model_loc(loc: Loc) -> bool:
+    current: Any = JobSpec
+    for part in loc:
+        current = _step(current, part)
+    return isinstance(current, type) and issubclass(current, BaseModel)
+
+
+def _all_field_paths() -> list[str]:
+    """Every dotted field path of the spec, e.g. ``resources.nodes`` (list items skipped)."""
+    paths: list[str] = []
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            path = f"{prefix}{name}"
+            paths.append(path)
+            inner = _unwrap(field.annotation)
+            if typing.get_origin(inner) in (tuple, list):
+                inner = _unwrap(typing.get_args(inner)[0])
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                walk(inner, path + ".")
+
+    walk(JobSpec, "")
+    return paths
+
+
+def _fields_at(loc: Loc) -> list[str]:
+    """Field names of the model reached by walking ``loc`` from ``JobSpec``."""
+    current: Any = JobSpec
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return []
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _step(annotation: Any, part: str | int) -> Any:
+    annotation = _unwrap(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        field = annotation.model_fields.get(str(part))
+        return _unwrap(field.annotation) if field else None
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (tuple, list) and args:
+        return _unwrap(args[0])
+    if origin is dict and len(args) == 2:
+        return _unwrap(args[1])
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip ``Optional``/``Annotated`` to the one model type inside, if there is one."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        if origin in (typing.Union, types.UnionType):
+            members = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(members) == 1:
+                annotation = members[0]
+                continue
+        return annotation
+
+
+# -- local files -------------------------------------------------------------------------------
+
+
+def _check_files(spec: JobSpec, problems: _Problems) -> None:
+    code_dir = Path(spec.code.dir)
+    if not code_dir.is_dir():
+        problems.add(("code", "dir"), f"code directory {display_path(code_dir)} does not exist")
+    elif not (code_dir / spec.code.boot_file).is_file():
+        problems.add(
+            ("code", "boot_file"),
+            f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",
+        )
+    for index, channel in enumerate(spec.inputs):
+        if channel.local is not None and not Path(channel.local).exists():
+            problems.add(
+                ("inputs", index, "local"),
+                f"local stand-in {display_path(Path(channel.local))} does not exist",
+            )
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the current directory when it is below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def problems_of(paths: Iterable[str | os.PathLike[str]], **kwargs: Any) -> list[SpecProblem]:
+    """Every problem in ``paths`` (for ``majob validate`` of several files); [] when all valid."""
+    found: list[SpecProblem] = []
+    for path in paths:
+        try:
+            load_spec(path, **kwargs)
+        except SpecError as error:
+            found += error.problems
+    return found

@@ -1,0 +1,87 @@
+"""Per-user defaults: region, project id, default bucket, default flavor.
+
+They live in ``profiles.yaml`` in the user's config dir (``$MAJOB_CONFIG_DIR``, else
+``$XDG_CONFIG_HOME/majob``, else ``~/.config/majob``), one mapping per profile::
+
+    default:
+      region: cn-north-4
+      project_id: 0123456789abcdef
+      bucket: my-training-bucket
+      flavor: modelarts.vm.cpu.8u
+
+``--profile NAME`` or ``MAJOB_PROFILE`` selects one; without either, ``default`` is used when it
+exists. Secrets never go here: credentials come from the environment or a 0600 credentials file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from majob.errors import ConfigError
+from majob.storage.uri import bucket_name_problem
+
+PROFILE_FILE = "profiles.yaml"
+
+
+class Profile(BaseModel):
+    """Defaults that a spec may leave out."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "default"
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}-[a-z]+-\d+$")
+    project_id: str | None = None
+    bucket: str | None = None
+    flavor: str | None = None
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where majob keeps per-user configuration."""
+    env = os.environ if environ is None else environ
+    if env.get("MAJOB_CONFIG_DIR"):
+        return Path(env["MAJOB_CONFIG_DIR"])
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "majob"
+
+
+def load_profile(name: str | None = None, environ: Mapping[str, str] | None = None) -> Profile:
+    """The selected profile, or an empty one when none is configured or selected."""
+    env = os.environ if environ is None else environ
+    wanted = name or env.get("MAJOB_PROFILE") or None
+    path = config_dir(env) / PROFILE_FILE
+    if not path.exists():
+        if wanted:
+            raise ConfigError(
+                f"profile {wanted!r} was asked for, but {path} does not exist",
+                hint=f"create {path} with a '{wanted}:' mapping "
+                "(region, project_id, bucket, flavor)",
+            )
+        return Profile(name="default")
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read profiles: {error}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of profile names to settings")
+    selected = wanted or "default"
+    if selected not in data:
+        if wanted:
+            known = ", ".join(sorted(map(str, data))) or "none"
+            raise ConfigError(f"{path}: no profile {wanted!r} (profiles: {known})")
+        return Profile(name="default")
+    try:
+        profile = Profile.model_validate({**(data[selected] or {}), "name": selected})
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: profile {selected!r}: {field}: {first['msg']}") from None
+    if profile.bucket and (problem := bucket_name_problem(profile.bucket)):
+        raise ConfigError(f"{path}: profile {selected!r}: {problem}")
+    return profile

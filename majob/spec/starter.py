@@ -1,0 +1,165 @@
+"""``majob init``: a commented starter spec, optionally read off a script's argparse arguments.
+
+The script is read with ``ast`` (never imported or run). Each ``add_argument("--x", ...)`` becomes
+an input (names like ``data_url``, ``data_dir``), an output (``train_url``, ``output_dir``...) or a
+hyperparameter with its default. Arguments ModelArts injects itself (``--init_method``,
+``--rank``, ``--world_size``) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from majob.spec.schema import SCHEMA_FILE
+
+INJECTED = frozenset({"init_method", "rank", "world_size", "local_rank", "local-rank"})
+_INPUT_NAMES = re.compile(
+    r"^(data_url|data|data_dir|data_path|dataset|dataset_dir|train_data|"
+    r"data_root|input|input_dir|.*_data_url)$"
+)
+_OUTPUT_NAMES = re.compile(
+    r"^(train_url|output|output_dir|out_dir|save_dir|model_dir|"
+    r"checkpoint_dir|ckpt_dir|output_path|log_dir|.*_output_url)$"
+)
+
+
+@dataclass
+class ScriptArguments:
+    """What a script's argparse calls say."""
+
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+
+
+def read_arguments(source: str) -> ScriptArguments:
+    """The ``--options`` added with ``add_argument`` in ``source``."""
+    found = ScriptArguments()
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            continue
+        flags = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        long_flags = [f for f in flags if f.startswith("--")]
+        if not long_flags:
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        dest = keywords.get("dest")
+        name = (
+            dest.value
+            if isinstance(dest, ast.Constant) and isinstance(dest.value, str)
+            else long_flags[0][2:].replace("-", "_")
+        )
+        if name in INJECTED:
+            continue
+        if _INPUT_NAMES.match(name):
+            found.inputs.append(name)
+            continue
+        if _OUTPUT_NAMES.match(name):
+            found.outputs.append(name)
+            continue
+        default = _default_of(keywords)
+        if default is None:
+            found.required.append(name)
+        else:
+            found.hyperparameters[name] = default
+    return found
+
+
+def _default_of(keywords: dict[str, ast.expr]) -> Any:
+    action = keywords.get("action")
+    if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
+        return action.value == "store_false"
+    node = keywords.get("default")
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return None
+    return value if isinstance(value, (bool, int, float, str)) else None
+
+
+def _yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    plain = re.fullmatch(r"[A-Za-z_./][A-Za-z0-9_./-]*", text) and text.lower() not in (
+        "true",
+        "false",
+        "yes",
+        "no",
+        "null",
+        "on",
+        "off",
+        "~",
+    )
+    return text if plain else '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def starter_spec(
+    name: str, code_dir: str, boot_file: str, arguments: ScriptArguments | None = None
+) -> str:
+    """The text of a commented starter spec."""
+    args = arguments or ScriptArguments(inputs=["data_url"], outputs=["train_url"])
+    inputs = args.inputs or ["data_url"]
+    outputs = args.outputs or ["train_url"]
+    lines = [
+        f"# yaml-language-server: $schema={SCHEMA_FILE}",
+        "# A majob job spec. Check it with `majob validate`, see the cloud request with",
+        "# `majob compile --target rest`, run it here with `majob run <spec> --stage local`.",
+        f"name: {name}",
+        'description: ""',
+        "code:",
+        f"  dir: {_yaml_scalar(code_dir)}            # relative to this file",
+        f"  boot_file: {_yaml_scalar(boot_file)}",
+        f"  obs: obs://my-bucket/majob/{name}/code/   # OBS dir the code is synced to",
+        "  ignore: []                  # gitignore-style patterns (.gitignore is honoured)",
+        "image:                        # a preset engine, or swr: <image> + command: <boot cmd>",
+        "  engine: PyTorch",
+        "  version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
+        "resources:",
+        "  flavor: modelarts.vm.cpu.8u",
+        "  nodes: 1",
+        "inputs:                       # each reaches the script as --<name>=<dir>",
+    ]
+    for channel in inputs:
+        lines += [
+            f"  - name: {channel}",
+            f"    obs: obs://my-bucket/majob/{name}/{channel}/",
+            f"    local: ./data/{channel}      # stand-in for the local stage",
+        ]
+    lines.append("outputs:                      # written in the container, uploaded to OBS")
+    for channel in outputs:
+        lines += [
+            f"  - name: {channel}",
+            f"    obs: obs://my-bucket/majob/{name}/{channel}/",
+            f"    local: ./out/{channel}",
+        ]
+    if args.hyperparameters:
+        lines.append("hyperparameters:              # passed as --<name>=<value>")
+        lines += [f"  {k}: {_yaml_scalar(v)}" for k, v in args.hyperparameters.items()]
+    else:
+        lines.append("hyperparameters: {}           # passed as --<name>=<value>")
+    if args.required:
+        lines.append("  # required by the script, no default found: " + ", ".join(args.required))
+    lines += [
+        "env: {}",
+        "stages:",
+        "  local:",
+        "    timeout: 10m",
+        "  debug:                      # a short, cheap cloud job before the formal one",
+        "    timeout: 30m",
+    ]
+    return "\n".join(lines) + "\n"

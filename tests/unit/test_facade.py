@@ -1,0 +1,62 @@
+"""The public API is pinned: a change to it is a deliberate edit of this list."""
+
+from __future__ import annotations
+
+import majob
+
+PUBLIC = [
+    "Channel",
+    "Code",
+    "CompileError",
+    "ConfigError",
+    "Distributed",
+    "EstimatorCall",
+    "Image",
+    "Input",
+    "JobSpec",
+    "load_profile",
+    "load_spec",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUri",
+    "ObsUriError",
+    "Output",
+    "Profile",
+    "Resources",
+    "RunnerError",
+    "RunTimeoutError",
+    "ServiceError",
+    "spec_json_schema",
+    "SpecError",
+    "SpecProblem",
+    "StageOverride",
+    "Stages",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "to_estimator",
+    "to_rest_body",
+    "UserInputError",
+]
+
+
+def test_all_is_pinned_and_casefold_sorted() -> None:
+    assert majob.__all__ == PUBLIC
+    assert sorted(PUBLIC, key=str.casefold) == PUBLIC
+
+
+def test_every_public_name_resolves() -> None:
+    for name in majob.__all__:
+        assert getattr(majob, name) is not None, name
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    try:
+        majob.no_such_thing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as error:
+        assert "no_such_thing" in str(error)
+    else:
+        raise AssertionError("expected AttributeError")
