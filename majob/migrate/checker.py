@@ -57,6 +57,19 @@ class _PathSite:
 
 
 @dataclass
+class _PathConstant:
+    """A module-level ``NAME = "path"`` (or ``os.path.join(..., "file")``) used as a path."""
+
+    name: str
+    line: int
+    value: str | None  # the literal, for a plain string constant
+    base_name: str  # the last literal segment (the file name for a file)
+    is_file: bool
+    kind: pt.PathKind | None  # from a use in a path position, else from the name
+    uses: list[tuple[Span, _Scope, int]] = field(default_factory=list)
+
+
+@dataclass
 class _Loader:
     span: Span
     target: str | None
@@ -124,6 +137,8 @@ class _Analyzer:
         self.arg_defaults: set[int] = set()
         self.skip_strings: set[int] = set()
         self.paths: list[_PathSite] = []
+        self.constants: dict[str, _PathConstant] = {}
+        self.in_add_argument = False
         self.loaders: list[_Loader] = []
         self.samplers: list[tuple[Span, str | None]] = []
         self.sets_epoch = False
@@ -378,6 +393,14 @@ class _Analyzer:
     def _name(self, node: ast.Name) -> None:
         for loop in self.loops:
             loop.refs.setdefault(node.id, None)
+        constant = self.constants.get(node.id)
+        if (
+            constant is not None
+            and type(node.ctx) is ast.Load
+            and not self.in_add_argument
+            and (not self.scope.is_module or node.lineno > constant.line)
+        ):
+            constant.uses.append((self.span(node), self.scope, node.lineno))
         if self.npu and node.id in self.aliases:
             self._qualified_use(self.aliases[node.id], node)
 
@@ -486,6 +509,12 @@ class _Analyzer:
         func = node.func
         if type(func) is ast.Attribute:
             self._method_call(node, func)
+            if func.attr == "add_argument":
+                # A constant used as an argument's default is the default, not a path use.
+                self.in_add_argument = True
+                self.children(node)
+                self.in_add_argument = False
+                return
         qual = self.qualname(func)
         if qual:
             self._qualified_call(node, qual)
@@ -656,6 +685,11 @@ class _Analyzer:
             return
         literal: ast.AST | None = None
         is_dir = spec.is_dir
+        head = arg.args[0] if type(arg) is ast.Call and arg.args else arg
+        if type(head) is ast.Name and head.id in self.constants:
+            constant = self.constants[head.id]
+            constant.kind = constant.kind or kind
+            return
         if type(arg) is ast.Constant:
             literal = arg
         elif (
@@ -700,6 +734,7 @@ class _Analyzer:
                     m == "torch" or m.startswith("torch.") for m in modules
                 ):
                     self.first_torch_import = self.span(stmt)
+        self._find_path_constants(tree)
         for stmt in tree.body:
             self.visit(stmt)
         self._cloud_paths()
@@ -708,6 +743,50 @@ class _Analyzer:
             self._npu()
         self.findings.sort(key=Finding.sort_key)
         return FileReport(self.path, self.findings, self._dedupe(self.fixes))
+
+    def _find_path_constants(self, tree: ast.Module) -> None:
+        seen: dict[str, int] = {}
+        for stmt in tree.body:
+            if type(stmt) is not ast.Assign:
+                continue
+            for target in stmt.targets:
+                for sub in ast.walk(target):
+                    if type(sub) is ast.Name:
+                        seen[sub.id] = seen.get(sub.id, 0) + 1
+            if len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+                continue
+            name = stmt.targets[0].id
+            value = stmt.value
+            literal: str | None = None
+            if type(value) is ast.Constant and isinstance(value.value, str):
+                if not pt.is_local_path_literal(value.value):
+                    continue
+                literal = value.value
+                last = value.value
+            elif (
+                type(value) is ast.Call
+                and type(value.func) is ast.Attribute
+                and value.func.attr == "join"
+                and value.args
+                and type(value.args[-1]) is ast.Constant
+                and isinstance(value.args[-1].value, str)
+                and pt.path_constant_name(name)
+            ):
+                last = value.args[-1].value
+            else:
+                continue
+            base = last.rstrip("/").rsplit("/", 1)[-1]
+            self.constants[name] = _PathConstant(
+                name,
+                stmt.end_lineno or stmt.lineno,
+                literal,
+                base,
+                is_file=pt.looks_like_file(base),
+                kind=None,
+            )
+        for assigned, count in seen.items():
+            if count > 1:
+                self.constants.pop(assigned, None)
 
     @staticmethod
     def _dedupe(fixes: list[Fix]) -> list[Fix]:
@@ -736,11 +815,27 @@ class _Analyzer:
     def _cloud_paths(self) -> None:
         parse = self._entry_parse()
         roots: dict[str, str | None] = {}
+        default_code: dict[str, str] = {}
+        constants: dict[pt.PathKind, list[_PathConstant]] = {"input": [], "output": []}
+        for constant in self.constants.values():
+            kind = constant.kind or pt.kind_from_name(constant.name)
+            if constant.uses and kind and (constant.kind or pt.path_constant_name(constant.name)):
+                constant.kind = kind
+                constants[kind].append(constant)
         for kind, flag in pt.CHANNEL_FLAGS.items():
             uses = [p.use for p in self.paths if p.use.kind == kind]
             if flag in self.flags:
                 declared = self.flags[flag]
                 roots[kind] = pt.channel_root(uses, declared) if declared is not None else None
+            elif len(constants[kind]) == 1 and not uses:
+                roots[kind] = None  # the constant is the root (see _constant_fixes)
+                constant = constants[kind][0]
+                os_name = self.binding("os") or "os"
+                default_code[kind] = (
+                    f"{os_name}.path.dirname({constant.name})"
+                    if constant.is_file
+                    else constant.name
+                )
             else:
                 roots[kind] = pt.channel_root(uses) or pt.DEFAULT_ROOTS[kind]
         needs_os = False
@@ -757,31 +852,49 @@ class _Analyzer:
             ):
                 expr = f"{parse.args_name}.{pt.CHANNEL_FLAGS[kind]}"
                 if rel:
-                    os_name = self.binding("os") or "os"
                     needs_os = needs_os or self.binding("os") is None
-                    expr = f"{os_name}.path.join({expr}, {_py_str(rel)})"
+                    expr = f"{self.binding('os') or 'os'}.path.join({expr}, {_py_str(rel)})"
                 fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.span, code=expr))
             self.report(rule, site.span, repr(site.use.value), *fixes)
-        if needs_os:
-            self.fixes.append(self._import_fix(Codemod.CLOUD_PATHS, "MA101", "import os\n"))
+        for group_kind, group in constants.items():
+            rule = "MA101" if group_kind == "input" else "MA102"
+            routed = group_kind in default_code
+            for constant in group:
+                shown = repr(constant.value) if constant.value is not None else "a joined path"
+                for span, scope, line in constant.uses:
+                    fixes = []
+                    if routed and parse is not None and self._visible(parse, scope, line):
+                        expr = f"{parse.args_name}.{pt.CHANNEL_FLAGS[group_kind]}"
+                        if constant.is_file:
+                            needs_os = needs_os or self.binding("os") is None
+                            base = _py_str(constant.base_name)
+                            expr = f"{self.binding('os') or 'os'}.path.join({expr}, {base})"
+                        fixes.append(
+                            Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", span, code=expr)
+                        )
+                    self.report(rule, span, f"{constant.name} = {shown}", *fixes)
         first = self.parses[0] if self.parses else None
-        if first is None:
-            return
         for kind, flag in pt.CHANNEL_FLAGS.items():
-            if flag in self.flags:
+            if first is None or flag in self.flags:
                 continue
             fixes = []
             if first.parser_name:
-                default = roots[kind] or pt.DEFAULT_ROOTS[kind]
+                if kind in default_code:
+                    default = default_code[kind]
+                    needs_os = needs_os or ("path.dirname" in default and not self.binding("os"))
+                else:
+                    default = _py_str(roots[kind] or pt.DEFAULT_ROOTS[kind])
                 help_text = f"ModelArts passes the {flag} channel's local directory here"
                 code = (
                     f'{first.parser_name}.add_argument("--{flag}", type=str, '
-                    f"default={_py_str(default)}, help={_py_str(help_text)})\n"
+                    f"default={default}, help={_py_str(help_text)})\n"
                 )
                 fixes.append(
                     Fix(Codemod.CLOUD_PATHS, "MA103", "insert-before", first.stmt, code=code)
                 )
             self.report("MA103", first.stmt, f"--{flag}", *fixes)
+        if needs_os:
+            self.fixes.append(self._import_fix(Codemod.CLOUD_PATHS, "MA101", "import os\n"))
 
     def _distributed(self) -> None:
         parse = self._entry_parse()

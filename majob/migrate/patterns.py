@@ -167,6 +167,32 @@ def relative_to_root(value: str, root: str) -> str | None:
     return path[len(prefix) :] if path.startswith(prefix) else None
 
 
+_PATH_NAME = re.compile(r"(?:^|_)(?:FILE|FILES|DIR|DIRS|PATH|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
+_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export")
+_INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
+
+
+def path_constant_name(name: str) -> bool:
+    """A module constant's name that says it holds a path (``DATA_DIR``, ``ckpt_path``...)."""
+    return bool(_PATH_NAME.search(name))
+
+
+def kind_from_name(name: str) -> PathKind | None:
+    """Input or output, guessed from a constant's name (output words win: ``OUTPUT_DIR``)."""
+    lowered = name.lower()
+    if any(word in lowered for word in _OUTPUT_WORDS):
+        return "output"
+    if any(word in lowered for word in _INPUT_WORDS):
+        return "input"
+    return None
+
+
+def looks_like_file(base_name: str) -> bool:
+    """``model.pth`` yes, ``output`` and ``.cache`` no."""
+    stem, dot, extension = base_name.rpartition(".")
+    return bool(dot and stem and extension and "*" not in base_name)
+
+
 CHANNEL_FLAGS: dict[PathKind, str] = {"input": "data_url", "output": "train_url"}
 DEFAULT_ROOTS: dict[PathKind, str] = {"input": "./data", "output": "./output"}
 

@@ -37,8 +37,8 @@ class FileChange:
         lines = difflib.unified_diff(
             self.before.splitlines(keepends=True),
             self.after.splitlines(keepends=True),
-            fromfile=f"a/{self.display}",
-            tofile=f"b/{self.display}",
+            fromfile=f"a/{self.display.lstrip('/')}",
+            tofile=f"b/{self.display.lstrip('/')}",
         )
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
