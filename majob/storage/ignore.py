@@ -57,7 +57,7 @@ class IgnoreRules:
 
     @staticmethod
     def _spec(lines: Iterable[str]) -> pathspec.PathSpec[Any]:
-        return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+        return pathspec.PathSpec.from_lines("gitignore", lines)
 
     def enter(self, rel_dir: str) -> int:
         """Read the ignore files of ``rel_dir`` (``""`` or ``a/b/``); returns how many scopes

@@ -1,0 +1,1 @@
+"""The local stage: the container layout (layout), the node processes (local), the guard."""

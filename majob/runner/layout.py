@@ -1,0 +1,219 @@
+"""The training container as the local stage reproduces it: paths, environment, arguments.
+
+Pure: nothing here touches the disk or starts a process. ``local.py`` builds the tree and runs
+the commands this module computes. The container's ``/home/ma-user`` becomes ``<run>/ma-user``:
+
+::
+
+    <root>                                   MA_HOME            (/home/ma-user)
+    └── modelarts/                           MA_MOUNT_PATH      (/home/ma-user/modelarts)
+        ├── user-job-dir/                    MA_JOB_DIR
+        │   └── <code dir name>/             WORKSPACE, the code copy, the nodes' working dir
+        ├── inputs/<name>_0/                 --<name>=<dir> (or the file inside it)
+        ├── outputs/<name>_0/                --<name>=<dir>, copied to the output's ``local``
+        └── log/                             MA_LOG_DIR
+
+All nodes share one tree (ModelArts gives each node its own container; locally they are N
+processes on 127.0.0.1 and see the same files).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from majob.spec.models import Channel, JobSpec, render_scalar
+
+CONTAINER_HOME = PurePosixPath("/home/ma-user")
+LOCAL_HOST = "127.0.0.1"
+TASK_NAME = "worker"
+
+
+@dataclass(frozen=True)
+class ContainerPaths:
+    """Where each container path lives for one run (``root`` stands for ``/home/ma-user``)."""
+
+    root: Path
+    code_dir_name: str
+    inputs: Mapping[str, Path] = field(default_factory=dict)
+    outputs: Mapping[str, Path] = field(default_factory=dict)
+
+    @property
+    def mount(self) -> Path:
+        return self.root / "modelarts"
+
+    @property
+    def job_dir(self) -> Path:
+        return self.mount / "user-job-dir"
+
+    @property
+    def code_dir(self) -> Path:
+        return self.job_dir / self.code_dir_name
+
+    @property
+    def log_dir(self) -> Path:
+        return self.mount / "log"
+
+
+def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
+    """The run's tree under ``root``: one ``<name>_0`` dir per input and output channel."""
+    mount = root / "modelarts"
+    return ContainerPaths(
+        root=root,
+        code_dir_name=spec.code_dir_name(),
+        inputs={c.name: mount / "inputs" / f"{c.name}_0" for c in spec.inputs},
+        outputs={c.name: mount / "outputs" / f"{c.name}_0" for c in spec.outputs},
+    )
+
+
+@dataclass(frozen=True)
+class NodeCommand:
+    """How to start one node: ``argv`` (run with ``env``, in ``cwd``)."""
+
+    index: int
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+
+    @property
+    def name(self) -> str:
+        return f"{TASK_NAME}-{self.index}"
+
+
+def job_name(run_id: str) -> str:
+    """``MA_VJ_NAME``: ModelArts uses ``modelarts-job-<uuid>``; the run id stands for the uuid."""
+    return f"modelarts-job-{run_id}"
+
+
+def node_env(
+    spec: JobSpec,
+    paths: ContainerPaths,
+    *,
+    node: int,
+    nodes: int,
+    run_id: str,
+) -> dict[str, str]:
+    """The variables ModelArts sets in the container of ``node`` (0-based) of ``nodes``, plus the
+    spec's ``env`` (which cannot override an ``MA_`` variable: the spec model forbids that prefix).
+
+    Host names are ``127.0.0.1`` (the platform's ``<job>-worker-<i>.<job>`` names would not
+    resolve here); the accelerator count is the flavor's (0 on a CPU flavor).
+    """
+    vj_name = job_name(run_id)
+    env = {name: render_scalar(value) for name, value in spec.env.items()}
+    env.update(
+        {
+            "MA_HOME": str(paths.root),
+            "MA_MOUNT_PATH": str(paths.mount),
+            "MA_JOB_DIR": str(paths.job_dir),
+            "MA_LOG_DIR": str(paths.log_dir),
+            "WORKSPACE": str(paths.code_dir),
+            "MA_CURRENT_IP": LOCAL_HOST,
+            "MA_NUM_GPUS": str(spec.cards_per_node or 0),
+            "MA_TASK_NAME": TASK_NAME,
+            "MA_NUM_HOSTS": str(nodes),
+            "VC_TASK_INDEX": str(node),
+            "VC_WORKER_NUM": str(nodes),
+            "VC_WORKER_HOSTS": ",".join([LOCAL_HOST] * nodes),
+            "MA_VJ_NAME": vj_name,
+            "MA_CURRENT_INSTANCE_NAME": f"{vj_name}-{TASK_NAME}-{node}",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    for channel in (*spec.inputs, *spec.outputs):
+        if channel.access_method == "env":
+            env[channel.name] = channel_value(channel, paths)
+    return env
+
+
+def channel_value(channel: Channel, paths: ContainerPaths) -> str:
+    """What the script receives for a channel: its ``<name>_0`` dir, or for an input that is one
+    OBS file, that file inside the dir (ModelArts downloads the file into the dir)."""
+    if channel.name in paths.outputs:
+        return str(paths.outputs[channel.name])
+    directory = paths.inputs[channel.name]
+    if channel.obs.is_dir:
+        return str(directory)
+    return str(directory / channel.obs.name)
+
+
+def script_args(
+    spec: JobSpec,
+    paths: ContainerPaths,
+    *,
+    node: int,
+    nodes: int,
+    master_port: int,
+) -> list[str]:
+    """``--<channel>=<dir>`` for each parameter channel, ``--<name>=<value>`` per hyperparameter
+    and, for a preset engine on more than one node, ``--init_method --rank --world_size``."""
+    args = [
+        f"--{c.name}={channel_value(c, paths)}"
+        for c in (*spec.inputs, *spec.outputs)
+        if c.access_method == "parameter"
+    ]
+    args += [f"--{name}={render_scalar(value)}" for name, value in spec.hyperparameters.items()]
+    if nodes > 1 and not spec.image.is_custom:
+        args += [
+            f"--init_method=tcp://{LOCAL_HOST}:{master_port}",
+            f"--rank={node}",
+            f"--world_size={nodes}",
+        ]
+    return args
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
+# /home/ma-user as a path of its own (not the tail of /x/home/ma-user, not /home/ma-user2).
+_CONTAINER_HOME_REF = re.compile(r"(?<![\w.-])" + re.escape(str(CONTAINER_HOME)) + r"(?![\w.-])")
+
+
+def expand_vars(text: str, env: Mapping[str, str]) -> str:
+    """``$VAR`` and ``${VAR}`` replaced from ``env``; an unset variable becomes empty, as in a
+    shell. Quoting is left to the shell that runs the result."""
+
+    def value(match: re.Match[str]) -> str:
+        return env.get(match.group(1) or match.group(2), "")
+
+    return _VAR.sub(value, text)
+
+
+def local_command(command: str, env: Mapping[str, str], root: Path, python: str) -> str:
+    """A custom image's boot ``command`` as this machine runs it: ``${VAR}`` expanded with the
+    container ``env``, ``/home/ma-user`` paths moved under ``root``, and an interpreter named
+    ``python``/``python3``/``python3.x`` (bare or by absolute path in the image) replaced by
+    ``python``, the configured interpreter."""
+    expanded = expand_vars(command, env)
+    words = []
+    for word in re.split(r"(\s+)", expanded):
+        if _PYTHON_NAME.match(word.rsplit("/", 1)[-1]):
+            words.append(shlex.quote(python))
+        else:
+            words.append(_CONTAINER_HOME_REF.sub(lambda _: str(root), word))
+    return "".join(words)
+
+
+def node_command(
+    spec: JobSpec,
+    paths: ContainerPaths,
+    *,
+    node: int,
+    nodes: int,
+    run_id: str,
+    master_port: int,
+    python: str,
+) -> NodeCommand:
+    """The full command of one node. A preset engine runs ``python <code>/<boot_file> args``; a
+    custom image runs its ``command`` through ``/bin/sh -c`` with the same arguments appended."""
+    env = node_env(spec, paths, node=node, nodes=nodes, run_id=run_id)
+    args = script_args(spec, paths, node=node, nodes=nodes, master_port=master_port)
+    if spec.image.command:
+        line = local_command(spec.image.command, env, paths.root, python)
+        line = " ".join([line, *(shlex.quote(a) for a in args)])
+        argv: tuple[str, ...] = ("/bin/sh", "-c", line)
+    else:
+        argv = (python, str(paths.code_dir / spec.code.boot_file), *args)
+    return NodeCommand(index=node, argv=argv, env=env, cwd=paths.code_dir)

@@ -1,0 +1,524 @@
+"""The local stage: run a spec's training on this machine, inside an emulation of the container.
+
+``run_local`` checks what it can before any process starts (boot file, its syntax, inputs,
+interpreter), builds the run's tree (``layout.py``), copies the code with the upload's ignore
+rules, starts one process per node in its own session, merges their output live with a
+``[worker-i]`` prefix and keeps a log per node. When a node fails, the timeout elapses or the user
+presses Ctrl-C, every node's process group is stopped (SIGTERM, then SIGKILL). Each run leaves a
+record in ``<runs dir>/<run id>/record.json``; ``runs dir`` is ``.majob/runs`` under the current
+directory unless given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO
+
+from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
+from majob.runner import guard
+from majob.runner.guard import GuardFinding
+from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
+from majob.spec.models import JobSpec, Stage
+from majob.storage.ignore import walk_files
+
+RUNS_DIR = Path(".majob") / "runs"
+STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
+POLL_SECONDS = 0.02
+TAIL_LINES = 15
+# Set by launchers such as torchrun; the container has none of them, and a stale one would
+# mislead a script that checks them before its --rank/--world_size arguments.
+_LAUNCHER_ENV = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "TORCHELASTIC_RUN_ID",
+    guard.GUARD_ENV,
+)
+
+LineSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """How one node ended: its exit code (negative: killed by that signal) and its log."""
+
+    index: int
+    exit_code: int | None
+    log: Path
+
+    @property
+    def name(self) -> str:
+        return f"worker-{self.index}"
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file a run wrote into an output channel (``path`` relative to the channel dir)."""
+
+    channel: str
+    path: str
+    size: int
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a local run did; ``status``: ``passed``, ``failed``, ``timeout``, ``interrupted``."""
+
+    run_id: str
+    run_dir: Path
+    stage: Stage
+    status: str
+    spec_digest: str
+    started_at: str  # ISO 8601, UTC
+    duration: float
+    nodes: tuple[NodeResult, ...]
+    outputs: tuple[OutputFile, ...]
+    findings: tuple[GuardFinding, ...]
+    copied_to: Mapping[str, Path] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "passed"
+
+    def output_dir(self, channel: str) -> Path:
+        """The run's own copy of an output channel (``outputs/<name>_0``)."""
+        return self.run_dir / "ma-user" / "modelarts" / "outputs" / f"{channel}_0"
+
+    @property
+    def record(self) -> Path:
+        return self.run_dir / "record.json"
+
+
+def spec_digest(spec: JobSpec) -> str:
+    """sha256 of the spec's canonical JSON: the same spec, the same digest."""
+    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def new_run_id(spec: JobSpec) -> str:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{spec.name}-{secrets.token_hex(3)}"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (the OS picks it; node 0 binds it soon after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+# -- checks before anything starts -------------------------------------------------------------
+
+
+def resolve_interpreter(python: str | None) -> str:
+    """The interpreter the nodes run: ``python`` (a path or a name on PATH), else this one."""
+    if python is None:
+        return sys.executable
+    found = shutil.which(python)
+    if found is None:
+        raise RunnerError(
+            f"interpreter {python!r} not found or not executable",
+            hint="pass --python with the path of a python executable, e.g. .venv/bin/python",
+        )
+    return os.path.abspath(found)
+
+
+def check_boot_file(spec: JobSpec) -> Path:
+    """The boot file must exist and compile; found here, not after N processes started."""
+    code_dir = Path(spec.code.dir).resolve()
+    if not code_dir.is_dir():
+        raise RunnerError(
+            f"code.dir {code_dir} is not a directory",
+            hint="set code.dir in the spec to the directory that holds the training code",
+        )
+    boot = code_dir / spec.code.boot_file
+    if not boot.is_file():
+        raise RunnerError(
+            f"boot file {spec.code.boot_file!r} not found in {code_dir}",
+            hint="fix code.boot_file (a path relative to code.dir)",
+        )
+    source = boot.read_bytes()
+    try:
+        compile(source, str(boot), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        where = f"{boot}:{error.lineno or 0}:{error.offset or 0}"
+        raise RunnerError(
+            f"{where}: syntax error in the boot file: {error.msg}",
+            hint="fix the script; no node was started",
+        ) from None
+    return boot
+
+
+def resolve_inputs(spec: JobSpec, overrides: Mapping[str, str | Path]) -> dict[str, Path]:
+    """Each input's local stand-in: ``overrides`` (``--input NAME=PATH``) over ``local``."""
+    names = [c.name for c in spec.inputs]
+    unknown = sorted(set(overrides) - set(names))
+    if unknown:
+        raise RunnerError(
+            f"--input {unknown[0]}: the spec has no input named {unknown[0]!r}",
+            hint=f"inputs in the spec: {', '.join(names) or '(none)'}",
+        )
+    resolved: dict[str, Path] = {}
+    for index, channel in enumerate(spec.inputs):
+        local = overrides.get(channel.name, channel.local)
+        if local is None:
+            raise RunnerError(
+                f"input {channel.name!r} ({channel.obs}) has no local stand-in for the local stage",
+                hint=f"add 'local: path/to/data' to inputs[{index}] in the spec, "
+                f"or pass --input {channel.name}=PATH",
+            )
+        path = Path(local).expanduser().resolve()
+        if not path.exists():
+            raise RunnerError(
+                f"input {channel.name!r}: local path {path} does not exist",
+                hint=f"fix inputs[{index}].local or pass --input {channel.name}=PATH",
+            )
+        resolved[channel.name] = path
+    return resolved
+
+
+# -- building the tree -------------------------------------------------------------------------
+
+
+def copy_code(spec: JobSpec, target: Path) -> int:
+    """Copy the code dir with the upload's ignore rules; returns the number of files."""
+    source = Path(spec.code.dir).resolve()
+    count = 0
+    for rel in walk_files(source, spec.code.ignore):
+        destination = target / rel
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / rel, destination)
+        count += 1
+    if not (target / spec.code.boot_file).is_file():
+        raise RunnerError(
+            f"boot file {spec.code.boot_file!r} is left out by the ignore rules "
+            "(.gitignore, .majobignore or code.ignore), so ModelArts would not get it either",
+            hint="remove the pattern that matches it",
+        )
+    return count
+
+
+def stage_inputs(spec: JobSpec, paths: ContainerPaths, sources: Mapping[str, Path]) -> None:
+    """Make each ``inputs/<name>_0`` point at its local stand-in (a link: nothing is copied)."""
+    for channel in spec.inputs:
+        source, target = sources[channel.name], paths.inputs[channel.name]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            target.symlink_to(source, target_is_directory=True)
+        else:
+            target.mkdir()
+            name = source.name if channel.obs.is_dir else channel.obs.name
+            (target / name).symlink_to(source)
+
+
+def list_outputs(spec: JobSpec, paths: ContainerPaths) -> list[OutputFile]:
+    files = []
+    for channel in spec.outputs:
+        root = paths.outputs[channel.name]
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            rel = path.relative_to(root).as_posix()
+            files.append(OutputFile(channel.name, rel, path.stat().st_size))
+    return files
+
+
+def copy_outputs(spec: JobSpec, paths: ContainerPaths) -> dict[str, Path]:
+    """Copy each output that has a ``local`` path there (files replaced, others kept)."""
+    copied = {}
+    for channel in spec.outputs:
+        if channel.local is None:
+            continue
+        target = Path(channel.local).expanduser().resolve()
+        shutil.copytree(paths.outputs[channel.name], target, dirs_exist_ok=True)
+        copied[channel.name] = target
+    return copied
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+class _Node:
+    """One running node: its process (leader of its own session), log file and output reader."""
+
+    def __init__(self, command: NodeCommand, log: Path, sink: LineSink, lock: threading.Lock):
+        self.command = command
+        self.log = log
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self._log_file: IO[bytes] = log.open("ab")
+        self.process = subprocess.Popen(
+            command.argv,
+            cwd=command.cwd,
+            env=dict(command.env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._pump, args=(sink, lock), daemon=True)
+        self._reader.start()
+
+    def _pump(self, sink: LineSink, lock: threading.Lock) -> None:
+        assert self.process.stdout is not None
+        prefix = f"[{self.command.name}] "
+        for raw in iter(self.process.stdout.readline, b""):
+            self._log_file.write(raw)
+            self._log_file.flush()
+            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            self.tail.append(line)
+            with lock:
+                sink(prefix + line)
+
+    def signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
+            os.killpg(self.process.pid, signum)
+
+    def _wait_group_gone(self, timeout: float = 1.0) -> None:
+        """A signal is delivered asynchronously: wait (briefly) until no member of the group is
+        left, so that "the run is over" means "no process of it is left"."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.process.pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.01)
+
+    def finish(self) -> None:
+        """Sweep what is left of the group (a container ends with its boot process), then
+        wait for the output reader and close the log."""
+        self.signal_group(signal.SIGKILL)
+        self._wait_group_gone()
+        self._reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self._log_file.close()
+
+
+def _stop(nodes: list[_Node]) -> None:
+    """SIGTERM every running node's group, SIGKILL what is still there after the grace period."""
+    running = [n for n in nodes if n.process.poll() is None]
+    for node in running:
+        node.signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for node in running:
+        try:
+            node.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            node.signal_group(signal.SIGKILL)
+            node.process.wait()
+
+
+def _wait(nodes: list[_Node], deadline: float | None) -> tuple[str, _Node | None]:
+    """Until every node exits 0 (``passed``), one fails (``failed``, that node) or the deadline
+    passes (``timeout``)."""
+    while True:
+        failed = [n for n in nodes if n.process.poll() not in (None, 0)]
+        if failed:
+            return "failed", failed[0]
+        if all(n.process.returncode == 0 for n in nodes):
+            return "passed", None
+        if deadline is not None and time.monotonic() > deadline:
+            return "timeout", None
+        time.sleep(POLL_SECONDS)
+
+
+def _print_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def run_local(
+    spec: JobSpec,
+    stage: Stage = "local",
+    *,
+    nodes: int | None = None,
+    inputs: Mapping[str, str | Path] | None = None,
+    python: str | None = None,
+    strict: bool = False,
+    timeout: int | None = None,
+    runs_dir: Path | None = None,
+    on_line: LineSink | None = None,
+) -> RunResult:
+    """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
+
+    ``nodes``/``timeout`` override the stage's, ``inputs`` maps input names to local paths over
+    their ``local``, ``python`` names the interpreter (default: this one), ``on_line`` receives
+    each ``[worker-i]`` output line (default: stdout). Returns the result of a passed run; raises
+    ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard findings)
+    ``RunnerError`` otherwise, after the record is written.
+    """
+    effective = spec.at_stage(stage)
+    if nodes is not None:
+        effective = effective.model_copy(
+            update={"resources": effective.resources.model_copy(update={"nodes": nodes})}
+        )
+    node_count = effective.resources.nodes
+    limit = timeout if timeout is not None else spec.timeout(stage)
+    interpreter = resolve_interpreter(python)
+    check_boot_file(effective)
+    input_sources = resolve_inputs(effective, inputs or {})
+
+    run_id = new_run_id(effective)
+    run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
+    paths = container_paths(effective, run_dir / "ma-user")
+    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
+        directory.mkdir(parents=True, exist_ok=True)
+    copy_code(effective, paths.code_dir)
+    stage_inputs(effective, paths, input_sources)
+    guard_setup = guard.prepare(
+        run_dir / "guard",
+        run_dir=run_dir,
+        paths=paths,
+        code_origin=Path(effective.code.dir).resolve(),
+        input_origins=input_sources.values(),
+        home=Path.home(),
+    )
+
+    port = free_port()
+    commands = [
+        node_command(
+            effective,
+            paths,
+            node=i,
+            nodes=node_count,
+            run_id=run_id,
+            master_port=port,
+            python=interpreter,
+        )
+        for i in range(node_count)
+    ]
+    base_env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_ENV}
+    sink, lock = on_line or _print_line, threading.Lock()
+    started = time.monotonic()
+    started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    running: list[_Node] = []
+    status, failed = "interrupted", None
+    interruption: BaseException | None = None
+    try:
+        for command in commands:
+            env = {**base_env, **command.env, **guard_setup.env}
+            env["PYTHONPATH"] = os.pathsep.join(
+                p
+                for p in (str(guard_setup.site_dir), str(paths.job_dir), base_env.get("PYTHONPATH"))
+                if p
+            )
+            env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
+            command = NodeCommand(command.index, command.argv, env, command.cwd)
+            running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
+        deadline = started + limit if limit else None
+        status, failed = _wait(running, deadline)
+    except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
+        interruption = error
+    finally:
+        _stop(running)
+        for node in running:
+            node.finish()
+        duration = time.monotonic() - started
+
+    outputs = list_outputs(effective, paths)
+    copied = copy_outputs(effective, paths) if status == "passed" else {}
+    found = guard.findings(guard_setup.directory)
+    result = RunResult(
+        run_id=run_id,
+        run_dir=run_dir,
+        stage=stage,
+        status=status,
+        spec_digest=spec_digest(effective),
+        started_at=started_at,
+        duration=duration,
+        nodes=tuple(NodeResult(n.command.index, n.process.returncode, n.log) for n in running),
+        outputs=tuple(outputs),
+        findings=tuple(found),
+        copied_to=copied,
+    )
+    _write_record(result, effective, commands)
+    if interruption is not None:
+        raise interruption
+    _raise_for_status(result, failed, limit, strict)
+    return result
+
+
+def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand]) -> None:
+    record = {
+        "run_id": result.run_id,
+        "spec_name": spec.name,
+        "spec_digest": result.spec_digest,
+        "stage": result.stage,
+        "status": result.status,
+        "started_at": result.started_at,
+        "duration_seconds": round(result.duration, 3),
+        "nodes": [
+            {
+                "name": node.name,
+                "exit_code": node.exit_code,
+                "argv": list(command.argv),
+                "log": str(node.log.relative_to(result.run_dir)),
+            }
+            for node, command in zip(result.nodes, commands, strict=True)
+        ],
+        "outputs": [asdict(o) for o in result.outputs],
+        "copied_to": {k: str(v) for k, v in result.copied_to.items()},
+        "guard": [asdict(f) for f in result.findings],
+    }
+    result.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "did not finish"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _raise_for_status(
+    result: RunResult, failed: _Node | None, limit: int | None, strict: bool
+) -> None:
+    if result.status == "failed" and failed is not None:
+        node = next(n for n in result.nodes if n.index == failed.command.index)
+        tail = "\n".join(f"  | {line}" for line in failed.tail)
+        others = " (the other nodes were stopped)" if len(result.nodes) > 1 else ""
+        raise NodeFailedError(
+            f"{node.name} {_describe_exit(node.exit_code)}{others}; its last lines:\n{tail}",
+            node=node.index,
+            exit_code=node.exit_code if node.exit_code is not None else -1,
+            hint=f"full log: {node.log}",
+        )
+    if result.status == "timeout":
+        raise RunTimeoutError(
+            f"the {result.stage} stage passed its timeout of {limit}s; every node was stopped",
+            hint=f"raise stages.{result.stage}.timeout or pass --timeout; logs: "
+            f"{result.run_dir / 'logs'}",
+        )
+    if strict and result.findings:
+        lines = "\n".join(f"  {f.describe()}" for f in result.findings)
+        raise RunnerError(
+            f"the guard found {len(result.findings)} problem(s) (--strict):\n{lines}",
+            hint=f"record: {result.record}",
+        )

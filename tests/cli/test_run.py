@@ -1,0 +1,189 @@
+"""``majob run``: flags, summary, errors, and Ctrl-C as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+
+runner = CliRunner()
+
+SCRIPT = """\
+import argparse, os, sys, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+parser.add_argument("--sleep", type=float, default=0)
+parser.add_argument("--init_method")
+parser.add_argument("--rank")
+parser.add_argument("--world_size")
+args = parser.parse_args()
+print("rank", os.environ["VC_TASK_INDEX"], "of", os.environ["VC_WORKER_NUM"])
+with open(os.path.join(args.train_url, "out.txt"), "w") as out:
+    out.write(open(os.path.join(args.data_url, "in.txt")).read())
+pid_dir = os.environ.get("PID_DIR")
+if pid_dir:
+    import subprocess
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    with open(os.path.join(pid_dir, os.environ["VC_TASK_INDEX"]), "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+time.sleep(args.sleep)
+"""
+
+SPEC = """\
+name: tiny
+code: {dir: code, boot_file: train.py}
+image: {engine: PyTorch, version: pytorch_1.8.0}
+resources: {flavor: modelarts.vm.cpu.8u}
+inputs:
+  - {name: data_url, obs: "obs://bucket/in/", local: data}
+outputs:
+  - {name: train_url, obs: "obs://bucket/out/", local: out}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "train.py").write_text(SCRIPT)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "in.txt").write_text("payload")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    return tmp_path
+
+
+def test_run_local_prints_prefixed_lines_and_a_summary(project: Path) -> None:
+    runs = project / "runs"
+    result = runner.invoke(
+        app, ["run", str(project / "spec.yaml"), "--nodes", "2", "--runs-dir", str(runs)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert sorted(lines[:2]) == ["[worker-0] rank 0 of 2", "[worker-1] rank 1 of 2"]
+    assert lines[2].startswith("run ") and ": passed in " in lines[2] and "(2 nodes)" in lines[2]
+    assert lines[3] == f"  output train_url: out.txt (7 bytes) -> {project / 'out' / 'out.txt'}"
+    assert (project / "out" / "out.txt").read_text() == "payload"
+    assert len(list(runs.glob("*/record.json"))) == 1
+
+
+def test_set_and_input_flags(project: Path) -> None:
+    other = project / "other"
+    other.mkdir()
+    (other / "in.txt").write_text("other data")
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(project / "spec.yaml"),
+            "--set",
+            "hyperparameters.sleep=0.1",
+            "--input",
+            f"data_url={other}",
+            "--runs-dir",
+            str(project / "runs"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "out.txt").read_text() == "other data"
+    record = json.loads(next((project / "runs").glob("*/record.json")).read_text())
+    assert "--sleep=0.1" in record["nodes"][0]["argv"]
+
+
+@pytest.mark.parametrize("stage", ["debug", "formal"])
+def test_cloud_stages_are_refused_clearly(project: Path, stage: str) -> None:
+    result = runner.invoke(app, ["run", str(project / "spec.yaml"), "--stage", stage])
+    assert result.exit_code == 2
+    assert f"error: --stage {stage} runs on ModelArts" in result.output
+    assert "hint: run the local stage now" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--stage", "prod"], "error: --stage 'prod': choose one of local, debug, formal"),
+        (["--input", "data_url"], "error: --input 'data_url': write NAME=PATH"),
+        (["--timeout", "soon"], "error: --timeout 'soon': 'soon' is not a duration"),
+    ],
+)
+def test_bad_flags_exit_2(project: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["run", str(project / "spec.yaml"), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_a_failed_node_is_named_with_its_last_lines(project: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(project / "spec.yaml"),
+            "--set",
+            "hyperparameters.unknown=1",
+            "--runs-dir",
+            str(project / "runs"),
+        ],
+    )
+    assert result.exit_code == 1
+    assert "error: worker-0 exited with code 2; its last lines:" in result.output
+    assert "  | train.py: error: unrecognized arguments: --unknown=1" in result.output
+    assert "hint: full log: " in result.output
+    assert "Traceback" not in result.output
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_no_child_process(project: Path) -> None:
+    pid_dir = project / "pids"
+    pid_dir.mkdir()
+    spec = project / "spec.yaml"
+    spec.write_text(SPEC + textwrap.dedent(f"env: {{PID_DIR: {str(pid_dir)!r}}}\n"))
+    majob = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "majob",
+            "run",
+            str(spec),
+            "--nodes",
+            "2",
+            "--set",
+            "hyperparameters.sleep=120",
+            "--runs-dir",
+            str(project / "runs"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(list(pid_dir.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.1)
+    pids = [int(p) for f in pid_dir.iterdir() for p in f.read_text().split()]
+    assert len(pids) == 4 and all(_alive(p) for p in pids)
+    majob.send_signal(signal.SIGINT)
+    _, stderr = majob.communicate(timeout=30)
+    assert majob.returncode == 130
+    assert "error: interrupted; every node was stopped" in stderr
+    assert "Traceback" not in stderr
+    assert not any(_alive(p) for p in pids)
+    record = json.loads(next((project / "runs").glob("*/record.json")).read_text())
+    assert record["status"] == "interrupted"
+    assert os.path.isfile(project / "runs" / record["run_id"] / "logs" / "worker-1.log")

@@ -1,0 +1,292 @@
+"""The local runner with tiny non-torch scripts: the container it builds, records, faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
+from majob.runner.local import run_local, spec_digest
+from majob.spec.models import JobSpec
+
+MakeProject = Callable[..., JobSpec]
+
+# Every node writes what it saw (argv, container env, its cwd, the files of its code dir).
+REPORT = """
+import argparse, json, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+args, unknown = parser.parse_known_args()
+rank = os.environ["VC_TASK_INDEX"]
+code = os.path.dirname(os.path.abspath(__file__))
+files = sorted(os.path.relpath(os.path.join(d, f), code) for d, _, fs in os.walk(code) for f in fs)
+seen = {
+    "argv": sys.argv[1:],
+    "env": {k: v for k, v in os.environ.items() if k.startswith(("MA_", "VC_", "WORKSPACE"))},
+    "cwd": os.getcwd(),
+    "files": files,
+    "data": open(os.path.join(args.data_url, "numbers.txt")).read(),
+}
+with open(os.path.join(args.train_url, f"seen-{rank}.json"), "w") as out:
+    json.dump(seen, out)
+print(f"hello from {rank}")
+"""
+
+# Writes its pid (and a grandchild's) where the test can find them, then behaves as told.
+PIDS = """
+import os, subprocess, sys, time
+pids = os.environ["PID_DIR"]
+rank = int(os.environ["VC_TASK_INDEX"])
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open(os.path.join(pids, f"{rank}.pids"), "w") as out:
+    out.write(f"{os.getpid()} {child.pid}")
+print("started", flush=True)
+if rank == int(os.environ.get("FAIL_RANK", "-1")):
+    while len(os.listdir(pids)) < int(os.environ["VC_WORKER_NUM"]):
+        time.sleep(0.05)
+    print("node failing on purpose", flush=True)
+    sys.exit(3)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purpose once it is no longer running.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _pids(directory: Path) -> list[int]:
+    return [int(p) for f in directory.glob("*.pids") for p in f.read_text().split()]
+
+
+def test_two_nodes_see_the_container_and_leave_a_record(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(REPORT, hyperparameters={"epochs": 2, "amp": False})
+    lines: list[str] = []
+    result = run_local(spec, nodes=2, runs_dir=runs_dir, on_line=lines.append)
+
+    assert result.ok and [n.exit_code for n in result.nodes] == [0, 0]
+    assert sorted(lines) == ["[worker-0] hello from 0", "[worker-1] hello from 1"]
+    root = result.run_dir / "ma-user" / "modelarts"
+    seen = json.loads((tmp_path / "out" / "seen-1.json").read_text())  # copied to output.local
+    port = seen["argv"][-3].rsplit(":", 1)[1]
+    assert seen["argv"] == [
+        f"--data_url={root}/inputs/data_url_0",
+        f"--train_url={root}/outputs/train_url_0",
+        "--epochs=2",
+        "--amp=false",
+        f"--init_method=tcp://127.0.0.1:{port}",
+        "--rank=1",
+        "--world_size=2",
+    ]
+    assert seen["env"]["MA_JOB_DIR"] == str(root / "user-job-dir")
+    assert seen["env"]["VC_TASK_INDEX"] == "1" and seen["env"]["MA_NUM_HOSTS"] == "2"
+    assert seen["cwd"] == str(root / "user-job-dir" / "proj")
+    assert seen["data"] == "1 2 3\n"
+
+    record = json.loads(result.record.read_text())
+    assert record["status"] == "passed"
+    assert record["spec_digest"] == spec_digest(
+        spec.at_stage("local").model_copy(
+            update={"resources": spec.resources.model_copy(update={"nodes": 2})}
+        )
+    )
+    assert [n["exit_code"] for n in record["nodes"]] == [0, 0]
+    assert record["duration_seconds"] > 0
+    sizes = {o["path"]: o["size"] for o in record["outputs"]}
+    assert sizes == {
+        f"seen-{i}.json": (tmp_path / "out" / f"seen-{i}.json").stat().st_size for i in (0, 1)
+    }
+    for node in (0, 1):
+        assert (
+            result.run_dir / "logs" / f"worker-{node}.log"
+        ).read_text() == f"hello from {node}\n"
+    assert result.findings == ()
+
+
+def test_code_is_copied_with_the_upload_ignore_rules(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(
+        REPORT,
+        files={".gitignore": "secret.txt\n", "secret.txt": "x", "a.ckpt": "x", "lib/util.py": ""},
+        code={"dir": str(tmp_path / "proj"), "boot_file": "train.py", "ignore": ["*.ckpt"]},
+    )
+    run_local(spec, runs_dir=runs_dir, on_line=lambda line: None)
+    seen = json.loads((tmp_path / "out" / "seen-0.json").read_text())
+    assert seen["files"] == [".gitignore", "lib/util.py", "train.py"]
+
+
+def test_stage_overrides_apply(make_project: MakeProject, runs_dir: Path, tmp_path: Path) -> None:
+    spec = make_project(
+        REPORT,
+        hyperparameters={"epochs": 10},
+        stages={"local": {"nodes": 2, "hyperparameters": {"epochs": 1}}},
+    )
+    result = run_local(spec, runs_dir=runs_dir, on_line=lambda line: None)
+    assert len(result.nodes) == 2
+    seen = json.loads((tmp_path / "out" / "seen-0.json").read_text())
+    assert "--epochs=1" in seen["argv"]
+
+
+def test_custom_image_command_runs_through_the_shell(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(
+        REPORT,
+        image={"swr": "swr.example.com/o/i:1", "command": "cd ${WORKSPACE} && python train.py"},
+        hyperparameters={"note": "two words"},
+    )
+    run_local(spec, runs_dir=runs_dir, on_line=lambda line: None)
+    seen = json.loads((tmp_path / "out" / "seen-0.json").read_text())
+    assert seen["argv"][-1] == "--note=two words"
+
+
+def test_missing_boot_file_is_found_before_anything_runs(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(REPORT, code={"dir": str(tmp_path / "proj"), "boot_file": "nope.py"})
+    with pytest.raises(RunnerError, match=r"boot file 'nope\.py' not found"):
+        run_local(spec, runs_dir=runs_dir)
+    assert not runs_dir.exists()
+
+
+def test_syntax_error_is_reported_at_its_line_before_any_node_starts(
+    make_project: MakeProject, runs_dir: Path
+) -> None:
+    spec = make_project("import os\ndef broken(:\n    pass\n")
+    with pytest.raises(RunnerError, match=r"train\.py:2:\d+: syntax error") as caught:
+        run_local(spec, runs_dir=runs_dir)
+    assert caught.value.hint == "fix the script; no node was started"
+    assert not runs_dir.exists()
+
+
+def test_input_without_local_says_how_to_add_it(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(REPORT, inputs=[{"name": "data_url", "obs": "obs://bucket/data/"}])
+    with pytest.raises(RunnerError) as caught:
+        run_local(spec, runs_dir=runs_dir)
+    assert "input 'data_url' (obs://bucket/data/) has no local stand-in" in caught.value.message
+    assert "local: path/to/data" in (caught.value.hint or "")
+    assert "--input data_url=PATH" in (caught.value.hint or "")
+    result = run_local(
+        spec, inputs={"data_url": tmp_path / "data"}, runs_dir=runs_dir, on_line=lambda _: None
+    )
+    assert result.ok
+    with pytest.raises(RunnerError, match="no input named 'other'"):
+        run_local(spec, inputs={"other": tmp_path}, runs_dir=runs_dir)
+
+
+def test_unknown_interpreter_is_a_clear_error(make_project: MakeProject, runs_dir: Path) -> None:
+    with pytest.raises(RunnerError, match="interpreter 'no-such-python' not found"):
+        run_local(make_project(REPORT), python="no-such-python", runs_dir=runs_dir)
+
+
+def test_a_rejected_hyperparameter_shows_the_argparse_error_of_the_node(
+    make_project: MakeProject, runs_dir: Path
+) -> None:
+    script = REPORT.replace(
+        "args, unknown = parser.parse_known_args()", "args = parser.parse_args()"
+    )
+    spec = make_project(script, hyperparameters={"bogus": 1})
+    with pytest.raises(NodeFailedError) as caught:
+        run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert caught.value.node == 0 and caught.value.node_exit_code == 2
+    assert caught.value.message.startswith("worker-0 exited with code 2")
+    assert "error: unrecognized arguments: --bogus=1" in caught.value.message
+
+
+@pytest.mark.slow
+def test_a_crashing_node_stops_the_others_and_leaves_no_process(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    spec = make_project(PIDS, env={"PID_DIR": str(pid_dir), "FAIL_RANK": 1})
+    with pytest.raises(NodeFailedError) as caught:
+        run_local(spec, nodes=3, runs_dir=runs_dir, on_line=lambda _: None)
+    failed_at = time.monotonic()
+    assert caught.value.node == 1 and caught.value.node_exit_code == 3
+    assert "worker-1 exited with code 3 (the other nodes were stopped)" in caught.value.message
+    assert "node failing on purpose" in caught.value.message
+    pids = _pids(pid_dir)
+    assert len(pids) == 6  # three nodes, each with a child
+    while any(_alive(p) for p in pids) and time.monotonic() - failed_at < 5:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in pids)
+    record = json.loads(next(runs_dir.glob("*/record.json")).read_text())
+    assert record["status"] == "failed"
+    assert record["nodes"][1]["exit_code"] == 3
+    assert {n["exit_code"] for n in (record["nodes"][0], record["nodes"][2])} == {-15}
+    assert record["duration_seconds"] < 5
+
+
+@pytest.mark.slow
+def test_timeout_stops_every_node(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    spec = make_project(PIDS, env={"PID_DIR": str(pid_dir)}, stages={"local": {"timeout": 1}})
+    with pytest.raises(RunTimeoutError, match="passed its timeout of 1s"):
+        run_local(spec, nodes=2, runs_dir=runs_dir, on_line=lambda _: None)
+    pids = _pids(pid_dir)
+    assert len(pids) == 4
+    assert not any(_alive(p) for p in pids)
+    record = json.loads(next(runs_dir.glob("*/record.json")).read_text())
+    assert record["status"] == "timeout"
+
+
+GUARDED = """
+import argparse, os
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+args, _ = parser.parse_known_args()
+with open(os.path.join(args.train_url, "ok.txt"), "w") as out:   # an output: fine
+    out.write("kept")
+with open("results.txt", "w") as out:                             # line 9: lost on ModelArts
+    out.write("lost")
+open(os.environ["ORIGIN"] + "/train.py").read()                   # line 11: not in the container
+open(os.path.join(args.data_url, "numbers.txt")).read()           # the input: fine
+import tempfile
+with tempfile.NamedTemporaryFile("w") as scratch:                 # temp: fine
+    scratch.write("x")
+"""
+
+
+def test_guard_reports_writes_outside_the_outputs_and_host_reads_with_file_line(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    origin = tmp_path / "proj"
+    spec = make_project(GUARDED, env={"ORIGIN": str(origin)})
+    result = run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert result.ok
+    copy = result.run_dir / "ma-user" / "modelarts" / "user-job-dir" / "proj"
+    described = [(f.kind, f.path, f.where) for f in result.findings]
+    assert described == [
+        ("read", str(origin / "train.py"), f"{origin / 'train.py'}:11"),
+        ("write", str(copy / "results.txt"), f"{origin / 'train.py'}:9"),
+    ]
+    assert "ModelArts would not keep it" in result.findings[1].describe()
+    recorded = json.loads(result.record.read_text())["guard"]
+    assert [g["kind"] for g in recorded] == ["read", "write"]
+
+    with pytest.raises(RunnerError, match=r"the guard found 2 problem\(s\) \(--strict\)"):
+        run_local(spec, strict=True, runs_dir=runs_dir, on_line=lambda _: None)
