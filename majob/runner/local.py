@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
+from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
@@ -95,6 +96,7 @@ class RunResult:
     outputs: tuple[OutputFile, ...]
     findings: tuple[GuardFinding, ...]
     copied_to: Mapping[str, Path] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()  # e.g. that the CPU stand-in for torch_npu was used
 
     @property
     def ok(self) -> bool:
@@ -378,6 +380,8 @@ def run_local(
     node_count = effective.resources.nodes
     limit = timeout if timeout is not None else spec.timeout(stage)
     interpreter = resolve_interpreter(python)
+    # An Ascend job on a host without torch_npu runs on the CPU through majob's stand-in.
+    standin = npu_standin_for(effective, interpreter)
     check_boot_file(effective)
     input_sources = resolve_inputs(effective, inputs or {})
 
@@ -412,6 +416,8 @@ def run_local(
     ]
     base_env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_ENV}
     sink, lock = on_line or _print_line, threading.Lock()
+    for notice in standin.notices:
+        sink(f"[majob] {notice}")
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     running: list[_Node] = []
@@ -422,7 +428,12 @@ def run_local(
             env = {**base_env, **command.env, **guard_setup.env}
             env["PYTHONPATH"] = os.pathsep.join(
                 p
-                for p in (str(guard_setup.site_dir), str(paths.job_dir), base_env.get("PYTHONPATH"))
+                for p in (
+                    *standin.pythonpath,
+                    str(guard_setup.site_dir),
+                    str(paths.job_dir),
+                    base_env.get("PYTHONPATH"),
+                )
                 if p
             )
             env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
@@ -453,6 +464,7 @@ def run_local(
         outputs=tuple(outputs),
         findings=tuple(found),
         copied_to=copied,
+        notices=standin.notices,
     )
     _write_record(result, effective, commands)
     if interruption is not None:
@@ -482,6 +494,7 @@ def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand])
         "outputs": [asdict(o) for o in result.outputs],
         "copied_to": {k: str(v) for k, v in result.copied_to.items()},
         "guard": [asdict(f) for f in result.findings],
+        "notices": list(result.notices),
     }
     result.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 

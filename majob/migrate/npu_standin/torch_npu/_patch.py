@@ -10,7 +10,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch.utils.backend_registration import rename_privateuse1_backend
 
 BANNER = (
     "majob: torch_npu here is a CPU STAND-IN (npu -> cpu, hccl -> gloo, transfer_to_npu no-op); "
@@ -96,6 +95,27 @@ class _GradScaler(torch.amp.GradScaler):
         super().__init__(to_cpu(device), *args, **kwargs)
 
 
+def _device_class(real: type) -> type:
+    class _DeviceMeta(type):
+        def __instancecheck__(cls, instance: Any) -> bool:
+            return isinstance(instance, real)
+
+        def __subclasscheck__(cls, subclass: type) -> bool:
+            return issubclass(subclass, real)
+
+    class device(metaclass=_DeviceMeta):
+        """``torch.device`` that builds the CPU device for ``npu`` / ``npu:N``."""
+
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+            if args and isinstance(args[0], str):
+                args = (to_cpu(args[0]), *args[1:]) if args[0].startswith("npu") else args
+                if args[0] == "cpu" and len(args) > 1:
+                    args = ("cpu",)  # torch.device("npu", 1) -> cpu
+            return real(*args, **kwargs)
+
+    return device
+
+
 def _tensor_npu(
     self: torch.Tensor, device: Any = None, non_blocking: bool = False, **_: Any
 ) -> Any:
@@ -110,8 +130,11 @@ def install(npu_module: types.ModuleType) -> None:
     """Patch torch once per process (importing torch_npu twice is harmless)."""
     if getattr(torch, "__majob_npu_standin__", False):
         return
-    if torch._C._get_privateuse1_backend_name() == "privateuseone":
-        rename_privateuse1_backend("npu")  # so torch.device("npu:0") parses
+    # torch.device is a C type that cannot be subclassed and knows no "npu"; renaming the
+    # PrivateUse1 backend to "npu" would make torch treat it as the accelerator (barrier() then
+    # fails), so the constructor is replaced by a class that builds real (CPU) devices.
+    namespace_device: Any = torch
+    namespace_device.device = _device_class(torch.device)
     tensor: Any = torch.Tensor
     module: Any = torch.nn.Module
     tensor.to = _mapped(torch.Tensor.to, positional=True)
