@@ -903,7 +903,7 @@ class _Analyzer:
             for dp in self.data_parallel
             if dp.stmt and dp.module_src and parse and self._visible(parse, dp.scope, dp.line)
         ]
-        distributed = self.has_ddp or self.has_init
+        distributed = self.has_ddp or self.has_init or bool(self.samplers)
         converting = bool(convertible) and parse is not None
         ddp_fixes: list[Fix] = []
         dist_name = self.binding("torch.distributed") or "dist"

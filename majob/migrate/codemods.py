@@ -131,8 +131,11 @@ class _ApplyFixes(cst.CSTTransformer):
         if args:
             last = args[-1]
             if isinstance(last.comma, cst.Comma):
-                # A trailing comma (often a multi-line call): the new argument copies it.
+                # A trailing comma (often a multi-line call): the new argument takes it over, and
+                # the old last argument takes the separator used between the arguments before it.
                 new = new.with_changes(comma=last.comma)
+                if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+                    args[-1] = last.with_changes(comma=args[-2].comma)
             else:
                 args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=_SPACE))
         args.append(new)
