@@ -19,8 +19,10 @@ def _reports() -> list[FileReport]:
 def test_text_lists_location_rule_fix_and_summary() -> None:
     text = render_text(_reports())
     assert "pkg/train.py:2:5: MA201 error: DataParallel" in text
-    assert "pkg/train.py:3:5: MA303 error: a .cuda() call without transfer_to_npu [fix: majob " \
+    assert (
+        "pkg/train.py:3:5: MA303 error: a .cuda() call without transfer_to_npu [fix: majob "
         "migrate --to npu-manual|npu-auto]" in text
+    )
     assert "    hint: use DistributedDataParallel" in text
     assert text.splitlines()[-1] == (
         "2 files checked, 4 findings (4 error; 2 auto-fixable), 1 unparsable file skipped"

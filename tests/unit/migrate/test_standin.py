@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from majob.migrate.standin import CPU_CANNOT_VERIFY, STANDIN_DIR, has_real_torch_npu, npu_standin_for
+from majob.migrate.standin import (
+    CPU_CANNOT_VERIFY,
+    STANDIN_DIR,
+    has_real_torch_npu,
+    npu_standin_for,
+)
 from majob.spec.load import load_spec
 
 SPECS = Path(__file__).resolve().parents[3] / "job_specs"
