@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, TypeAlias
 
 from majob.compile.common import (
     auto_stop_hours,
@@ -89,8 +89,8 @@ class OutputData(_SdkObject):
     access_method: str | None = None
 
 
-SdkObject = Union[TrainingFiles, InputData, OutputData]
-SdkValue = Union[str, int, bool, SdkObject, list["SdkValue"], dict[str, "SdkValue"]]
+SdkObject: TypeAlias = TrainingFiles | InputData | OutputData
+SdkValue: TypeAlias = str | int | bool | SdkObject | list["SdkValue"] | dict[str, "SdkValue"]
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ class _Name:
 
 
 def _json_value(value: SdkValue) -> Any:
-    if isinstance(value, (TrainingFiles, InputData, OutputData)):
+    if isinstance(value, _SdkObject):
         return value.to_json()
     if isinstance(value, list):
         return [_json_value(v) for v in value]
@@ -248,7 +248,7 @@ def _py_value(value: SdkValue | _Name, depth: int) -> str:
     except a dict inside a list (a parameter), which stays on one line."""
     if isinstance(value, _Name):
         return value.name
-    if isinstance(value, (TrainingFiles, InputData, OutputData)):
+    if isinstance(value, _SdkObject):
         return value.to_python()
     pad = _INDENT * (depth + 1)
     if isinstance(value, list):
