@@ -123,6 +123,7 @@ class _Analyzer:
         self.npu = target is Target.NPU
         self._ascii = source.isascii()
         self._lines: list[str] | None = None
+        self._segment_lines: list[bytes] | None = None
         self.findings: list[Finding] = []
         self.fixes: list[Fix] = []
         self.aliases: dict[str, str] = {}
@@ -226,7 +227,23 @@ class _Analyzer:
         return None
 
     def segment(self, node: ast.AST) -> str | None:
-        return ast.get_source_segment(self.source, node)
+        """The source text of ``node`` (``ast.get_source_segment`` re-splits the whole file on
+        every call, which made it the slowest part of a check)."""
+        if self._segment_lines is None:
+            self._segment_lines = [
+                line.encode("utf-8") for line in self.source.splitlines(keepends=True)
+            ]
+        lines = self._segment_lines
+        first: int = node.lineno - 1  # type: ignore[attr-defined]
+        last: int = node.end_lineno - 1  # type: ignore[attr-defined]
+        start: int = node.col_offset  # type: ignore[attr-defined]
+        end: int = node.end_col_offset  # type: ignore[attr-defined]
+        if last >= len(lines):
+            return None
+        if first == last:
+            return lines[first][start:end].decode("utf-8", errors="replace")
+        parts = [lines[first][start:], *lines[first + 1 : last], lines[last][:end]]
+        return b"".join(parts).decode("utf-8", errors="replace")
 
     def report(self, rule: str, span: Span, detail: str = "", *fixes: Fix) -> None:
         message = RULES[rule].summary + (f": {detail}" if detail else "")

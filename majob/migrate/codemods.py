@@ -7,6 +7,7 @@ parentheses), so the codemods hold no analysis of their own.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -60,12 +61,22 @@ class _ApplyFixes(cst.CSTTransformer):
             else:
                 raise MigrationError(f"unknown fix action {fix.action!r} (rule {fix.rule})")
         self.fixes = list(fixes)
+        # Lines any fix touches, sorted: subtrees elsewhere are not walked (see on_visit).
+        self.lines = sorted({n for f in fixes for n in range(f.span.line, f.span.end_line + 1)})
 
     def _range(self, node: cst.CSTNode) -> CodeRange | None:
         return self.get_metadata(PositionProvider, node, None)
 
     def _mark(self, fix: Fix) -> None:
         self.applied.add(id(fix))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        descend = super().on_visit(node)
+        where = self._range(node)
+        if where is None or isinstance(node, cst.Module):
+            return descend
+        index = bisect.bisect_left(self.lines, where.start.line)
+        return descend and index < len(self.lines) and self.lines[index] <= where.end.line
 
     # ------------------------------------------------------------------ expressions
 
