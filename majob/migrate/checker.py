@@ -92,7 +92,6 @@ class _Save:
     span: Span
     stmt: Span | None  # the statement when the save is a whole expression statement
     guard: str | None  # None, "global" or "local"
-    receiver: ast.Name | None  # X in torch.save(X.state_dict(), ...)
 
 
 @dataclass
@@ -144,6 +143,7 @@ class _Analyzer:
         self.samplers: list[tuple[Span, str | None]] = []
         self.sets_epoch = False
         self.saves: list[_Save] = []
+        self.state_dicts: list[tuple[Span, ast.Name]] = []
         self.data_parallel: list[_DataParallel] = []
         self.wrapped: dict[str, None] = {}
         self.has_ddp = False
@@ -544,6 +544,8 @@ class _Analyzer:
                 span = self.span(func)
                 fix = Fix(Codemod.NPU_MANUAL, "MA303", "rename-attr", span, code="npu")
                 self.candidates.append(_Candidate("MA303", span, "", fix))
+        elif attr == "state_dict" and not node.args and type(func.value) is ast.Name:
+            self.state_dicts.append((self.span(node), func.value))
         elif attr == "double" and not node.args and self.npu:
             self.candidates.append(_Candidate("MA326", self.span(func), ".double()"))
         elif attr == "parse_args":
@@ -629,12 +631,17 @@ class _Analyzer:
             self._environ_write("os.environ", node.args[0], node)
 
     def _wrapper_target(self, node: ast.Call) -> str | None:
+        """``X`` in ``X = Wrapper(...)`` or ``X = Wrapper(...).cuda()`` (any method chain)."""
         stmt = self.stmt
-        if type(stmt) is ast.Assign and stmt.value is node and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if type(target) is ast.Name:
-                self.wrapped[target.id] = None
-                return target.id
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+            return None
+        value: ast.AST = stmt.value
+        while value is not node and type(value) is ast.Call and type(value.func) is ast.Attribute:
+            value = value.func.value
+        target = stmt.targets[0]
+        if value is node and type(target) is ast.Name:
+            self.wrapped[target.id] = None
+            return target.id
         return None
 
     def _data_parallel(self, node: ast.Call) -> None:
@@ -642,13 +649,21 @@ class _Analyzer:
         module = node.args[0] if node.args else None
         module = next((k.value for k in node.keywords if k.arg == "module"), module)
         stmt = self.stmt
+        module_src = self.segment(module) if module is not None else None
+        if module_src is not None and type(stmt) is ast.Assign and stmt.value is not node:
+            # X = DataParallel(m).cuda() keeps the chain on the unwrapped module: X = m.cuda()
+            whole_src, call_src = self.segment(stmt.value), self.segment(node)
+            if whole_src is None or call_src is None or not whole_src.startswith(call_src):
+                module_src = None
+            else:
+                module_src = f"{module_src}{whole_src[len(call_src) :]}"
         whole = target is not None and stmt is not None and type(stmt) is ast.Assign
         self.data_parallel.append(
             _DataParallel(
                 self.span(node),
                 self.span(stmt) if whole and stmt is not None else None,
                 target,
-                self.segment(module) if module is not None else None,
+                module_src,
                 self.scope,
                 node.lineno,
             )
@@ -681,17 +696,8 @@ class _Analyzer:
         for guard_words in self.guards:
             words |= guard_words
         guard = "global" if self.scope.rank_guarded else self.guard_kind(words)
-        receiver = None
-        obj = node.args[0] if node.args else None
-        if (
-            type(obj) is ast.Call
-            and type(obj.func) is ast.Attribute
-            and obj.func.attr == "state_dict"
-            and type(obj.func.value) is ast.Name
-        ):
-            receiver = obj.func.value
         self.saves.append(
-            _Save(self.span(node), self.span(stmt) if whole and stmt else None, guard, receiver)
+            _Save(self.span(node), self.span(stmt) if whole and stmt else None, guard)
         )
 
     def _path_arg(self, node: ast.Call, spec: pt.PathArg, kind: pt.PathKind) -> None:
@@ -952,7 +958,7 @@ class _Analyzer:
                 for flag in pt.INJECTED_DIST_FLAGS
                 if flag not in self.flags
             )
-            if code:
+            if code and not self.has_init:
                 ddp_fixes.append(Fix(Codemod.DDP, "MA201", "insert-before", parse.stmt, code=code))
             if not self.has_init:
                 torch_name = self.binding("torch") or "torch"
@@ -1070,14 +1076,14 @@ class _Analyzer:
         self.fixes.extend(ddp_fixes)
 
     def _state_dict_saves(self) -> None:
-        for save in self.saves:
-            receiver = save.receiver
-            if receiver is None or receiver.id not in self.wrapped:
-                continue
+        # X.state_dict() of a wrapped X (checkpoint dicts included) has 'module.' keys.
+        for span, receiver in self.state_dicts:
             name = receiver.id
+            if name not in self.wrapped:
+                continue
             code = f'getattr({name}, "module", {name})'
             fix = Fix(Codemod.DDP, "MA205", "replace-expr", self.span(receiver), code=code)
-            self.report("MA205", save.span, f"{name}.state_dict()", fix)
+            self.report("MA205", span, f"{name}.state_dict()", fix)
 
     def _npu(self) -> None:
         covered = {"MA301", "MA302", "MA303", "MA304", "MA306"}
