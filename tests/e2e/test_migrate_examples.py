@@ -109,3 +109,68 @@ def test_npu_example_spec_runs_locally_on_two_nodes(tmp_path: Path) -> None:
     assert record["notices"][0].startswith("Ascend job on a host without torch_npu")
     assert any("operator support" in notice for notice in record["notices"])
     assert (tmp_path / "out" / "model.pth").is_file()
+
+
+DATA_PARALLEL_SCRIPT = """\
+import argparse
+import os
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--train_url", default="./out")
+    args, _ = parser.parse_known_args()
+    torch.manual_seed(0)
+    dataset = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    loader = DataLoader(dataset, batch_size=8, shuffle=True)
+    model = nn.DataParallel(nn.Linear(4, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    seen = 0
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            seen += len(y)
+    print(f"samples seen: {seen}")
+    torch.save(model.state_dict(), os.path.join(args.train_url, "model.pt"))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.slow
+def test_data_parallel_script_trains_on_two_nodes_after_ddp(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    migrated, missed = migrate_source(DATA_PARALLEL_SCRIPT, Codemod.DDP, "train.py")
+    assert missed == []
+    (code / "train.py").write_text(migrated, encoding="utf-8")
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(
+        "name: dp-to-ddp\ncode: {dir: code, boot_file: train.py}\n"
+        "image: {engine: PyTorch, version: pytorch_1.8.0}\n"
+        "resources: {flavor: modelarts.vm.cpu.8u, nodes: 2}\n"
+        f"outputs: [{{name: train_url, obs: 'obs://bucket/out/', local: '{tmp_path / 'out'}'}}]\n"
+        "distributed: {backend: gloo}\n"
+    )
+    lines: list[str] = []
+    result = run_local(load_spec(spec_file), runs_dir=tmp_path / "runs", on_line=lines.append)
+    assert result.ok
+    # DistributedSampler halves each rank's share: 2 epochs x 32 samples, not 2 x 64
+    assert sorted(line for line in lines if "samples seen" in line) == [
+        "[worker-0] samples seen: 64",
+        "[worker-1] samples seen: 64",
+    ]
+    import torch
+
+    weights = torch.load(tmp_path / "out" / "model.pt")
+    assert set(weights) == {"weight", "bias"}  # model.module's keys, saved once by rank 0
+    assert result.findings == ()
