@@ -32,6 +32,7 @@ demo: setup
 
 bench: setup
 	$(BIN)/python bench/cli_startup.py
+	$(BIN)/python bench/runner_overhead.py
 
 clean:
 	rm -rf $(VENV) .majob .mypy_cache .pytest_cache .ruff_cache

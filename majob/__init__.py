@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         StorageUnreachable,
         UserInputError,
     )
+    from majob.runner.local import RunResult, run_local
     from majob.spec.load import load_spec
     from majob.spec.models import (
         Channel,
@@ -71,6 +72,8 @@ _EXPORTS: dict[str, str] = {
     "Resources": "majob.spec.models",
     "RunTimeoutError": "majob.errors",
     "RunnerError": "majob.errors",
+    "RunResult": "majob.runner.local",
+    "run_local": "majob.runner.local",
     "ServiceError": "majob.errors",
     "SpecError": "majob.errors",
     "SpecProblem": "majob.errors",
@@ -109,7 +112,9 @@ __all__ = [
     "Output",
     "Profile",
     "Resources",
+    "run_local",
     "RunnerError",
+    "RunResult",
     "RunTimeoutError",
     "ServiceError",
     "spec_json_schema",

@@ -54,7 +54,8 @@ def _summary(result: RunResult) -> list[str]:
     ]
     for output in result.outputs:
         target = result.copied_to.get(output.channel)
-        where = f" -> {target / output.path}" if target else ""
+        path = (target or result.output_dir(output.channel)) / output.path
+        where = f" -> {path}"
         lines.append(f"  output {output.channel}: {output.path} ({output.size} bytes){where}")
     if result.findings:
         lines.append(f"guard: {len(result.findings)} finding(s) (--strict makes them fail the run)")
@@ -65,7 +66,7 @@ def _summary(result: RunResult) -> list[str]:
 @app.command()
 @user_errors
 def run(
-    spec_file: Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")],
+    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
     stage: Annotated[
         str, typer.Option("--stage", help="local (this machine), debug or formal.")
     ] = "local",
@@ -82,7 +83,11 @@ def run(
     ] = None,
     python: Annotated[
         str | None,
-        typer.Option("--python", help="Interpreter the nodes run (default: majob's own)."),
+        typer.Option(
+            "--python",
+            envvar="MAJOB_PYTHON",
+            help="Interpreter the nodes run, e.g. a project venv (default: majob's own).",
+        ),
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail when the guard finds writes/reads to fix.")
@@ -110,13 +115,13 @@ def run(
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
-    spec = load_spec(spec_file, overrides=set_ or (), profile=profile)
+    job = load_spec(spec, overrides=set_ or (), profile=profile)
     inputs = _parse_inputs(input_ or [])
     limit = _parse_timeout(timeout)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         result = run_local(
-            spec,
+            job,
             "local",
             nodes=nodes,
             inputs=inputs,

@@ -1,8 +1,9 @@
 """The guard: what a local run did that the training container would not allow or would lose.
 
-Only the run's processes carry it: ``prepare`` copies ``guard_site.py`` as ``sitecustomize.py``
-into a directory the runner puts first on the nodes' ``PYTHONPATH`` (subprocesses the script
-starts inherit it), next to a JSON configuration. After the run ``findings`` reads back:
+Only the run's processes carry it: ``prepare`` writes a ``sitecustomize.py`` that loads
+``guard_site.py`` into a directory the runner puts first on the nodes' ``PYTHONPATH``
+(subprocesses the script starts inherit it), next to a JSON configuration. After the run
+``findings`` reads back:
 
 - **write**: a file opened for writing outside the output dirs, ``MA_LOG_DIR`` and the temp dir:
   ModelArts uploads only the outputs, so such a file is lost with the container (a relative path
@@ -16,7 +17,8 @@ Each finding names the user's ``file:line`` (the original file, not the copy) th
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,16 @@ from majob.runner.layout import ContainerPaths
 
 GUARD_ENV = "MAJOB_GUARD"
 _SITE_SOURCE = Path(__file__).with_name("guard_site.py")
+# The run's sitecustomize.py: loads guard_site.py by path (any interpreter, no majob needed).
+_SITECUSTOMIZE = """\
+\"\"\"majob's guard for this run only; see majob/runner/guard_site.py.\"\"\"
+import importlib.util as _util
+
+_spec = _util.spec_from_file_location("_majob_guard_site", {source!r})
+_guard = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_guard)
+_guard.install(__file__)
+"""
 
 
 @dataclass(frozen=True, order=True)
@@ -77,7 +89,9 @@ def prepare(
     """Write the guard's ``sitecustomize.py`` and configuration under ``directory``."""
     setup = GuardSetup(directory)
     setup.site_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(_SITE_SOURCE, setup.site_dir / "sitecustomize.py")
+    site_file = setup.site_dir / "sitecustomize.py"
+    site_file.write_text(_SITECUSTOMIZE.format(source=str(_SITE_SOURCE)), encoding="utf-8")
+    temp = tempfile.gettempdir()  # the nodes inherit TMPDIR & co., so they agree
     config = {
         "code_copy": str(paths.code_dir),
         "code_origin": str(code_origin),
@@ -86,6 +100,7 @@ def prepare(
         "read_ok": [str(run_dir), str(run_dir.resolve())],
         "read_watch": sorted({str(code_origin), *(str(p) for p in input_origins), str(home)}),
         "home": str(home),
+        "temp": sorted({temp, os.path.realpath(temp)}),
         "events_dir": str(directory),
     }
     (directory / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -93,8 +108,9 @@ def prepare(
 
 
 def findings(directory: Path) -> list[GuardFinding]:
-    """Every distinct finding the run's processes recorded, sorted."""
-    found: set[GuardFinding] = set()
+    """Every distinct finding the run's processes recorded, sorted; one that several nodes
+    made (every rank writing the same file) is kept once, for the lowest node."""
+    found: dict[tuple[str, str, str], GuardFinding] = {}
     for events in directory.glob("events-*.jsonl"):
         for line in events.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
@@ -102,7 +118,14 @@ def findings(directory: Path) -> list[GuardFinding]:
                 kind = event["kind"]
                 if kind not in ("write", "read"):
                     continue
-                found.add(GuardFinding(kind, event["path"], event["where"], str(event["node"])))
+                finding = GuardFinding(kind, event["path"], event["where"], str(event["node"]))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a killed process
-    return sorted(found)
+            key = (finding.kind, finding.path, finding.where)
+            if key not in found or _node_order(finding) < _node_order(found[key]):
+                found[key] = finding
+    return sorted(found.values())
+
+
+def _node_order(finding: GuardFinding) -> int:
+    return int(finding.node) if finding.node.isdigit() else 1 << 30

@@ -1,8 +1,10 @@
-"""The in-process half of the guard, installed as ``sitecustomize.py`` in the run's processes only.
+"""The in-process half of the guard, loaded by the run's ``sitecustomize.py`` (and nowhere else).
 
 Standard library only, and no import of ``majob``: the nodes may run another interpreter (a
-project venv without majob). ``guard.py`` writes the configuration (a JSON file named by
+project venv without majob); the run's ``sitecustomize.py`` loads this file by its path, so its
+bytecode is cached next to it. ``guard.py`` writes the configuration (a JSON file named by
 ``MAJOB_GUARD``) and reads back the findings each process appends to ``events-<pid>.jsonl``.
+Every process of a run pays for this file, so it imports little (no typing, no tempfile).
 
 An audit hook (``sys.addaudithook``) sees every ``open``; ``torch.save`` to a file name writes from
 C++ without one, so its writer class is wrapped when ``torch.serialization`` is imported.
@@ -11,12 +13,16 @@ C++ without one, so its writer class is wrapped when ``torch.serialization`` is 
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
 import threading
-from types import FrameType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _TORCH_WRITE_EVENT = "majob.guard.torch_save"
@@ -38,7 +44,7 @@ class _Guard:
         self.code_origin = config["code_origin"].rstrip("/") + "/"
         self.write_ok = config["write_ok"]
         self.container = [config["container_root"]]
-        self.temp = [_tempdir(), os.path.realpath(_tempdir())]
+        self.temp = config["temp"]
         # Whatever the interpreter and its libraries read is there in the container's image too.
         self.read_ok = sorted(
             {*config["read_ok"], sys.prefix, sys.exec_prefix, sys.base_prefix}
@@ -105,12 +111,6 @@ class _Guard:
         return ""
 
 
-def _tempdir() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
-
-
 class _TorchSaveWatch:
     """Meta-path finder that wraps ``torch.serialization``'s file writer once it is loaded."""
 
@@ -139,26 +139,24 @@ class _TorchSaveWatch:
         return spec
 
 
-def _chain_next_sitecustomize() -> None:
-    """Run the ``sitecustomize`` this file shadows (Debian's, a venv's), if there is one."""
-    here = os.path.dirname(os.path.abspath(__file__))
+def _chain_next_sitecustomize(site_file: str) -> None:
+    """Run the ``sitecustomize`` the run's one shadows (Debian's, a venv's), if there is one."""
+    here = os.path.dirname(os.path.abspath(site_file))
     rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
-    if spec is not None and spec.loader is not None and spec.origin != os.path.abspath(__file__):
-        module = type(sys)("_majob_chained_sitecustomize")
-        module.__file__ = spec.origin
-        spec.loader.exec_module(module)
+    found = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if found is None or not found.origin or os.path.dirname(found.origin) == here:
+        return
+    chained = importlib.util.spec_from_file_location("_majob_chained_sitecustomize", found.origin)
+    if chained is not None and chained.loader is not None:
+        chained.loader.exec_module(importlib.util.module_from_spec(chained))
 
 
-def install() -> None:
+def install(site_file: str) -> None:
+    """Called by the run's ``sitecustomize.py`` (``site_file``) at interpreter start-up."""
     config_file = os.environ.get("MAJOB_GUARD")
     if config_file:
         with open(config_file, encoding="utf-8") as handle:
             guard = _Guard(json.load(handle))
         sys.addaudithook(guard.hook)
         sys.meta_path.insert(0, _TorchSaveWatch())
-    _chain_next_sitecustomize()
-
-
-if __name__ == "sitecustomize":  # only where the runner put this file, never on a plain import
-    install()
+    _chain_next_sitecustomize(site_file)

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
@@ -83,7 +83,7 @@ class OutputFile:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What a local run did; ``status``: ``passed``, ``failed``, ``timeout``, ``interrupted``."""
+    """What a local run did; ``status``: passed, failed, timeout, interrupted or error."""
 
     run_id: str
     run_dir: Path
@@ -95,6 +95,7 @@ class RunResult:
     nodes: tuple[NodeResult, ...]
     outputs: tuple[OutputFile, ...]
     findings: tuple[GuardFinding, ...]
+    output_dirs: Mapping[str, Path] = field(default_factory=dict)
     copied_to: Mapping[str, Path] = field(default_factory=dict)
     notices: tuple[str, ...] = ()  # e.g. that the CPU stand-in for torch_npu was used
 
@@ -104,7 +105,7 @@ class RunResult:
 
     def output_dir(self, channel: str) -> Path:
         """The run's own copy of an output channel (``outputs/<name>_0``)."""
-        return self.run_dir / "ma-user" / "modelarts" / "outputs" / f"{channel}_0"
+        return self.output_dirs[channel]
 
     @property
     def record(self) -> Path:
@@ -267,15 +268,22 @@ class _Node:
         self.log = log
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._log_file: IO[bytes] = log.open("ab")
-        self.process = subprocess.Popen(
-            command.argv,
-            cwd=command.cwd,
-            env=dict(command.env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                command.argv,
+                cwd=command.cwd,
+                env=dict(command.env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            self._log_file.close()
+            raise RunnerError(
+                f"{command.name} could not start {command.argv[0]}: {error.strerror}",
+                hint="check --python (or MAJOB_PYTHON) names a working interpreter",
+            ) from None
         self._reader = threading.Thread(target=self._pump, args=(sink, lock), daemon=True)
         self._reader.start()
 
@@ -287,7 +295,9 @@ class _Node:
             self._log_file.flush()
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             self.tail.append(line)
-            with lock:
+            # A sink that fails (a closed terminal) must not stop the draining of the pipe:
+            # the node would block on a full pipe.
+            with lock, contextlib.suppress(Exception):
                 sink(prefix + line)
 
     def signal_group(self, signum: int) -> None:
@@ -344,6 +354,22 @@ def _wait(nodes: list[_Node], deadline: float | None) -> tuple[str, _Node | None
         time.sleep(POLL_SECONDS)
 
 
+@contextlib.contextmanager
+def _deferred_interrupts() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM for the duration (main thread only; elsewhere they cannot arrive
+    as exceptions anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            # None: a handler installed outside Python; the default is the closest we can restore.
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
 def _print_line(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -387,20 +413,7 @@ def run_local(
 
     run_id = new_run_id(effective)
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
-    paths = container_paths(effective, run_dir / "ma-user")
-    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
-        directory.mkdir(parents=True, exist_ok=True)
-    copy_code(effective, paths.code_dir)
-    stage_inputs(effective, paths, input_sources)
-    guard_setup = guard.prepare(
-        run_dir / "guard",
-        run_dir=run_dir,
-        paths=paths,
-        code_origin=Path(effective.code.dir).resolve(),
-        input_origins=input_sources.values(),
-        home=Path.home(),
-    )
-
+    paths, guard_setup = _build_tree(effective, run_dir, input_sources)
     port = free_port()
     commands = [
         node_command(
@@ -425,28 +438,21 @@ def run_local(
     interruption: BaseException | None = None
     try:
         for command in commands:
-            env = {**base_env, **command.env, **guard_setup.env}
-            env["PYTHONPATH"] = os.pathsep.join(
-                p
-                for p in (
-                    *standin.pythonpath,
-                    str(guard_setup.site_dir),
-                    str(paths.job_dir),
-                    base_env.get("PYTHONPATH"),
-                )
-                if p
+            env = _process_env(
+                command, base_env, guard_setup, paths, interpreter, standin.pythonpath
             )
-            env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
             command = NodeCommand(command.index, command.argv, env, command.cwd)
             running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
         deadline = started + limit if limit else None
         status, failed = _wait(running, deadline)
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
         interruption = error
+        status = "interrupted" if isinstance(error, KeyboardInterrupt) else "error"
     finally:
-        _stop(running)
-        for node in running:
-            node.finish()
+        with _deferred_interrupts():  # a second Ctrl-C must not cut the clean-up short
+            _stop(running)
+            for node in running:
+                node.finish()
         duration = time.monotonic() - started
 
     outputs = list_outputs(effective, paths)
@@ -463,17 +469,68 @@ def run_local(
         nodes=tuple(NodeResult(n.command.index, n.process.returncode, n.log) for n in running),
         outputs=tuple(outputs),
         findings=tuple(found),
+        output_dirs=dict(paths.outputs),
         copied_to=copied,
         notices=standin.notices,
     )
-    _write_record(result, effective, commands)
+    _write_record(result, effective, commands, interpreter)
     if interruption is not None:
         raise interruption
-    _raise_for_status(result, failed, limit, strict)
+    # The error's lines name the files the user edits: the copy's paths become the original's.
+    copy_to_origin = (
+        str(paths.code_dir) + os.sep,
+        str(Path(effective.code.dir).resolve()) + os.sep,
+    )
+    _raise_for_status(result, failed, limit, strict, copy_to_origin)
     return result
 
 
-def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand]) -> None:
+def _build_tree(
+    spec: JobSpec, run_dir: Path, input_sources: Mapping[str, Path]
+) -> tuple[ContainerPaths, guard.GuardSetup]:
+    """The run's container tree with the code copied and the inputs linked, and its guard."""
+    paths = container_paths(spec, run_dir / "ma-user")
+    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
+        directory.mkdir(parents=True, exist_ok=True)
+    copy_code(spec, paths.code_dir)
+    stage_inputs(spec, paths, input_sources)
+    guard_setup = guard.prepare(
+        run_dir / "guard",
+        run_dir=run_dir,
+        paths=paths,
+        code_origin=Path(spec.code.dir).resolve(),
+        input_origins=input_sources.values(),
+        home=Path.home(),
+    )
+    return paths, guard_setup
+
+
+def _process_env(
+    command: NodeCommand,
+    base_env: Mapping[str, str],
+    guard_setup: guard.GuardSetup,
+    paths: ContainerPaths,
+    interpreter: str,
+    first_on_path: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """This shell's environment, the container's on top, ``first_on_path`` (the torch_npu CPU
+    stand-in, when used) then the guard first on ``PYTHONPATH`` (then ``MA_JOB_DIR``, as ModelArts
+    sets it) and the interpreter's dir first on ``PATH``."""
+    env = {**base_env, **command.env, **guard_setup.env}
+    python_path = (
+        *first_on_path,
+        str(guard_setup.site_dir),
+        str(paths.job_dir),
+        base_env.get("PYTHONPATH"),
+    )
+    env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
+    env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
+    return env
+
+
+def _write_record(
+    result: RunResult, spec: JobSpec, commands: list[NodeCommand], interpreter: str
+) -> None:
     record = {
         "run_id": result.run_id,
         "spec_name": spec.name,
@@ -482,6 +539,7 @@ def _write_record(result: RunResult, spec: JobSpec, commands: list[NodeCommand])
         "status": result.status,
         "started_at": result.started_at,
         "duration_seconds": round(result.duration, 3),
+        "python": interpreter,
         "nodes": [
             {
                 "name": node.name,
@@ -511,17 +569,27 @@ def _describe_exit(code: int | None) -> str:
 
 
 def _raise_for_status(
-    result: RunResult, failed: _Node | None, limit: int | None, strict: bool
+    result: RunResult,
+    failed: _Node | None,
+    limit: int | None,
+    strict: bool,
+    copy_to_origin: tuple[str, str],
 ) -> None:
     if result.status == "failed" and failed is not None:
         node = next(n for n in result.nodes if n.index == failed.command.index)
-        tail = "\n".join(f"  | {line}" for line in failed.tail)
+        tail = "\n".join(f"  | {line.replace(*copy_to_origin)}" for line in failed.tail)
         others = " (the other nodes were stopped)" if len(result.nodes) > 1 else ""
+        hint = f"full log: {node.log}"
+        if any("No module named 'torch_npu'" in line for line in failed.tail):
+            hint = (
+                "the script needs Ascend NPUs (torch_npu); run it on ModelArts, or check it on "
+                f"CPU with the migration tools; {hint}"
+            )
         raise NodeFailedError(
             f"{node.name} {_describe_exit(node.exit_code)}{others}; its last lines:\n{tail}",
             node=node.index,
             exit_code=node.exit_code if node.exit_code is not None else -1,
-            hint=f"full log: {node.log}",
+            hint=hint,
         )
     if result.status == "timeout":
         raise RunTimeoutError(

@@ -290,3 +290,38 @@ def test_guard_reports_writes_outside_the_outputs_and_host_reads_with_file_line(
 
     with pytest.raises(RunnerError, match=r"the guard found 2 problem\(s\) \(--strict\)"):
         run_local(spec, strict=True, runs_dir=runs_dir, on_line=lambda _: None)
+
+
+def test_a_sitecustomize_the_guard_shadows_still_runs(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os\nos.environ['USER_SITE_RAN'] = 'yes'\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    spec = make_project("import os\nprint('site', os.environ.get('USER_SITE_RAN'))\n")
+    lines: list[str] = []
+    run_local(spec, runs_dir=runs_dir, on_line=lines.append, inputs={})
+    assert lines == ["[worker-0] site yes"]
+
+
+def test_a_finding_every_node_makes_is_reported_once(
+    make_project: MakeProject, runs_dir: Path
+) -> None:
+    spec = make_project("open('scratch.txt', 'w').write('x')\n")
+    result = run_local(spec, nodes=3, runs_dir=runs_dir, on_line=lambda _: None)
+    assert [(f.kind, Path(f.path).name, f.node) for f in result.findings] == [
+        ("write", "scratch.txt", "0")
+    ]
+
+
+def test_a_traceback_in_the_error_names_the_original_file(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project("import os\nraise RuntimeError('boom')\n")
+    with pytest.raises(NodeFailedError) as caught:
+        run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert f'File "{tmp_path / "proj" / "train.py"}", line 2' in caught.value.message
+    assert "RuntimeError: boom" in caught.value.message
+    log = next(runs_dir.glob("*/logs/worker-0.log")).read_text()
+    assert "user-job-dir/proj/train.py" in log  # the log keeps what the node really ran

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from majob.runner.guard import GuardFinding, findings, prepare
+from majob.runner.layout import container_paths
+from majob.spec.models import JobSpec
+
+
+def test_findings_are_read_back_deduplicated_and_sorted(tmp_path: Path) -> None:
+    lines = [
+        {"kind": "write", "path": "/a/x", "where": "/src/t.py:3", "node": "1"},
+        {"kind": "write", "path": "/a/x", "where": "/src/t.py:3", "node": "0"},
+        {"kind": "read", "path": "/home/u/d", "where": "", "node": "0"},
+    ]
+    (tmp_path / "events-1.jsonl").write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    (tmp_path / "events-2.jsonl").write_text('{"kind": "write", "path": "/cut')  # killed mid-line
+    assert findings(tmp_path) == [
+        GuardFinding("read", "/home/u/d", "", "0"),
+        GuardFinding("write", "/a/x", "/src/t.py:3", "0"),
+    ]
+
+
+def test_describe_says_what_to_do() -> None:
+    write = GuardFinding("write", "/x/model.pth", "/src/train.py:9", "0").describe()
+    assert write.startswith("/src/train.py:9: writes /x/model.pth, outside the output dirs")
+    assert "--train_url" in write
+    read = GuardFinding("read", "/home/u/data.csv", "", "0").describe()
+    assert read.startswith("(not from the code dir): reads /home/u/data.csv")
+    assert "declare it as an input" in read
+
+
+def test_prepare_writes_a_stub_and_the_configuration(tmp_path: Path) -> None:
+    spec = JobSpec.model_validate(
+        {
+            "name": "j",
+            "code": {"dir": "/src/proj", "boot_file": "t.py"},
+            "image": {"engine": "PyTorch", "version": "v"},
+            "resources": {"flavor": "modelarts.vm.cpu.8u"},
+            "inputs": [{"name": "data_url", "obs": "obs://bucket/in/"}],
+            "outputs": [{"name": "train_url", "obs": "obs://bucket/out/"}],
+        }
+    )
+    run = tmp_path / "run"
+    paths = container_paths(spec, run / "ma-user")
+    setup = prepare(
+        run / "guard",
+        run_dir=run,
+        paths=paths,
+        code_origin=Path("/src/proj"),
+        input_origins=[Path("/data/in")],
+        home=Path("/home/u"),
+    )
+    assert setup.env == {"MAJOB_GUARD": str(run / "guard" / "config.json")}
+    stub = (setup.site_dir / "sitecustomize.py").read_text()
+    assert "guard_site.py" in stub and "_guard.install(__file__)" in stub
+    config = json.loads((run / "guard" / "config.json").read_text())
+    assert config["write_ok"] == [str(paths.outputs["train_url"]), str(paths.log_dir)]
+    assert config["read_watch"] == ["/data/in", "/home/u", "/src/proj"]
+    assert config["code_copy"] == str(paths.code_dir)
