@@ -1134,7 +1134,8 @@ def check_source(source: str, path: str = "<string>", target: Target = Target.GP
         line = getattr(error, "lineno", None) or 1
         col = getattr(error, "offset", None) or 1
         detail = getattr(error, "msg", None) or str(error)
-        finding = Finding(path, line, col, "MA000", RULES["MA000"].severity, f"{detail}")
+        message = f"skipped, cannot parse: {detail}"
+        finding = Finding(path, line, col, "MA000", RULES["MA000"].severity, message)
         return FileReport(path, [finding], [], parsed=False)
     return _Analyzer(source, path, target).run(tree)
 
@@ -1154,12 +1155,12 @@ def check_file(path: Path, display: str | None = None, target: Target = Target.G
     try:
         source = read_source(path)
     except OSError as error:
-        message = f"cannot read the file: {error.strerror or error}"
+        message = f"skipped, cannot read the file: {error.strerror or error}"
         return FileReport(
             shown, [Finding(shown, 1, 1, "MA000", RULES["MA000"].severity, message)], parsed=False
         )
     if source is None:
-        message = "the file is not UTF-8 text"
+        message = "skipped: the file is not UTF-8 text"
         return FileReport(
             shown, [Finding(shown, 1, 1, "MA000", RULES["MA000"].severity, message)], parsed=False
         )

@@ -47,7 +47,9 @@ def test_check_text_reports_and_fails_on_errors(project: Path) -> None:
     result = runner.invoke(app, ["check", str(project)])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert f"{project}/pkg/broken.py:1:7: MA000 error: invalid syntax" in lines
+    assert (
+        f"{project}/pkg/broken.py:1:7: MA000 error: skipped, cannot parse: invalid syntax" in lines
+    )
     assert any(line.startswith(f"{project}/pkg/train.py:8:12: MA104 error") for line in lines)
     assert ".venv" not in result.stdout
     assert lines[-1].startswith("2 files checked, ")
@@ -137,3 +139,20 @@ def test_check_does_not_import_libcst_and_migrate_does(project: Path) -> None:
     train = str(project / "pkg" / "train.py")
     assert "libcst" not in loaded(["check", train])
     assert "libcst" in loaded(["migrate", train, "--to", "npu-auto"])
+
+
+def test_non_utf8_file_is_reported_and_skipped(tmp_path: Path) -> None:
+    (tmp_path / "latin.py").write_bytes(b"# caf\xe9\nimport torch\n")
+    (tmp_path / "ok.py").write_text("import os\n", encoding="utf-8")
+    result = runner.invoke(app, ["check", str(tmp_path), "--format", "json"])
+    document = json.loads(result.stdout)
+    assert document["files"] == [
+        {"path": str(tmp_path / "latin.py"), "parsed": False},
+        {"path": str(tmp_path / "ok.py"), "parsed": True},
+    ]
+    assert [(f["rule"], f["message"]) for f in document["findings"]] == [
+        ("MA000", "skipped: the file is not UTF-8 text")
+    ]
+    migrated = runner.invoke(app, ["migrate", str(tmp_path), "--to", "npu-auto"])
+    assert migrated.exit_code == 0
+    assert "skipped: " in migrated.stderr and "latin.py: not UTF-8 text" in migrated.stderr
