@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path, PurePath
+from urllib.parse import quote
 
 from majob.migrate.findings import FileReport, Finding
 from majob.migrate.rules import RULES
@@ -54,6 +56,14 @@ def render_json(reports: Sequence[FileReport]) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: ``file:///...`` for an absolute path, else a relative reference."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return Path(pure).as_uri()
+    return quote(pure.as_posix())
+
+
 def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
     """A SARIF 2.1.0 log with one run; rules carry their id, name, text and default level."""
     used = sorted({f.rule for r in reports for f in r.findings})
@@ -77,7 +87,7 @@ def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                        "artifactLocation": {"uri": _uri(f.path)},
                         "region": {"startLine": f.line, "startColumn": f.col},
                     }
                 }

@@ -62,3 +62,10 @@ def test_sarif_has_the_2_1_0_shape() -> None:
         region = location["physicalLocation"]["region"]
         assert region["startLine"] >= 1 and region["startColumn"] >= 1
         assert location["physicalLocation"]["artifactLocation"]["uri"] in {"pkg/train.py", "bad.py"}
+
+
+def test_sarif_uris_are_relative_references_or_file_uris() -> None:
+    reports = [check_source("x = (\n", "/abs/dir/my file.py"), check_source("x = (\n", "rel/a.py")]
+    results = json.loads(render_sarif(reports, "0"))["runs"][0]["results"]
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results]
+    assert uris == ["file:///abs/dir/my%20file.py", "rel/a.py"]
