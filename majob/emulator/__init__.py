@@ -1,0 +1,1 @@
+"""Emulators of the Huawei Cloud services majob talks to: ``obs`` (a fake OBS HTTP server)."""

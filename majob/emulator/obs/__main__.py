@@ -1,0 +1,122 @@
+"""``python -m majob.emulator.obs`` (and ``majob emulator obs``): the fake OBS as its own process.
+
+The first line on stdout is the endpoint (``http://127.0.0.1:PORT``); the process serves until
+SIGTERM or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
+from majob.emulator.obs.faults import FaultRule
+from majob.errors import ConfigError, MajobError
+
+
+def parse_credentials(items: list[str]) -> dict[str, str]:
+    """``AK:SK`` pairs; none means the documented test pair."""
+    if not items:
+        return {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY}
+    pairs = {}
+    for item in items:
+        access_key, sep, secret_key = item.partition(":")
+        if not sep or not access_key or not secret_key:
+            # Never echo the argument: it may hold a secret.
+            raise ConfigError("--credential wants ACCESS_KEY:SECRET_KEY")
+        pairs[access_key] = secret_key
+    return pairs
+
+
+def load_fault_rules(path: Path) -> list[FaultRule]:
+    """A JSON list of fault rules (the fields of ``FaultRule``)."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read fault rules {path}: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}:{error.lineno}:{error.colno}: {error.msg}") from error
+    if not isinstance(data, list):
+        raise ConfigError(f"{path}: fault rules must be a JSON list of objects")
+    rules = []
+    for number, item in enumerate(data, start=1):
+        try:
+            if not isinstance(item, dict):
+                raise ValueError("a rule must be an object")
+            rules.append(FaultRule.from_dict(item))
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{path}: rule {number}: {error}") from error
+    return rules
+
+
+def serve(
+    *,
+    port: int = 0,
+    data_dir: Path | None = None,
+    region: str = "cn-north-4",
+    buckets: list[str] | None = None,
+    credentials: dict[str, str] | None = None,
+    faults: list[FaultRule] | None = None,
+    seed: int = 0,
+) -> None:
+    """Run until SIGTERM or Ctrl-C; the first stdout line is the endpoint."""
+    from majob.emulator.obs.models import ObsServiceError
+    from majob.emulator.obs.server import FakeObsServer
+
+    server = FakeObsServer(
+        port=port, data_dir=data_dir, credentials=credentials, region=region, seed=seed
+    )
+    try:
+        for name in buckets or []:
+            if name not in server.backend.buckets:
+                server.backend.create_bucket(name)
+    except ObsServiceError as error:
+        server.stop()
+        raise ConfigError(error.message) from error
+    for rule in faults or []:
+        server.faults.add(rule)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sys.stdout.write(server.endpoint + "\n")
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m majob.emulator.obs", description=__doc__)
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--data", type=Path, help="persist here (default: memory)")
+    parser.add_argument("--region", default="cn-north-4")
+    parser.add_argument("--bucket", action="append", default=[], help="create this bucket")
+    parser.add_argument("--credential", action="append", default=[], metavar="AK:SK")
+    parser.add_argument("--no-auth", action="store_true", help="accept any signature")
+    parser.add_argument("--faults", type=Path, help="JSON list of fault rules")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the fault probabilities")
+    args = parser.parse_args(argv)
+    try:
+        serve(
+            port=args.port,
+            data_dir=args.data,
+            region=args.region,
+            buckets=args.bucket,
+            credentials={} if args.no_auth else parse_credentials(args.credential),
+            faults=load_fault_rules(args.faults) if args.faults else [],
+            seed=args.seed,
+        )
+    except MajobError as error:
+        for line in error.lines():
+            sys.stderr.write(f"error: {line}\n")
+        return error.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""Request authentication of the fake OBS: V2 and OBS (HMAC-SHA1) and V4 (HMAC-SHA256).
+
+Written from the public signing specifications, independently of any client, so that a client
+bug (or a wrong secret key) shows up as the ``403 SignatureDoesNotMatch`` real OBS would send.
+Only header authentication is checked; presigned URLs (query authentication) are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from base64 import b64encode
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from urllib.parse import quote, unquote
+
+from majob.emulator.obs.models import ObsServiceError
+
+# Test credentials of the fake (documented in docs/obs.md); never real ones.
+DEFAULT_ACCESS_KEY = "MAJOBFAKEACCESSKEY00"
+DEFAULT_SECRET_KEY = "majob-fake-secret-key-0000000000000000000"
+MAX_SKEW_SECONDS = 15 * 60
+
+# Query parameters that are part of the V2/OBS canonical resource (the union of the S3 and OBS
+# lists; compared case-sensitively as the clients send them).
+SUB_RESOURCES = frozenset(
+    {
+        "acl", "append", "apiversion", "backtosource", "cors", "customdomain", "delete",
+        "deletebucket", "directcoldaccess", "encryption", "inventory", "length", "lifecycle",
+        "location", "logging", "metadata", "mirrorBackToSource", "modify", "name", "notification",
+        "obscompresspolicy", "obsworkflowtriggerpolicy", "partNumber", "policy", "position",
+        "quota", "rename", "replication", "requestPayment", "response-cache-control",
+        "response-content-disposition", "response-content-encoding", "response-content-language",
+        "response-content-type", "response-expires", "restore", "select", "select-type",
+        "storageClass", "storageinfo", "storagePolicy", "tagging", "torrent", "truncate",
+        "uploadId", "uploads", "versionId", "versioning", "versions", "website", "x-image-process",
+        "x-image-save-bucket", "x-image-save-object", "x-obs-security-token",
+        "x-workflow-create", "x-workflow-execution-state", "x-workflow-execution-type",
+        "x-workflow-limit", "x-workflow-next-marker", "x-workflow-prefix",
+        "x-workflow-start-time", "x-workflow-template-name",
+    }
+)  # fmt: skip
+_LOWER_SUB_RESOURCES = frozenset(name.lower() for name in SUB_RESOURCES)
+
+_V2_HEADER = re.compile(r"^(AWS|OBS) ([^:\s]+):(\S+)$")
+_V4_FIELD = re.compile(r"(\w+)=([^,]*)")
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """What signing covers, taken from the request as it arrived."""
+
+    method: str
+    raw_path: str  # percent-encoded as on the wire, without the query
+    query: Sequence[tuple[str, str]]  # decoded, in order, blanks kept
+    headers: Mapping[str, str]  # lower-case names
+
+
+def _denied(code: str, message: str, **extra: str) -> ObsServiceError:
+    return ObsServiceError(403, code, message, **extra)
+
+
+def verify(
+    request: SignedRequest,
+    credentials: Mapping[str, str],
+    tokens: Mapping[str, str] | None = None,
+) -> str | None:
+    """Check the request's signature; return its access key, None for anonymous requests.
+
+    Raises ``ObsServiceError`` 403 ``InvalidAccessKeyId`` for an unknown key,
+    ``SignatureDoesNotMatch`` when the signature was made with another secret key and
+    ``InvalidToken`` when ``tokens`` wants a security token (temporary credentials) for the
+    access key and the request carries another one or none.
+    """
+    access_key = _verify_signature(request, credentials)
+    wanted = (tokens or {}).get(access_key or "")
+    if wanted is not None:
+        sent = request.headers.get("x-obs-security-token") or request.headers.get(
+            "x-amz-security-token"
+        )
+        if sent is None or not hmac.compare_digest(sent, wanted):
+            raise _denied(
+                "InvalidToken", "The provided security token is malformed or otherwise invalid."
+            )
+    return access_key
+
+
+def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) -> str | None:
+    authorization = request.headers.get("authorization", "")
+    if not authorization:
+        if any(name in ("Signature", "X-Amz-Signature") for name, _ in request.query):
+            raise _denied("AccessDenied", "Query-string authentication is not emulated")
+        return None
+    if authorization.startswith("AWS4-HMAC-SHA256 "):
+        return _verify_v4(request, authorization, credentials)
+    match = _V2_HEADER.match(authorization)
+    if match is None:
+        raise ObsServiceError(
+            400, "InvalidArgument", "Authorization header is invalid -- one and only one ' '"
+        )
+    family, access_key, signature = match.groups()
+    secret = _secret(access_key, credentials)
+    _check_skew(request.headers, "x-obs-date" if family == "OBS" else "x-amz-date")
+    prefix = "x-obs-" if family == "OBS" else "x-amz-"
+    for resource in _v2_resources(request):
+        wanted = v2_signature(request, secret, prefix=prefix, resource=resource)
+        if hmac.compare_digest(wanted, signature):
+            return str(access_key)
+    raise _denied(
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. "
+        "Check your key and signing method.",
+        AWSAccessKeyId=access_key,
+    )
+
+
+def _secret(access_key: str, credentials: Mapping[str, str]) -> str:
+    secret = credentials.get(access_key)
+    if secret is None:
+        raise _denied(
+            "InvalidAccessKeyId",
+            "The AWS Access Key Id you provided does not exist in our records.",
+            AWSAccessKeyId=access_key,
+        )
+    return secret
+
+
+def _check_skew(headers: Mapping[str, str], date_header: str) -> None:
+    text = headers.get(date_header) or headers.get("date")
+    if not text:
+        raise _denied("AccessDenied", "AWS authentication requires a valid Date header")
+    try:
+        when = (
+            datetime.strptime(text, "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+            if re.fullmatch(r"\d{8}T\d{6}Z", text)
+            else parsedate_to_datetime(text)
+        )
+    except (TypeError, ValueError) as error:
+        raise _denied("AccessDenied", f"Invalid date {text!r}") from error
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    skew = abs((datetime.now(timezone.utc) - when).total_seconds())
+    if skew > MAX_SKEW_SECONDS:
+        raise _denied(
+            "RequestTimeTooSkewed",
+            "The difference between the request time and the server's time is too large.",
+        )
+
+
+def _v2_resources(request: SignedRequest) -> list[str]:
+    """Canonical resources to try: clients differ on whether the key stays percent-encoded."""
+    sub = sorted(
+        (name, value)
+        for name, value in request.query
+        if name in SUB_RESOURCES or name.lower() in _LOWER_SUB_RESOURCES
+    )
+    suffix = "&".join(f"{name}={value}" if value else name for name, value in sub)
+    suffix = f"?{suffix}" if suffix else ""
+    decoded = unquote(request.raw_path)
+    return list(dict.fromkeys([request.raw_path + suffix, decoded + suffix]))
+
+
+def v2_signature(request: SignedRequest, secret: str, *, prefix: str, resource: str) -> str:
+    """Base64 HMAC-SHA1 of the V2/OBS string to sign (``prefix`` is ``x-amz-`` or ``x-obs-``)."""
+    headers = request.headers
+    special = {
+        name: value.strip()
+        for name, value in headers.items()
+        if name.startswith(prefix) or (name.startswith("x-amz-") and prefix == "x-amz-")
+    }
+    # With an x-amz-date / x-obs-date header the Date line is empty: that header is signed.
+    date = "" if f"{prefix}date" in special else headers.get("date", "")
+    lines = [
+        request.method,
+        headers.get("content-md5", ""),
+        headers.get("content-type", ""),
+        date,
+    ]
+    canonical_headers = "".join(f"{name}:{special[name]}\n" for name in sorted(special))
+    to_sign = "\n".join(lines) + "\n" + canonical_headers + resource
+    digest = hmac.new(secret.encode("utf-8"), to_sign.encode("utf-8"), hashlib.sha1).digest()
+    return b64encode(digest).decode("ascii")
+
+
+def _verify_v4(request: SignedRequest, authorization: str, credentials: Mapping[str, str]) -> str:
+    fields = dict(_V4_FIELD.findall(authorization[len("AWS4-HMAC-SHA256 ") :]))
+    try:
+        access_key, date, region, service, terminal = fields["Credential"].split("/")
+        signed_headers = fields["SignedHeaders"].split(";")
+        signature = fields["Signature"]
+    except (KeyError, ValueError) as error:
+        raise ObsServiceError(
+            400, "AuthorizationHeaderMalformed", "The authorization header is malformed"
+        ) from error
+    secret = _secret(access_key, credentials)
+    _check_skew(request.headers, "x-amz-date")
+    amz_date = request.headers.get("x-amz-date") or _basic_time(request.headers.get("date", ""))
+    scope = f"{date}/{region}/{service}/{terminal}"
+    key = _v4_signing_key(secret, date, region, service)
+    for canonical in _v4_canonical_requests(request, signed_headers):
+        to_sign = "\n".join(
+            [
+                "AWS4-HMAC-SHA256",
+                amz_date,
+                scope,
+                hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
+            ]
+        )
+        wanted = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+        if hmac.compare_digest(wanted, signature):
+            return str(access_key)
+    raise _denied(
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. "
+        "Check your key and signing method.",
+        AWSAccessKeyId=access_key,
+    )
+
+
+def _basic_time(http_date: str) -> str:
+    """``20261202T134611Z`` from an HTTP date: what a client without x-amz-date signs."""
+    try:
+        return parsedate_to_datetime(http_date).strftime("%Y%m%dT%H%M%SZ")
+    except (TypeError, ValueError):
+        return http_date
+
+
+def _v4_signing_key(secret: str, date: str, region: str, service: str) -> bytes:
+    key = ("AWS4" + secret).encode("utf-8")
+    for part in (date, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
+    return key
+
+
+def _v4_encode(text: str) -> str:
+    return quote(text, safe="-_.~")
+
+
+def _v4_canonical_requests(request: SignedRequest, signed_headers: list[str]) -> list[str]:
+    """The canonical request, for the wire path and for the path re-encoded the AWS way."""
+    query = "&".join(
+        f"{name}={value}"
+        for name, value in sorted((_v4_encode(n), _v4_encode(v)) for n, v in request.query)
+    )
+    headers = "".join(
+        f"{name}:{' '.join(request.headers.get(name, '').split())}\n" for name in signed_headers
+    )
+    payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+    paths = dict.fromkeys([request.raw_path, quote(unquote(request.raw_path), safe="/~")])
+    return [
+        "\n".join([request.method, path, query, headers, ";".join(signed_headers), payload])
+        for path in paths
+    ]

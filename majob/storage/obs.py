@@ -1,0 +1,599 @@
+"""``ObsObjectStore``: the ``ObjectStore`` protocol on esdk-obs-python.
+
+This is the only module that imports the OBS SDK (``obs``), and only when a store is opened.
+The SDK returns HTTP errors as results and raises network errors and plain ``Exception``s;
+``storage_error`` is the one place that turns any of them into a ``StorageError`` subclass that
+names the OBS error code, the object and the request id, and never the secret key.
+
+Retries are ours, not the SDK's (it is built with ``max_retry_count=0``): the SDK does not retry
+file-object bodies or parts, and one policy for every call is easier to reason about. A call is
+retried on 5xx answers and connection failures, with exponential back-off and jitter, at most
+``retries`` more times and never longer than ``timeout`` seconds in all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import http.client
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+    wait_random,
+)
+
+from majob.errors import (
+    MajobError,
+    StorageAuthError,
+    StorageError,
+    StorageIntegrityError,
+    StorageNotFound,
+    StorageUnreachable,
+    UserInputError,
+)
+from majob.storage.base import ListPage, MultipartUpload, ObjectInfo, UploadedPart
+from majob.storage.config import Credentials, ObsConfig
+
+T = TypeVar("T")
+INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
+AUTH_CODES = frozenset(
+    {
+        "SignatureDoesNotMatch",
+        "InvalidAccessKeyId",
+        "AccessDenied",
+        "RequestTimeTooSkewed",
+        "ExpiredToken",
+        "InvalidToken",
+        "InvalidSecurity",
+        "TokenRefreshRequired",
+        "AllAccessDisabled",
+    }
+)
+NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload"})
+INTEGRITY_CODES = frozenset({"BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"})
+RETRYABLE_CODES = frozenset(
+    {"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout", "Throttling"}
+)
+_READ_CHUNK = 1 << 20
+_DELETE_BATCH = 1000
+
+# Response headers the SDK hands back, prefixes removed, mixed with the custom metadata; these
+# are the standard ones, so what is left is metadata.
+_STANDARD_HEADERS = frozenset(
+    {
+        "content-type", "content-md5", "checksum-crc64ecma", "content-length",
+        "content-language", "expires", "origin", "cache-control", "content-disposition",
+        "content-encoding", "x-default-storage-class", "location", "date", "etag", "host",
+        "last-modified", "content-range", "x-reserved", "access-control-allow-origin",
+        "access-control-allow-headers", "access-control-max-age",
+        "access-control-allow-methods", "access-control-expose-headers", "connection",
+        "x-reserved-indicator", "x-oef-request-id", "request-id", "id-2", "storage-class",
+        "version-id", "server-side-encryption", "server-side-encryption-aws-kms-key-id",
+        "server-side-encryption-kms-key-id", "server-side-encryption-customer-algorithm",
+        "server-side-encryption-customer-key-md5", "restore", "expiration", "object-type",
+        "next-append-position", "hash-crc64ecma", "website-redirect-location",
+        "delete-marker", "tagging-count", "bucket-location", "api", "mp-upload-id",
+    }
+)  # fmt: skip
+
+
+def storage_error(
+    failure: object,
+    *,
+    action: str,
+    bucket: str | None = None,
+    key: str | None = None,
+    secrets: Sequence[str] = (),
+) -> StorageError:
+    """The one mapping from an SDK failure (a returned result with status >= 300, or a raised
+    exception) to the ``StorageError`` tree. ``secrets`` are masked in every message."""
+
+    def clean(text: str) -> str:
+        for secret in secrets:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    where: dict[str, Any] = {"bucket": bucket, "key": key}
+    if isinstance(failure, BaseException):
+        reason = clean(str(failure) or type(failure).__name__)
+        if isinstance(failure, socket.gaierror):
+            return StorageUnreachable(
+                f"{action}: cannot resolve the OBS host ({reason})",
+                hint="check MAJOB_OBS_ENDPOINT / MAJOB_OBS_REGION and the network",
+                **where,
+            )
+        if isinstance(failure, TimeoutError):
+            return StorageUnreachable(
+                f"{action}: OBS did not answer in time ({reason})",
+                hint="check the endpoint and the network, or raise MAJOB_OBS_TIMEOUT",
+                **where,
+            )
+        if isinstance(failure, ConnectionRefusedError):
+            return StorageUnreachable(
+                f"{action}: connection refused by the OBS endpoint",
+                hint="check MAJOB_OBS_ENDPOINT (is the emulator running?)",
+                **where,
+            )
+        if isinstance(failure, (OSError, http.client.HTTPException)):
+            return StorageUnreachable(
+                f"{action}: the connection to OBS failed ({type(failure).__name__}: {reason})",
+                **where,
+            )
+        return StorageError(f"{action} failed: {reason}", **where)
+    status = int(getattr(failure, "status", 0) or 0)
+    code = getattr(failure, "errorCode", None) or None
+    message = clean(str(getattr(failure, "errorMessage", None) or getattr(failure, "reason", "")))
+    request_id = getattr(failure, "requestId", None) or None
+    text = f"{action}: {message}" if message else f"{action}: OBS answered HTTP {status}"
+    details: dict[str, Any] = {**where, "code": code, "request_id": request_id, "status": status}
+    if code in AUTH_CODES or (status == 403 and code is None):
+        return StorageAuthError(
+            text,
+            hint="check the access key and secret key (HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK "
+            "or the credentials file) and the bucket's permissions",
+            **details,
+        )
+    if code in NOT_FOUND_CODES or status == 404:
+        return StorageNotFound(text, **details)
+    if code in INTEGRITY_CODES:
+        return StorageIntegrityError(text, **details)
+    return StorageError(text, **details)
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Worth another try: the network failed, or OBS had a (5xx) bad moment."""
+    if isinstance(error, StorageUnreachable):
+        return True
+    if isinstance(error, StorageError) and not isinstance(
+        error, (StorageAuthError, StorageNotFound, StorageIntegrityError)
+    ):
+        return (error.status or 0) >= 500 or error.code in RETRYABLE_CODES
+    return False
+
+
+def _etag(value: object) -> str:
+    return str(value or "").strip('"').lower()
+
+
+def _epoch(value: object) -> float:
+    if not value:
+        return 0.0
+    text = str(value)
+    try:
+        return parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError):
+        pass
+    from datetime import datetime, timezone
+
+    for pattern in ("%Y/%m/%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return datetime.strptime(text, pattern).replace(tzinfo=timezone.utc).timestamp()
+        except ValueError:
+            continue
+    return 0.0
+
+
+def metadata_from_headers(header: object) -> dict[str, str]:
+    """Custom metadata from the SDK's ``(name, value)`` header list."""
+    pairs = header if isinstance(header, list) else []
+    return {
+        str(name).lower(): str(value)
+        for name, value in pairs
+        if str(name).lower() not in _STANDARD_HEADERS
+    }
+
+
+def _import_sdk() -> Any:
+    try:
+        import obs
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise UserInputError(
+            "the OBS SDK (esdk-obs-python) is not installed", hint=INSTALL_HINT
+        ) from error
+    return obs
+
+
+@functools.cache
+def _closing_client_class(sdk: Any) -> Any:
+    """``ObsClient`` that closes the connection a failed send leaves open.
+
+    When sending a request raises (a reset in the middle of a body, a time-out), the SDK's
+    ``_make_request_with_retry`` has not yet been handed the connection and closes ``None``: the
+    socket leaks (a ``ResourceWarning`` per failure). This subclass remembers the connection it
+    handed out on this thread and closes it when the request fails. It relies on two internal
+    methods of esdk-obs-python 3.x; without them it falls back to the plain client.
+    """
+    base = sdk.ObsClient
+    if not all(
+        hasattr(base, name) for name in ("_get_server_connection", "_make_request_internal")
+    ):
+        return base  # pragma: no cover - another SDK version
+    local = threading.local()
+
+    class ClosingObsClient(base):  # type: ignore[misc, valid-type]
+        def _get_server_connection(self, *args: Any, **kwargs: Any) -> Any:
+            connection = super()._get_server_connection(*args, **kwargs)
+            local.connection = connection
+            return connection
+
+        def _make_request_internal(self, *args: Any, **kwargs: Any) -> Any:
+            local.connection = None
+            try:
+                return super()._make_request_internal(*args, **kwargs)
+            except Exception:
+                connection, local.connection = local.connection, None
+                if connection is not None:
+                    with contextlib.suppress(Exception):
+                        connection.close()
+                raise
+
+    return ClosingObsClient
+
+
+class ObsObjectStore:
+    """``ObjectStore`` on one shared, keep-alive ``ObsClient`` (safe to use from threads)."""
+
+    def __init__(self, config: ObsConfig, credentials: Credentials | None = None) -> None:
+        self.config = config
+        creds = credentials or config.resolved_credentials()
+        self._secrets = creds.secrets()
+        self._sdk = _import_sdk()
+        endpoint = config.resolved_endpoint()
+        options: dict[str, Any] = {
+            "signature": config.signature,
+            "region": config.resolved_region(),
+        }
+        if config.signature == "obs":
+            # Path-style (any IP endpoint) turns the OBS signature into V2 unless in workflow mode.
+            options["client_mode"] = "workflow"
+        self._client = _closing_client_class(self._sdk)(
+            access_key_id=creds.access_key,
+            secret_access_key=creds.secret_key,
+            security_token=creds.security_token,
+            server=endpoint,
+            long_conn_mode=True,
+            max_retry_count=0,
+            timeout=max(1, round(config.timeout)),
+            chunk_size=_READ_CHUNK,
+            **options,
+        )
+        self._retry_stop = stop_after_attempt(config.retries + 1) | stop_after_delay(config.timeout)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _call(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
+        """Run ``call`` (one SDK request), map its failure, retry what is worth retrying."""
+        for attempt in Retrying(
+            stop=self._retry_stop,
+            wait=wait_exponential(multiplier=0.2, max=4.0) + wait_random(0, 0.2),
+            retry=retry_if_exception(is_retryable),
+            reraise=True,
+        ):
+            with attempt:
+                try:
+                    result = call()
+                except MajobError:
+                    raise  # already ours (e.g. a failed MD5 check while streaming)
+                except Exception as error:  # the SDK raises plain Exception, socket errors...
+                    raise storage_error(
+                        error, action=action, bucket=bucket, key=key, secrets=self._secrets
+                    ) from None
+                if int(getattr(result, "status", 0) or 0) >= 300:
+                    raise storage_error(
+                        result, action=action, bucket=bucket, key=key, secrets=self._secrets
+                    )
+                return result
+        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    # -- listing and metadata ----------------------------------------------------------------
+
+    def list_page(
+        self, bucket: str, prefix: str, *, marker: str | None = None, max_keys: int = 1000
+    ) -> ListPage:
+        result = self._call(
+            "list objects",
+            bucket,
+            prefix,
+            lambda: self._client.listObjects(
+                bucket, prefix=prefix or None, marker=marker or None, max_keys=max_keys
+            ),
+        )
+        body = result.body
+        objects = [
+            ObjectInfo(
+                key=item.key,
+                size=int(item.size or 0),
+                etag=_etag(item.etag),
+                last_modified=_epoch(item.lastModified),
+            )
+            for item in body.contents or []
+        ]
+        truncated = bool(body.is_truncated)
+        next_marker = (
+            (body.next_marker or (objects[-1].key if objects else None)) if truncated else None
+        )
+        return ListPage(objects, next_marker)
+
+    def list_all(self, bucket: str, prefix: str) -> Iterator[ObjectInfo]:
+        marker: str | None = None
+        while True:
+            page = self.list_page(bucket, prefix, marker=marker)
+            yield from page.objects
+            if page.next_marker is None:
+                return
+            marker = page.next_marker
+
+    def head(self, bucket: str, key: str) -> ObjectInfo | None:
+        try:
+            result = self._call(
+                "head object", bucket, key, lambda: self._client.getObjectMetadata(bucket, key)
+            )
+        except StorageNotFound:
+            return None
+        body = result.body
+        return ObjectInfo(
+            key=key,
+            size=int(body.contentLength or 0),
+            etag=_etag(body.etag),
+            last_modified=_epoch(body.lastModified),
+            metadata=metadata_from_headers(result.header),
+        )
+
+    # -- single-request transfers ------------------------------------------------------------
+
+    def put_file(
+        self,
+        bucket: str,
+        key: str,
+        path: Path,
+        *,
+        content_md5: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ObjectInfo:
+        if not path.is_file():
+            raise UserInputError(f"{path} is not a file")
+        size = path.stat().st_size
+
+        def put() -> Any:
+            # A fresh header each time: the SDK modifies the one it is given.
+            header = self._sdk.PutObjectHeader(md5=content_md5, contentLength=size)
+            return self._client.putFile(
+                bucket, key, str(path), metadata=dict(metadata or {}), headers=header
+            )
+
+        result = self._call("upload file", bucket, key, put)
+        return ObjectInfo(key, size, _etag(result.body.etag), metadata=dict(metadata or {}))
+
+    def put_bytes(
+        self,
+        bucket: str,
+        key: str,
+        data: bytes,
+        *,
+        metadata: Mapping[str, str] | None = None,
+    ) -> ObjectInfo:
+        result = self._call(
+            "upload object",
+            bucket,
+            key,
+            lambda: self._client.putContent(bucket, key, data, metadata=dict(metadata or {})),
+        )
+        return ObjectInfo(key, len(data), _etag(result.body.etag), metadata=dict(metadata or {}))
+
+    def get_bytes(self, bucket: str, key: str) -> bytes:
+        result = self._call(
+            "download object",
+            bucket,
+            key,
+            lambda: self._client.getObject(bucket, key, loadStreamInMemory=True),
+        )
+        return bytes(result.body.buffer or b"")
+
+    def get_file(self, bucket: str, key: str, path: Path) -> ObjectInfo:
+        """Download to ``path`` atomically (a temporary file, then a rename); the MD5 is checked
+        against the ETag when the object was not uploaded in parts."""
+        info: list[ObjectInfo] = []
+
+        def download() -> Any:
+            result = self._client.getObject(bucket, key)
+            if int(getattr(result, "status", 0) or 0) >= 300:
+                return result
+            info.clear()
+            info.append(self._stream_to(result, bucket, key, path))
+            return result
+
+        self._call("download object", bucket, key, download)
+        return info[0]
+
+    def _stream_to(self, result: Any, bucket: str, key: str, path: Path) -> ObjectInfo:
+        response = result.body.response
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.majob-{secrets.token_hex(4)}")
+        md5 = hashlib.md5()
+        size = 0
+        try:
+            with temp.open("wb") as out:
+                while chunk := response.read(_READ_CHUNK):
+                    md5.update(chunk)
+                    out.write(chunk)
+                    size += len(chunk)
+            etag = _etag(result.body.etag)
+            expected = result.body.contentLength
+            if expected is not None and int(expected) != size:
+                raise http.client.IncompleteRead(b"", int(expected) - size)
+            if "-" not in etag and len(etag) == 32 and etag != md5.hexdigest():
+                raise StorageIntegrityError(
+                    "download object: the MD5 of the received data does not match the ETag",
+                    bucket=bucket,
+                    key=key,
+                )
+            os.replace(temp, path)
+        finally:
+            response.close()
+            temp.unlink(missing_ok=True)
+        return ObjectInfo(
+            key,
+            size,
+            etag,
+            last_modified=_epoch(result.body.lastModified),
+            metadata=metadata_from_headers(result.header),
+        )
+
+    def delete_many(self, bucket: str, keys: Sequence[str]) -> None:
+        for start in range(0, len(keys), _DELETE_BATCH):
+            batch = list(keys[start : start + _DELETE_BATCH])
+            request = self._sdk.DeleteObjectsRequest(
+                quiet=True, objects=[self._sdk.Object(key=k) for k in batch]
+            )
+            result = self._call(
+                "delete objects", bucket, batch[0], functools.partial(self._delete, bucket, request)
+            )
+            failed = list(getattr(result.body, "error", None) or [])
+            if failed:
+                first = failed[0]
+                raise StorageError(
+                    f"delete objects: {len(failed)} of {len(batch)} keys were not deleted "
+                    f"({first.message or first.code})",
+                    code=first.code,
+                    bucket=bucket,
+                    key=first.key,
+                    request_id=result.requestId,
+                    status=result.status,
+                )
+
+    def _delete(self, bucket: str, request: Any) -> Any:
+        return self._client.deleteObjects(bucket, request)
+
+    # -- multipart ---------------------------------------------------------------------------
+
+    def create_multipart(
+        self, bucket: str, key: str, *, metadata: Mapping[str, str] | None = None
+    ) -> MultipartUpload:
+        result = self._call(
+            "start multipart upload",
+            bucket,
+            key,
+            lambda: self._client.initiateMultipartUpload(
+                bucket, key, metadata=dict(metadata or {})
+            ),
+        )
+        return MultipartUpload(key, result.body.uploadId)
+
+    def list_multipart_uploads(self, bucket: str, prefix: str) -> list[MultipartUpload]:
+        uploads: list[MultipartUpload] = []
+        key_marker: str | None = None
+        id_marker: str | None = None
+        while True:
+            request = self._sdk.ListMultipartUploadsRequest(
+                prefix=prefix or None, key_marker=key_marker, upload_id_marker=id_marker
+            )
+            result = self._call(
+                "list multipart uploads",
+                bucket,
+                prefix,
+                functools.partial(self._client.listMultipartUploads, bucket, request),
+            )
+            body = result.body
+            uploads.extend(MultipartUpload(u.key, u.uploadId) for u in body.upload or [])
+            if not body.isTruncated or not body.upload:
+                return uploads
+            key_marker, id_marker = body.nextKeyMarker, body.nextUploadIdMarker
+
+    def list_parts(self, bucket: str, upload: MultipartUpload) -> list[UploadedPart]:
+        parts: list[UploadedPart] = []
+        marker: int | None = None
+        while True:
+            result = self._call(
+                "list parts",
+                bucket,
+                upload.key,
+                functools.partial(
+                    self._client.listParts,
+                    bucket,
+                    upload.key,
+                    upload.upload_id,
+                    partNumberMarker=marker,
+                ),
+            )
+            body = result.body
+            parts.extend(
+                UploadedPart(int(p.partNumber), _etag(p.etag), int(p.size or 0))
+                for p in body.parts or []
+            )
+            if not body.isTruncated or not body.parts:
+                return parts
+            marker = int(body.nextPartNumberMarker)
+
+    def upload_part(
+        self, bucket: str, upload: MultipartUpload, number: int, path: Path, offset: int, size: int
+    ) -> UploadedPart:
+        result = self._call(
+            f"upload part {number}",
+            bucket,
+            upload.key,
+            lambda: self._client.uploadPart(
+                bucket,
+                upload.key,
+                number,
+                upload.upload_id,
+                object=str(path),
+                isFile=True,
+                partSize=size,
+                offset=offset,
+            ),
+        )
+        return UploadedPart(number, _etag(result.body.etag), size)
+
+    def complete_multipart(
+        self, bucket: str, upload: MultipartUpload, parts: Sequence[UploadedPart]
+    ) -> ObjectInfo:
+        ordered = sorted(parts, key=lambda p: p.number)
+        request = self._sdk.CompleteMultipartUploadRequest(
+            parts=[self._sdk.CompletePart(partNum=p.number, etag=p.etag) for p in ordered]
+        )
+        result = self._call(
+            "complete multipart upload",
+            bucket,
+            upload.key,
+            lambda: self._client.completeMultipartUpload(
+                bucket, upload.key, upload.upload_id, request
+            ),
+        )
+        return ObjectInfo(upload.key, sum(p.size for p in ordered), _etag(result.body.etag))
+
+    def abort_multipart(self, bucket: str, upload: MultipartUpload) -> None:
+        with contextlib.suppress(StorageNotFound):  # already gone: what aborting wants
+            self._call(
+                "abort multipart upload",
+                bucket,
+                upload.key,
+                lambda: self._client.abortMultipartUpload(bucket, upload.key, upload.upload_id),
+            )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> ObsObjectStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(config: ObsConfig | None = None) -> ObsObjectStore:
+    """The store the CLI and sync use: ``config`` or the ``MAJOB_OBS_*`` environment."""
+    return ObsObjectStore(config or ObsConfig.from_env())

@@ -1,0 +1,85 @@
+"""``majob emulator obs``: the fake OBS as a command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+from majob.storage.obs import ObsObjectStore
+from majob.testing import obs_config
+
+
+@pytest.mark.slow
+def test_serves_until_terminated(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "majob", "emulator", "obs", "--port", "0", "--bucket", "cli-bucket",
+         "--data", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        endpoint = process.stdout.readline().strip()
+        assert endpoint.startswith("http://127.0.0.1:")
+        with ObsObjectStore(obs_config(endpoint)) as store:
+            store.put_bytes("cli-bucket", "k", b"v")
+            assert store.get_bytes("cli-bucket", "k") == b"v"
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+        if process.stdout is not None:
+            process.stdout.close()
+    assert '"name":"cli-bucket"' in (tmp_path / "data" / "journal.jsonl").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--credential", "AKONLY"], "--credential wants ACCESS_KEY:SECRET_KEY"),
+        (["--bucket", "Bad_Name"], "bucket name 'Bad_Name'"),
+        (["--faults", "missing.json"], "cannot read fault rules missing.json"),
+    ],
+)
+def test_bad_arguments_are_one_clear_error(
+    args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["emulator", "obs", *args])
+    assert result.exit_code == 2
+    assert f"error: {message}" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "faults.json:1:2: Expecting property name"),
+        ('{"status": 503}', "must be a JSON list"),
+        ('[{"status": 503, "colour": "red"}]', "rule 1: unknown fault rule fields: colour"),
+        ("[{}]", "rule 1: a fault rule needs a status"),
+        ("[3]", "rule 1: a rule must be an object"),
+    ],
+)
+def test_bad_fault_files(
+    content: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("faults.json").write_text(content, encoding="utf-8")
+    result = CliRunner().invoke(app, ["emulator", "obs", "--faults", "faults.json"])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_fault_file_rules_load(tmp_path: Path) -> None:
+    from majob.emulator.obs.__main__ import load_fault_rules
+
+    path = tmp_path / "faults.json"
+    path.write_text(json.dumps([{"status": 503, "probability": 0.1}, {"reset": True, "count": 2}]))
+    rules = load_fault_rules(path)
+    assert [(r.status, r.reset) for r in rules] == [(503, False), (None, True)]

@@ -1,0 +1,124 @@
+"""``storage_error``: every SDK failure, returned or raised, maps to one ``StorageError``."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+
+import pytest
+from obs.model import GetResult
+
+from majob.errors import (
+    StorageAuthError,
+    StorageError,
+    StorageIntegrityError,
+    StorageNotFound,
+    StorageUnreachable,
+)
+from majob.storage.obs import (
+    AUTH_CODES,
+    INTEGRITY_CODES,
+    NOT_FOUND_CODES,
+    is_retryable,
+    metadata_from_headers,
+    storage_error,
+)
+
+SECRET = "very-secret-key-123"
+
+
+def result(status: int, code: str | None, message: str = "msg") -> GetResult:
+    return GetResult(code=code, message=message, status=status, reason="R", requestId="REQ1")
+
+
+@pytest.mark.parametrize(
+    ("failure", "kind", "retry"),
+    [
+        (socket.gaierror(-2, "Name or service not known"), StorageUnreachable, True),
+        (TimeoutError("timed out"), StorageUnreachable, True),
+        (ConnectionRefusedError(111, "Connection refused"), StorageUnreachable, True),
+        (ConnectionResetError(104, "Connection reset by peer"), StorageUnreachable, True),
+        (BrokenPipeError(32, "Broken pipe"), StorageUnreachable, True),
+        (http.client.RemoteDisconnected("closed"), StorageUnreachable, True),
+        (http.client.IncompleteRead(b"", 10), StorageUnreachable, True),
+        (OSError(5, "I/O error"), StorageUnreachable, True),
+        (Exception("some parts are failed when upload"), StorageError, False),
+        (ValueError("bad argument"), StorageError, False),
+    ],
+)
+def test_raised_failures(failure: BaseException, kind: type[StorageError], retry: bool) -> None:
+    error = storage_error(failure, action="upload file", bucket="bkt", key="a/b")
+    assert type(error) is kind
+    assert (error.bucket, error.key) == ("bkt", "a/b")
+    assert "obs://bkt/a/b" in str(error) and str(error).startswith("upload file")
+    assert is_retryable(error) is retry
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind", "retry"),
+    [
+        *[(403, code, StorageAuthError, False) for code in sorted(AUTH_CODES)],
+        (403, None, StorageAuthError, False),
+        *[(404, code, StorageNotFound, False) for code in sorted(NOT_FOUND_CODES)],
+        (404, None, StorageNotFound, False),  # a HEAD answer has no body, so no code
+        *[(400, code, StorageIntegrityError, False) for code in sorted(INTEGRITY_CODES)],
+        (400, "EntityTooSmall", StorageError, False),
+        (409, "BucketNotEmpty", StorageError, False),
+        (500, "InternalError", StorageError, True),
+        (503, "ServiceUnavailable", StorageError, True),
+        (503, "SlowDown", StorageError, True),
+        (502, None, StorageError, True),
+        (400, "RequestTimeout", StorageError, True),
+    ],
+)
+def test_returned_failures(
+    status: int, code: str | None, kind: type[StorageError], retry: bool
+) -> None:
+    error = storage_error(result(status, code), action="head object", bucket="bkt", key="k")
+    assert type(error) is kind
+    assert (error.status, error.code, error.request_id) == (status, code, "REQ1")
+    assert "request_id=REQ1" in str(error)
+    assert is_retryable(error) is retry
+
+
+def test_auth_errors_carry_a_hint() -> None:
+    error = storage_error(result(403, "SignatureDoesNotMatch"), action="list objects", bucket="bkt")
+    assert error.hint and "HUAWEICLOUD_SDK_SK" in error.hint
+
+
+def test_secrets_are_masked_in_every_branch() -> None:
+    raised = storage_error(
+        Exception(f"signing with {SECRET} failed"), action="x", secrets=(SECRET, "")
+    )
+    returned = storage_error(
+        result(403, "SignatureDoesNotMatch", f"StringToSign was made with {SECRET}"),
+        action="x",
+        secrets=(SECRET,),
+    )
+    network = storage_error(OSError(f"proxy said {SECRET}"), action="x", secrets=(SECRET,))
+    for error in (raised, returned, network):
+        text = "\n".join(error.lines())
+        assert SECRET not in text and "***" in text
+
+
+def test_an_exception_without_text_names_its_type() -> None:
+    assert "ConnectionResetError" in str(storage_error(ConnectionResetError(), action="get"))
+
+
+def test_non_storage_errors_are_not_retried() -> None:
+    assert not is_retryable(ValueError("x"))
+
+
+def test_metadata_is_what_is_left_of_the_headers() -> None:
+    header = [
+        ("request-id", "R"),
+        ("id-2", "X"),
+        ("etag", '"abc"'),
+        ("content-length", "3"),
+        ("last-modified", "Wed, 02 Dec 2026 13:46:16 GMT"),
+        ("storage-class", "STANDARD"),
+        ("Majob-MD5", "0123"),
+        ("run-id", "42"),
+    ]
+    assert metadata_from_headers(header) == {"majob-md5": "0123", "run-id": "42"}
+    assert metadata_from_headers(None) == {}
