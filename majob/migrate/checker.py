@@ -8,6 +8,7 @@ apply. Unparsable files become an ``MA000`` finding and are skipped.
 from __future__ import annotations
 
 import ast
+import io
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,12 @@ _ATTR_QUALIFIED = (
     pt.CUDA_ONLY_QUALIFIED | pt.CUDA_EXTENSION | pt.APEX_FUSED | pt.JIT_SCRIPT | pt.FP64
 ) | {pt.CHANNELS_LAST}
 _ATTR_TRIGGERS = frozenset(q.rsplit(".", 1)[1] for q in _ATTR_QUALIFIED)
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines as Python's tokenizer counts them (``\n``, ``\r\n``, ``\r``; not the form
+    feeds and other separators ``str.splitlines`` also splits on), with their endings."""
+    return io.StringIO(source, newline="").readlines()
 
 
 def _py_str(value: str) -> str:
@@ -208,7 +215,7 @@ class _Analyzer:
     def _char_col(self, line: int, byte_col: int) -> int:
         # ast columns count UTF-8 bytes; reports and libcst count characters.
         if self._lines is None:
-            self._lines = self.source.splitlines()
+            self._lines = source_lines(self.source)
         text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
@@ -230,9 +237,7 @@ class _Analyzer:
         """The source text of ``node`` (``ast.get_source_segment`` re-splits the whole file on
         every call, which made it the slowest part of a check)."""
         if self._segment_lines is None:
-            self._segment_lines = [
-                line.encode("utf-8") for line in self.source.splitlines(keepends=True)
-            ]
+            self._segment_lines = [line.encode("utf-8") for line in source_lines(self.source)]
         lines = self._segment_lines
         first: int = node.lineno - 1  # type: ignore[attr-defined]
         last: int = node.end_lineno - 1  # type: ignore[attr-defined]

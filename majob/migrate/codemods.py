@@ -7,15 +7,19 @@ parentheses), so the codemods hold no analysis of their own.
 
 from __future__ import annotations
 
+import ast
 import bisect
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from majob.errors import MigrationError
-from majob.migrate.findings import Fix
+from majob.migrate.checker import source_lines
+from majob.migrate.findings import Fix, Span
 
 _EXPR_ACTIONS = frozenset(
     {
@@ -260,10 +264,7 @@ def _is_preamble(statement: cst.BaseStatement, *, first: bool) -> bool:
     )
 
 
-def apply_fixes(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
-    """``source`` with ``fixes`` applied, and the fixes that found no node to apply to."""
-    if not fixes:
-        return source, []
+def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -272,3 +273,60 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
     result = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
     missed = [f for f in fixes if id(f) not in transformer.applied]
     return result.code, missed
+
+
+def _top_level_ranges(source: str) -> list[tuple[int, int]] | None:
+    """Line ranges (1-based, inclusive) of the top-level statements, decorators included;
+    statements sharing a line are merged."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    ranges: list[tuple[int, int]] = []
+    for stmt in tree.body:
+        decorators = getattr(stmt, "decorator_list", [])
+        start = min([stmt.lineno, *(d.lineno for d in decorators)])
+        end = stmt.end_lineno or stmt.lineno
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
+def apply_fixes(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+    """``source`` with ``fixes`` applied, and the fixes that found no node to apply to.
+
+    libcst's parse and position metadata cost more than the rest of a migration, so only the
+    top-level statements that hold a fix go through libcst, each on its own; the text between
+    them is kept byte for byte.
+    """
+    if not fixes:
+        return source, []
+    ranges = _top_level_ranges(source)
+    if ranges is None or any(f.action == "insert-top" for f in fixes):
+        return _apply_to_module(source, fixes)
+    starts = [start for start, _ in ranges]
+    groups: dict[tuple[int, int], list[Fix]] = defaultdict(list)
+    for fix in fixes:
+        index = bisect.bisect_right(starts, fix.span.line) - 1
+        if index < 0 or fix.span.end_line > ranges[index][1]:
+            return _apply_to_module(source, fixes)
+        groups[ranges[index]].append(fix)
+    lines = source_lines(source)
+    missed: list[Fix] = []
+    for (start, end), group in sorted(groups.items(), reverse=True):
+        shift = start - 1
+        local = [
+            replace(
+                f,
+                span=Span(f.span.line - shift, f.span.col, f.span.end_line - shift, f.span.end_col),
+            )
+            for f in group
+        ]
+        chunk, chunk_missed = _apply_to_module("".join(lines[start - 1 : end]), local)
+        missed.extend(group[local.index(f)] for f in chunk_missed)
+        lines[start - 1 : end] = [chunk]
+    return "".join(lines), missed

@@ -75,3 +75,38 @@ def test_nothing_to_do_means_no_change() -> None:
     source = "import numpy as np\nprint(np.zeros(2))\n"
     for codemod in Codemod:
         assert migrate_source(source, codemod)[0] == source
+
+
+def test_text_between_statements_is_kept_byte_for_byte() -> None:
+    # Only the top-level statements holding a fix go through libcst; the rest is copied.
+    source = (
+        "import torch\r\n"
+        "\r\n"
+        "# a comment between statements\x0c\r\n"
+        "A = 'cuda'  ;  B = 1\r\n"
+        "@decorate\r\n"
+        "def f(x):\r\n"
+        "    return x.cuda()\r\n"
+        "\r\n"
+        "\r\n"
+        "def g():   # untouched\r\n"
+        "    pass\r\n"
+        "x = f(1).cuda()"  # no newline at the end
+    )
+    result, missed = migrate_source(source, Codemod.NPU_MANUAL)
+    assert missed == []
+    assert result == (
+        "import torch\r\n"
+        "import torch_npu\r\n"
+        "\r\n"
+        "# a comment between statements\x0c\r\n"
+        "A = 'npu'  ;  B = 1\r\n"
+        "@decorate\r\n"
+        "def f(x):\r\n"
+        "    return x.npu()\r\n"
+        "\r\n"
+        "\r\n"
+        "def g():   # untouched\r\n"
+        "    pass\r\n"
+        "x = f(1).npu()"
+    )
