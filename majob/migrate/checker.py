@@ -1177,6 +1177,12 @@ def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
     ignore rules), as ``(path, display name)``, in a stable order. Missing paths are an error."""
     from majob.storage.ignore import walk_files
 
+    paths = list(paths)
+    for path in paths:  # every path is checked before any work starts
+        if not path.exists():
+            raise UserInputError(
+                f"{path}: no such file or directory", hint="pass Python files or directories"
+            )
     for path in paths:
         if path.is_file():
             yield path, str(path)
@@ -1186,7 +1192,7 @@ def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
                     yield path / rel, str(path / rel)
         else:
             raise UserInputError(
-                f"{path}: no such file or directory", hint="pass Python files or directories"
+                f"{path}: not a file or a directory", hint="pass Python files or directories"
             )
 
 
