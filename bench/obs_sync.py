@@ -1,0 +1,352 @@
+"""Benchmark ``majob obs sync`` beside rclone, a plain esdk-obs-python loop and a raw PUT.
+
+The fake OBS runs as its own process (``python -m majob.emulator.obs``, in memory) on loopback.
+Data: 2,000 files of 4 KiB in 20 folders, and one 512 MiB file (``--quick``: 200 files and
+64 MiB). Every client runs as a subprocess, so its wall time includes its start-up, and its peak
+RSS is read from ``wait4``; request counts come from the fake's request log.
+
+Goals (from issue 3): first small-file sync >= 2x rclone's files/s; no-change sync <= 0.5x
+rclone's wall time and <= 2 list requests per 1,000 objects; big file >= 0.9x the raw PUT ceiling;
+peak RSS < 200 MiB for the big file.
+
+    .venv/bin/python bench/obs_sync.py [--quick] [--jobs 8] [--repeat 3]
+
+The big-file runs are repeated (``--repeat``, median reported) after one warm-up PUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import http.client
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
+from majob.testing import FakeObsProcess, fake_obs_process
+
+BUCKET = "bench"
+MiB = 1 << 20
+
+
+@dataclass
+class Run:
+    name: str
+    seconds: float
+    files: int
+    nbytes: int
+    requests: Counter[str] = field(default_factory=Counter)
+    rss_mib: float | None = None
+    note: str = ""
+
+    @property
+    def files_per_s(self) -> float:
+        return self.files / self.seconds if self.seconds else 0.0
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.nbytes / MiB / self.seconds if self.seconds else 0.0
+
+    @property
+    def lists(self) -> int:
+        return self.requests["LIST"]
+
+
+def make_data(root: Path, files: int, big_mib: int) -> tuple[Path, Path]:
+    small = root / "small"
+    for i in range(files):
+        folder = small / f"dir{i % 20:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"file{i:05d}.bin").write_bytes(os.urandom(4096))
+    big = root / "big"
+    big.mkdir()
+    block = os.urandom(MiB)
+    with open(big / "model.bin", "wb") as out:
+        for i in range(big_mib):
+            out.write(i.to_bytes(8, "little") + block[8:])  # every MiB different
+    return small, big
+
+
+def classify(entry: dict[str, Any]) -> str:
+    query = entry["query"]
+    if entry["method"] == "GET" and entry["path"].count("/") == 1 and "uploads" not in query:
+        return "LIST"
+    if "uploads" in query and entry["method"] == "GET":
+        return "LIST-UPLOADS"
+    if "partNumber" in query:
+        return "PART"
+    return str(entry["method"])
+
+
+def count_requests(fake: FakeObsProcess) -> Counter[str]:
+    return Counter(classify(e) for e in fake.log())
+
+
+def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """Run ``command``; its wall time, peak RSS in MiB (wait4), exit status and stdout."""
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, env=env, stdout=out)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read().decode("utf-8", "replace")
+    return elapsed, usage.ru_maxrss / 1024, process.returncode, text
+
+
+def measure(
+    fake: FakeObsProcess,
+    name: str,
+    command: list[str],
+    env: dict[str, str],
+    files: int,
+    nbytes: int,
+) -> Run:
+    fake.clear_log()
+    seconds, rss, code, output = run_process(command, env)
+    if code != 0:
+        raise SystemExit(f"{name}: {command[0]} exited with {code}")
+    run = Run(name, seconds, files, nbytes, count_requests(fake), rss)
+    applied = re.search(r" in ([\d.]+)s$", output.strip())
+    if applied:  # majob's own figure: the apply step alone, without start-up and plan
+        run.note = f"(apply {float(applied.group(1)):.2f}s)"
+    return run
+
+
+def clean_env() -> dict[str, str]:
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "RCLONE_", "HUAWEICLOUD_", "MAJOB_"))
+    }
+
+
+def majob_env(endpoint: str, cache: Path) -> dict[str, str]:
+    return {
+        **clean_env(),
+        "MAJOB_OBS_ENDPOINT": endpoint,
+        "HUAWEICLOUD_SDK_AK": DEFAULT_ACCESS_KEY,
+        "HUAWEICLOUD_SDK_SK": DEFAULT_SECRET_KEY,
+        "MAJOB_CACHE_DIR": str(cache),
+    }
+
+
+def rclone_env(endpoint: str, tmp: Path) -> dict[str, str]:
+    # AWS_CA_BUNDLE must not be set: rclone then fails with LoadCustomCABundleError.
+    (tmp / "rclone.conf").write_text("", encoding="utf-8")
+    return {
+        **clean_env(),
+        "RCLONE_CONFIG": str(tmp / "rclone.conf"),
+        "RCLONE_CONFIG_FAKE_TYPE": "s3",
+        "RCLONE_CONFIG_FAKE_PROVIDER": "Other",
+        "RCLONE_CONFIG_FAKE_ACCESS_KEY_ID": DEFAULT_ACCESS_KEY,
+        "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": DEFAULT_SECRET_KEY,
+        "RCLONE_CONFIG_FAKE_ENDPOINT": endpoint,
+        "RCLONE_CONFIG_FAKE_FORCE_PATH_STYLE": "true",
+    }
+
+
+PUTFILE_LOOP = """
+import sys, time
+from pathlib import Path
+from obs import ObsClient
+endpoint, ak, sk, bucket, prefix, root = sys.argv[1:7]
+client = ObsClient(access_key_id=ak, secret_access_key=sk, server=endpoint,
+                   signature="v4", region="cn-north-4")
+root = Path(root)
+for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    key = prefix + path.relative_to(root).as_posix()
+    result = client.putFile(bucket, key, str(path))
+    if result.status >= 300:
+        raise SystemExit(f"{key}: {result.status} {result.errorCode}")
+client.close()
+"""
+
+
+def raw_put(endpoint: str, key: str, path: Path) -> float:
+    """One plain ``http.client`` PUT of ``path`` in 1 MiB writes, V2-signed: the ceiling."""
+    parts = urlsplit(endpoint)
+    size = path.stat().st_size
+    date = formatdate(usegmt=True)
+    content_type = "application/octet-stream"
+    to_sign = f"PUT\n\n{content_type}\n{date}\n/{BUCKET}/{key}"
+    signature = base64.b64encode(
+        hmac.new(DEFAULT_SECRET_KEY.encode(), to_sign.encode(), hashlib.sha1).digest()
+    ).decode()
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=120)
+    connection.putrequest("PUT", f"/{BUCKET}/{key}")
+    for name, value in (
+        ("Date", date),
+        ("Content-Type", content_type),
+        ("Content-Length", str(size)),
+        ("Authorization", f"AWS {DEFAULT_ACCESS_KEY}:{signature}"),
+    ):
+        connection.putheader(name, value)
+    connection.endheaders()
+    with open(path, "rb") as source:
+        while chunk := source.read(MiB):
+            connection.send(chunk)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    if response.status != 200:
+        raise SystemExit(f"raw PUT: HTTP {response.status}")
+    return time.perf_counter() - started
+
+
+def delete_prefix(endpoint: str, prefix: str) -> None:
+    """Free the fake's memory between big-file runs."""
+    from majob.storage.config import Credentials, ObsConfig
+    from majob.storage.obs import ObsObjectStore
+
+    config = ObsConfig(
+        endpoint=endpoint, credentials=Credentials(DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY)
+    )
+    with ObsObjectStore(config) as store:
+        keys = [o.key for o in store.list_all(BUCKET, prefix)]
+        if keys:
+            store.delete_many(BUCKET, keys)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "n/a"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="200 files, a 64 MiB file, big runs once"
+    )
+    parser.add_argument("--jobs", type=int, default=8, help="majob --jobs and rclone --transfers")
+    parser.add_argument("--repeat", type=int, default=3, help="big-file runs (median reported)")
+    args = parser.parse_args()
+    files, big_mib = (200, 64) if args.quick else (2000, 512)
+    repeat = 1 if args.quick else args.repeat
+    rclone = shutil.which("rclone")
+    majob = [sys.executable, "-m", "majob", "obs"]
+    runs: list[Run] = []
+
+    with tempfile.TemporaryDirectory(prefix="majob-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        print(f"data: {files} x 4 KiB in 20 folders, 1 x {big_mib} MiB (in {tmp})", flush=True)
+        print(f"load average at the start: {os.getloadavg()} on {os.cpu_count()} CPUs", flush=True)
+        small, big = make_data(tmp, files, big_mib)
+        big_bytes = big_mib * MiB
+        with fake_obs_process(buckets=(BUCKET,)) as fake:
+            endpoint = fake.endpoint
+            env = majob_env(endpoint, tmp / "majob-cache")
+            jobs = ["--jobs", str(args.jobs)]
+            sync_small = [*majob, "sync", str(small), f"obs://{BUCKET}/majob-small/", *jobs]
+            runs.append(measure(fake, "majob sync, first", sync_small, env, files, files * 4096))
+            runs.append(measure(fake, "majob sync, no change", sync_small, env, files, 0))
+            if rclone:
+                renv = rclone_env(endpoint, tmp)
+                rsync = [rclone, "sync", str(small), f"fake:{BUCKET}/rclone-small"]
+                rsync += ["--transfers", str(args.jobs), "--checkers", str(args.jobs)]
+                runs.append(measure(fake, "rclone sync, first", rsync, renv, files, files * 4096))
+                runs.append(measure(fake, "rclone sync, no change", rsync, renv, files, 0))
+            loop = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
+            loop += [DEFAULT_SECRET_KEY, BUCKET, "sdk-small/", str(small)]
+            runs.append(measure(fake, "esdk putFile loop", loop, env, files, files * 4096))
+
+            # Warm the fake up once with the biggest shape (a multipart upload: parts, then the
+            # joined copy): growing its heap costs page faults, a cost of the emulator that would
+            # otherwise land on whichever client runs first.
+            warm = [*majob, "cp", str(big / "model.bin"), f"obs://{BUCKET}/warm-up/", *jobs]
+            run_process(warm, env)
+            delete_prefix(endpoint, "warm-up/")
+            big_runs: dict[str, list[Run]] = {}
+            for _ in range(max(1, repeat)):
+                shutil.rmtree(tmp / "majob-cache", ignore_errors=True)  # hash it again: cold
+                sync_big = [*majob, "sync", str(big), f"obs://{BUCKET}/majob-big/", *jobs]
+                got = [measure(fake, "majob sync big, first", sync_big, env, 1, big_bytes)]
+                got.append(measure(fake, "majob sync big, no change", sync_big, env, 1, 0))
+                delete_prefix(endpoint, "majob-big/")
+                name = "majob sync big, hash cached"
+                got.append(measure(fake, name, sync_big, env, 1, big_bytes))
+                delete_prefix(endpoint, "majob-big/")
+                single = [*sync_big, "--multipart-threshold", str(2 * big_mib)]
+                name = "majob big, single PUT, cached"
+                got.append(measure(fake, name, single, env, 1, big_bytes))
+                delete_prefix(endpoint, "majob-big/")
+                if rclone:
+                    rcopy = [rclone, "copy", str(big), f"fake:{BUCKET}/rclone-big"]
+                    rcopy += ["--transfers", str(args.jobs)]
+                    got.append(measure(fake, "rclone copy big", rcopy, renv, 1, big_bytes))
+                    delete_prefix(endpoint, "rclone-big/")
+                one = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
+                one += [DEFAULT_SECRET_KEY, BUCKET, "sdk-big/", str(big)]
+                got.append(measure(fake, "esdk putFile big", one, env, 1, big_bytes))
+                delete_prefix(endpoint, "sdk-big/")
+                fake.clear_log()
+                seconds = raw_put(endpoint, "raw/model.bin", big / "model.bin")
+                requests = count_requests(fake)
+                got.append(Run("raw http.client PUT big", seconds, 1, big_bytes, requests))
+                delete_prefix(endpoint, "raw/")
+                for run in got:
+                    big_runs.setdefault(run.name, []).append(run)
+            for same in big_runs.values():
+                median = statistics.median(r.seconds for r in same)
+                chosen = min(same, key=lambda r: abs(r.seconds - median))
+                if len(same) > 1:
+                    chosen.note += f" median of {len(same)}"
+                runs.append(chosen)
+
+    print(f"\nload average (1, 5, 15 min) at the end: {os.getloadavg()} on {os.cpu_count()} CPUs")
+    print(f"\n{'run':<30} {'s':>7} {'files/s':>9} {'MB/s':>8} {'RSS MiB':>8}  requests")
+    for r in runs:
+        requests = " ".join(f"{k}={v}" for k, v in sorted(r.requests.items()))
+        rss = f"{r.rss_mib:.0f}" if r.rss_mib is not None else "-"
+        print(
+            f"{r.name:<30} {r.seconds:>7.2f} {r.files_per_s:>9.0f} {r.mb_per_s:>8.1f} "
+            f"{rss:>8}  {requests} {r.note}"
+        )
+
+    by = {r.name: r for r in runs}
+    first, nochange = by["majob sync, first"], by["majob sync, no change"]
+    big_first, raw = by["majob sync big, first"], by["raw http.client PUT big"]
+    cached = by["majob sync big, hash cached"]
+    print("\nratios (goal in brackets)")
+    if rclone:
+        rfirst, rnochange = by["rclone sync, first"], by["rclone sync, no change"]
+        print(
+            f"  small first sync files/s, majob / rclone: "
+            f"{ratio(first.files_per_s, rfirst.files_per_s)}  [>= 2x]"
+        )
+        print(
+            f"  no-change wall time, majob / rclone:      "
+            f"{ratio(nochange.seconds, rnochange.seconds)}  [<= 0.5x]"
+        )
+    else:
+        print("  rclone is not installed: rclone ratios skipped (apt-get install rclone)")
+    per_k = nochange.lists / files * 1000
+    print(f"  no-change list requests per 1,000 objects: {per_k:.1f}  [<= 2]")
+    print(
+        f"  big file MB/s, majob first / raw PUT:      {ratio(big_first.mb_per_s, raw.mb_per_s)}"
+        "  [>= 0.9x]"
+    )
+    print(f"  big file MB/s, majob hash cached / raw:    {ratio(cached.mb_per_s, raw.mb_per_s)}")
+    single = by["majob big, single PUT, cached"]
+    print(f"  big file MB/s, majob single PUT / raw:     {ratio(single.mb_per_s, raw.mb_per_s)}")
+    print(f"  big file peak RSS of majob: {big_first.rss_mib:.0f} MiB  [< 200 MiB]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""``majob obs``: ls, cp, sync and rm on OBS (or the emulator), through one ``ObjectStore``.
+
+The store, the sync engine and rich are imported inside the command bodies: ``majob --help``
+must not load esdk-obs-python.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from majob.cli.common import user_errors
+from majob.errors import ConfigError, StorageNotFound, UserInputError
+
+if TYPE_CHECKING:
+    from majob.storage.base import ObjectStore
+    from majob.storage.plan import SyncPlan
+    from majob.storage.transfer import TransferOptions
+    from majob.storage.uri import ObsUri
+
+obs_app = typer.Typer(
+    name="obs",
+    help="List, copy, sync and remove objects on OBS.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+MiB = 1 << 20
+
+Endpoint = Annotated[
+    str | None,
+    typer.Option(
+        "--endpoint",
+        help="OBS endpoint URL (default: $MAJOB_OBS_ENDPOINT, else from the region).",
+        show_default=False,
+    ),
+]
+Region = Annotated[
+    str | None,
+    typer.Option(
+        "--region", help="Region, e.g. cn-north-4 (default: $MAJOB_OBS_REGION).", show_default=False
+    ),
+]
+Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="Transfers in flight.")]
+PartSize = Annotated[
+    int, typer.Option("--part-size", min=1, max=5120, help="Multipart part size, in MiB.")
+]
+Threshold = Annotated[
+    int,
+    typer.Option("--multipart-threshold", min=1, help="Files this large (MiB) are sent in parts."),
+]
+
+
+def _open_store(endpoint: str | None, region: str | None) -> ObjectStore:
+    from majob.storage.config import ObsConfig
+    from majob.storage.obs import open_store
+
+    return open_store(ObsConfig.from_env(endpoint=endpoint, region=region))
+
+
+def _parse_obs(text: str) -> ObsUri:
+    from majob.storage.uri import ObsUri
+
+    return ObsUri.parse(text)
+
+
+def _is_obs(text: str) -> bool:
+    return text.startswith("obs://")
+
+
+def _options(jobs: int, part_size: int, threshold: int) -> TransferOptions:
+    from majob.storage.transfer import TransferOptions
+
+    return TransferOptions(
+        jobs=jobs, part_size=part_size * MiB, multipart_threshold=threshold * MiB
+    )
+
+
+def _print_plan(plan: SyncPlan) -> None:
+    for line in plan.summary_lines():
+        typer.echo(line)
+    for line in plan.warning_lines():
+        typer.echo(line, err=True)
+
+
+@obs_app.command("ls")
+@user_errors
+def ls(
+    uri: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    recursive: Annotated[
+        bool, typer.Option("--recursive", "-r", help="Every object below, not one level.")
+    ] = False,
+    endpoint: Endpoint = None,
+    region: Region = None,
+) -> None:
+    """List the objects (and, without -r, the folders) below an OBS prefix."""
+    location = _parse_obs(uri)
+    store = _open_store(endpoint, region)
+    try:
+        prefix = location.key
+        folders: set[str] = set()
+        count = 0
+        for info in store.list_all(location.bucket, prefix):
+            rest = info.key[len(prefix) :]
+            if not recursive and "/" in rest.rstrip("/"):
+                folder = rest.split("/", 1)[0] + "/"
+                if folder not in folders:
+                    folders.add(folder)
+                    typer.echo(f"{'DIR':>12}  {prefix}{folder}")
+                continue
+            count += 1
+            typer.echo(f"{info.size:>12}  {info.key}")
+        if not count and not folders and not location.is_dir:
+            raise StorageNotFound(
+                "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
+            )
+    finally:
+        store.close()
+
+
+@obs_app.command("cp")
+@user_errors
+def cp(
+    src: Annotated[str, typer.Argument(help="A local path or obs://bucket/key.")],
+    dst: Annotated[str, typer.Argument(help="A local path or obs://bucket/key (dir/ for a dir).")],
+    recursive: Annotated[
+        bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole prefix.")
+    ] = False,
+    jobs: Jobs = 8,
+    part_size: PartSize = 16,
+    multipart_threshold: Threshold = 64,
+    endpoint: Endpoint = None,
+    region: Region = None,
+) -> None:
+    """Copy a file or (with -r) a directory to OBS, or an object or prefix from OBS."""
+    if _is_obs(src) == _is_obs(dst):
+        raise UserInputError(
+            f"cp copies between a local path and OBS, got {src!r} and {dst!r}",
+            hint="one of the two must start with obs://",
+        )
+    options = _options(jobs, part_size, multipart_threshold)
+    store = _open_store(endpoint, region)
+    try:
+        if _is_obs(dst):
+            _upload(store, Path(src), _parse_obs(dst), recursive, options)
+        else:
+            # "out/" names a directory even before it exists (Path drops the slash).
+            into_dir = dst.endswith(("/", os.sep))
+            _download(store, _parse_obs(src), Path(dst), recursive, options, into_dir)
+    finally:
+        store.close()
+
+
+def _upload(
+    store: ObjectStore, src: Path, dst: ObsUri, recursive: bool, options: TransferOptions
+) -> None:
+    from majob.storage.localstate import file_md5
+    from majob.storage.plan import LocalFile, plan_sync
+    from majob.storage.sync import sync_dir
+    from majob.storage.transfer import apply_plan
+    from majob.storage.uri import ObsUri
+
+    if src.is_dir():
+        if not recursive:
+            raise UserInputError(f"{src} is a directory", hint="pass --recursive (-r)")
+        _, result = sync_dir(store, src, dst.as_dir(), options=options, on_plan=_print_plan)
+        assert result is not None
+        typer.echo(result.summary_line())
+        return
+    if not src.is_file():
+        raise UserInputError(f"{src} does not exist or is not a file")
+    target = dst.join(src.name) if dst.is_dir else dst
+    parent_key, _, name = target.key.rpartition("/")
+    stat = src.stat()
+    local = LocalFile(name, src, stat.st_size, file_md5(src), stat.st_mtime_ns)
+    parent = ObsUri(dst.bucket, parent_key + "/" if parent_key else "")
+    plan = plan_sync(src.parent, [local], parent, [])
+    result = apply_plan(store, plan, options)
+    typer.echo(f"{src} -> {target}")
+    typer.echo(result.summary_line())
+
+
+def _download(
+    store: ObjectStore,
+    src: ObsUri,
+    dst: Path,
+    recursive: bool,
+    options: TransferOptions,
+    into_dir: bool,
+) -> None:
+    from majob.storage.download import download_object, download_tree
+
+    if recursive or src.is_dir:
+        if not recursive:
+            raise UserInputError(f"{src} is a prefix", hint="pass --recursive (-r)")
+        result = download_tree(store, src, dst, jobs=options.jobs, attempts=options.attempts)
+        typer.echo(f"downloaded {result.downloaded} files ({result.bytes} bytes) to {dst}")
+        for key in result.unverified:
+            typer.echo(f"warning: no MD5 known for {key}: not verified", err=True)
+        return
+    target = dst / src.name if into_dir or dst.is_dir() else dst
+    _, verified = download_object(store, src, target, attempts=options.attempts)
+    typer.echo(f"{src} -> {target}")
+    if not verified:
+        typer.echo(f"warning: no MD5 known for {src}: not verified", err=True)
+
+
+@obs_app.command("sync")
+@user_errors
+def sync(
+    src: Annotated[Path, typer.Argument(help="Local directory.")],
+    dst: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan; upload and delete nothing.")
+    ] = False,
+    delete: Annotated[
+        bool, typer.Option("--delete", help="Delete objects under the prefix not in the source.")
+    ] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Extra gitignore-style pattern (repeatable)."),
+    ] = None,
+    jobs: Jobs = 8,
+    part_size: PartSize = 16,
+    multipart_threshold: Threshold = 64,
+    endpoint: Endpoint = None,
+    region: Region = None,
+) -> None:
+    """Make an OBS prefix hold the files of a local directory (only what changed moves).
+
+    Honours .gitignore and .majobignore at every level; prints the plan before anything moves.
+    """
+    from majob.storage.sync import sync_dir
+
+    location = _parse_obs(dst)
+    options = _options(jobs, part_size, multipart_threshold)
+    store = _open_store(endpoint, region)
+    try:
+        _, result = sync_dir(
+            store,
+            src,
+            location.as_dir(),
+            ignore=exclude or (),
+            delete=delete,
+            dry_run=dry_run,
+            options=options,
+            on_plan=_print_plan,
+        )
+    finally:
+        store.close()
+    if result is None:
+        typer.echo("dry run: nothing uploaded or deleted")
+    else:
+        typer.echo(result.summary_line())
+
+
+@obs_app.command("rm")
+@user_errors
+def rm(
+    uri: Annotated[str, typer.Argument(help="obs://bucket/key, or a prefix with -r")],
+    recursive: Annotated[
+        bool, typer.Option("--recursive", "-r", help="Remove every object below the prefix.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    endpoint: Endpoint = None,
+    region: Region = None,
+) -> None:
+    """Remove an object, or (with -r) every object below a prefix."""
+    location = _parse_obs(uri)
+    store = _open_store(endpoint, region)
+    try:
+        if recursive:
+            keys = [o.key for o in store.list_all(location.bucket, location.key)]
+        else:
+            if location.is_dir:
+                raise UserInputError(f"{location} is a prefix", hint="pass --recursive (-r)")
+            if store.head(location.bucket, location.key) is None:
+                raise StorageNotFound(
+                    "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
+                )
+            keys = [location.key]
+        if not keys:
+            typer.echo(f"nothing to remove under {location}")
+            return
+        if not yes:
+            if not sys.stdin.isatty():
+                raise ConfigError(
+                    f"refusing to remove {len(keys)} object(s) without confirmation",
+                    hint="pass --yes",
+                )
+            if not typer.confirm(f"remove {len(keys)} object(s) under {location}?"):
+                raise typer.Exit(1)
+        for start in range(0, len(keys), 1000):
+            store.delete_many(location.bucket, keys[start : start + 1000])
+        typer.echo(f"removed {len(keys)} object(s)")
+    finally:
+        store.close()

@@ -1,0 +1,162 @@
+"""Downloads: an object to a file, a prefix to a directory; atomic and MD5-checked.
+
+Every key of a listing is checked before anything is written: a key that would land outside the
+target directory (``..`` segments, an absolute path, a backslash, a drive letter, a NUL) makes the
+whole download fail with ``StorageIntegrityError``. Each object is written to a temporary file
+next to its target, its MD5 compared with the ETag (single PUT) or the ``md5`` metadata majob
+stores on multipart objects, and only then renamed into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from majob.errors import StorageIntegrityError, UserInputError
+from majob.storage.base import ObjectInfo, ObjectStore
+from majob.storage.listing import list_remote
+from majob.storage.localstate import file_md5
+from majob.storage.plan import md5_of
+from majob.storage.pool import run_all
+from majob.storage.retry import with_retries
+from majob.storage.uri import ObsUri
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass
+class DownloadResult:
+    """What a download did; ``unverified`` lists keys whose MD5 the store did not tell."""
+
+    downloaded: int = 0
+    bytes: int = 0
+    unverified: list[str] = field(default_factory=list)
+
+
+def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> str:
+    """``key`` below ``prefix`` as a relative path that stays inside a target directory, or a
+    ``StorageIntegrityError`` naming the key."""
+    rel = key[len(prefix) :] if key.startswith(prefix) else None
+    problem = None
+    if rel is None:
+        problem = f"is not below the prefix {prefix!r}"
+    elif not rel:
+        problem = "is empty below the prefix"
+    elif "\\" in rel:
+        problem = "contains a backslash"
+    elif "\x00" in rel:
+        problem = "contains a NUL character"
+    elif rel.startswith("/") or _DRIVE.match(rel):
+        problem = "is an absolute path"
+    elif any(part in ("", ".", "..") for part in rel.rstrip("/").split("/")):
+        problem = "has an empty, '.' or '..' path segment"
+    if problem:
+        raise StorageIntegrityError(
+            f"refusing to download key {key!r}: it {problem} and could be written outside the "
+            "target directory",
+            bucket=bucket,
+            key=key,
+        )
+    assert rel is not None
+    return rel
+
+
+def download_object(
+    store: ObjectStore, src: ObsUri, target: Path, *, attempts: int = 3
+) -> tuple[ObjectInfo, bool]:
+    """Download one object to ``target`` atomically; returns its info and whether its MD5 was
+    verified (False when the store did not say it)."""
+    with _local_errors(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".majob-part", dir=target.parent
+        )
+        os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        info = with_retries(lambda: store.get_file(src.bucket, src.key, tmp), attempts=attempts)
+        expected = md5_of(info)
+        if expected is None:
+            fresh = store.head(src.bucket, src.key)
+            expected = md5_of(fresh) if fresh is not None else None
+        if expected is not None:
+            actual = file_md5(tmp)
+            if actual != expected:
+                raise StorageIntegrityError(
+                    f"downloaded data has MD5 {actual}, the object says {expected}",
+                    bucket=src.bucket,
+                    key=src.key,
+                )
+        with _local_errors(target):
+            os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return info, expected is not None
+
+
+def download_tree(
+    store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8, attempts: int = 3
+) -> DownloadResult:
+    """Download every object below directory ``src`` into ``dest`` (created if missing)."""
+    prefix = src.as_dir().key
+    listing = list_remote(store, src.bucket, prefix, attempts=attempts)
+    objects = [o for o in listing if not o.key.endswith("/")]
+    # Check every key first: a malicious listing fails before a single byte is written.
+    targets = [(o, dest / safe_relative_path(o.key, prefix, bucket=src.bucket)) for o in objects]
+    _refuse_file_dir_clashes([o.key[len(prefix) :] for o in objects], src)
+    with _local_errors(dest):
+        dest.mkdir(parents=True, exist_ok=True)
+    result = DownloadResult()
+    lock = threading.Lock()
+
+    def fetch(item: tuple[ObjectInfo, Path]) -> None:
+        info, target = item
+        got, verified = download_object(
+            store, ObsUri(src.bucket, info.key), target, attempts=attempts
+        )
+        with lock:
+            result.downloaded += 1
+            result.bytes += got.size
+            if not verified:
+                result.unverified.append(info.key)
+
+    run_all(fetch, targets, jobs, "majob-get")
+    result.unverified.sort()
+    return result
+
+
+@contextlib.contextmanager
+def _local_errors(target: Path) -> Iterator[None]:
+    """A local problem (permissions, a full disk, a file where a directory must be) is the
+    user's to fix: one clear error, not a traceback."""
+    try:
+        yield
+    except OSError as error:
+        raise UserInputError(
+            f"cannot write {target}: {error.strerror or error}",
+            hint="check the target directory",
+        ) from None
+
+
+def _refuse_file_dir_clashes(rels: list[str], src: ObsUri) -> None:
+    """``a`` and ``a/b`` cannot both be files on disk: refuse such a listing up front."""
+    files = set(rels)
+    for rel in rels:
+        parent = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        while parent:
+            if parent in files:
+                raise StorageIntegrityError(
+                    f"the listing holds both {parent!r} and {rel!r}: they cannot both be "
+                    "files in the target directory",
+                    bucket=src.bucket,
+                    key=src.as_dir().key + parent,
+                )
+            parent = parent.rsplit("/", 1)[0] if "/" in parent else ""

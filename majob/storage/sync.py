@@ -1,0 +1,134 @@
+"""Sync a local directory to an OBS prefix: plan (pure, printable), then apply.
+
+::
+
+    local tree  --walk_files + HashCache-->  [LocalFile]  \\
+                                                           plan_sync -> SyncPlan -apply-> SyncResult
+    OBS prefix  --one paged listing------->  [ObjectInfo] /
+
+``sync_dir`` is what ``majob obs sync`` runs; ``sync_code`` is what the pipeline runs to put a
+spec's code at ``code.obs`` with the spec's ``code.ignore``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from majob.errors import CompileError, UserInputError
+from majob.storage.base import ObjectStore
+from majob.storage.listing import list_remote
+from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
+from majob.storage.plan import SyncPlan, plan_sync, scan_local
+from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
+from majob.storage.uri import ObsUri
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from majob.spec.models import JobSpec  # pydantic models: slow to import, only a type here
+
+
+def make_plan(
+    store: ObjectStore,
+    source: Path,
+    dest: ObsUri,
+    *,
+    ignore: Iterable[str] = (),
+    delete: bool = False,
+    cache_dir: Path | None = None,
+    attempts: int = 3,
+) -> SyncPlan:
+    """Walk and hash ``source``, list ``dest`` once, and decide what a sync would do."""
+    if not source.is_dir():
+        raise UserInputError(
+            f"{source} is not a directory",
+            hint="sync takes a local directory and an obs://bucket/prefix/",
+        )
+    cache = HashCache.for_root(source, cache_dir)
+    local = scan_local(source, ignore, cache)
+    cache.save()
+    dest = dest.as_dir()
+    remote = list_remote(store, dest.bucket, dest.key, attempts=attempts)
+    return plan_sync(
+        source,
+        local,
+        dest,
+        remote,
+        delete=delete,
+        head=lambda key: store.head(dest.bucket, key),
+    )
+
+
+def sync_dir(
+    store: ObjectStore,
+    source: Path,
+    dest: ObsUri,
+    *,
+    ignore: Iterable[str] = (),
+    delete: bool = False,
+    dry_run: bool = False,
+    options: TransferOptions | None = None,
+    cache_dir: Path | None = None,
+    console: Console | None = None,
+    on_plan: Callable[[SyncPlan], None] | None = None,
+) -> tuple[SyncPlan, SyncResult | None]:
+    """Make ``dest`` hold the non-ignored files of ``source``. ``on_plan`` sees the plan before
+    anything moves; ``dry_run`` stops there (the result is then None)."""
+    options = options or TransferOptions()
+    plan = make_plan(
+        store,
+        source,
+        dest,
+        ignore=ignore,
+        delete=delete,
+        cache_dir=cache_dir,
+        attempts=options.attempts,
+    )
+    if on_plan is not None:
+        on_plan(plan)
+    if dry_run:
+        return plan, None
+    records = UploadRecords((cache_dir or default_cache_dir()) / "uploads.json")
+    result = apply_plan(store, plan, options, records=records, console=console)
+    return plan, result
+
+
+def sync_code(
+    spec: JobSpec,
+    store: ObjectStore,
+    *,
+    dry_run: bool = False,
+    options: TransferOptions | None = None,
+    cache_dir: Path | None = None,
+    console: Console | None = None,
+    on_plan: Callable[[SyncPlan], None] | None = None,
+) -> tuple[SyncPlan, SyncResult | None]:
+    """Upload the spec's ``code.dir`` to ``code.obs`` with its ``code.ignore`` rules. Objects
+    under ``code.obs`` that are no longer in the code are deleted: the job must see exactly the
+    code that ran locally."""
+    if spec.code.obs is None:
+        raise CompileError(
+            "the spec has no code.obs: nowhere to upload the code",
+            hint="set code.obs to an OBS directory, e.g. obs://my-bucket/jobs/mnist/code/",
+        )
+    if not spec.code.obs.key:
+        # Mirroring deletes what is not in the code: never at the root of a bucket.
+        raise UserInputError(
+            f"code.obs is the root of bucket {spec.code.obs.bucket!r}; the code must go to a "
+            "directory of its own",
+            hint=f"e.g. code.obs: obs://{spec.code.obs.bucket}/jobs/{spec.name}/code/",
+        )
+    return sync_dir(
+        store,
+        Path(spec.code.dir).resolve(),
+        spec.code.obs,
+        ignore=spec.code.ignore,
+        delete=True,
+        dry_run=dry_run,
+        options=options,
+        cache_dir=cache_dir,
+        console=console,
+        on_plan=on_plan,
+    )

@@ -1,0 +1,104 @@
+"""The hash cache and the multipart upload records: keyed, atomic, robust to garbage."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from majob.storage.localstate import (
+    HashCache,
+    UploadRecord,
+    UploadRecords,
+    default_cache_dir,
+    file_md5,
+)
+
+OLD_NS = 1_600_000_000 * 10**9
+
+
+def _write(path: Path, data: bytes, mtime_ns: int = OLD_NS) -> os.stat_result:
+    path.write_bytes(data)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+    return os.stat(path)
+
+
+def test_cache_hit_and_invalidation_by_size_mtime_inode(tmp_path: Path) -> None:
+    cache_file = tmp_path / "c.json"
+    f = tmp_path / "f"
+    cache = HashCache(cache_file)
+    assert cache.md5("f", f, _write(f, b"one")) == hashlib.md5(b"one").hexdigest()
+    cache.save()
+
+    warm = HashCache(cache_file)
+    warm.md5("f", f, os.stat(f))
+    assert warm.hashed == 0
+
+    # Same size, new mtime: re-hashed.
+    changed = HashCache(cache_file)
+    assert changed.md5("f", f, _write(f, b"two", OLD_NS + 1)) == hashlib.md5(b"two").hexdigest()
+    assert changed.hashed == 1
+
+    # Same size and mtime but another inode (file replaced): re-hashed.
+    stale = HashCache(cache_file)
+    f.unlink()
+    assert stale.md5("f", f, _write(f, b"six", OLD_NS + 1)) == hashlib.md5(b"six").hexdigest()
+
+
+def test_recently_modified_files_are_not_remembered(tmp_path: Path) -> None:
+    cache_file = tmp_path / "c.json"
+    f = tmp_path / "f"
+    f.write_bytes(b"fresh")  # mtime is now: could change again within the same tick
+    cache = HashCache(cache_file)
+    cache.md5("f", f, os.stat(f))
+    cache.save()
+    again = HashCache(cache_file)
+    again.md5("f", f, os.stat(f))
+    assert again.hashed == 1
+
+
+def test_garbage_cache_file_is_ignored_and_replaced(tmp_path: Path) -> None:
+    cache_file = tmp_path / "c.json"
+    cache_file.write_text("{not json")
+    f = tmp_path / "f"
+    cache = HashCache(cache_file)
+    cache.md5("f", f, _write(f, b"x"))
+    cache.save()
+    assert '"f"' in cache_file.read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_cache_per_root_under_the_cache_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "mc"))
+    assert default_cache_dir() == tmp_path / "mc"
+    a = HashCache.for_root(tmp_path / "a")
+    b = HashCache.for_root(tmp_path / "b")
+    assert a.path is not None and b.path is not None and a.path != b.path
+    assert a.path.parent == tmp_path / "mc" / "hashes"
+    monkeypatch.delenv("MAJOB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "majob"
+
+
+def test_file_md5_reads_in_chunks(tmp_path: Path) -> None:
+    data = os.urandom(3 * (1 << 20) + 7)
+    (tmp_path / "big").write_bytes(data)
+    assert file_md5(tmp_path / "big") == hashlib.md5(data).hexdigest()
+
+
+def test_upload_records_round_trip_and_drop(tmp_path: Path) -> None:
+    records = UploadRecords(tmp_path / "uploads.json")
+    record = UploadRecord("bkt", "a/big.bin", "up-1", 10, "ab" * 16, 5)
+    assert records.find("bkt", "a/big.bin") is None
+    records.put(record)
+    assert UploadRecords(tmp_path / "uploads.json").find("bkt", "a/big.bin") == record
+    records.drop("bkt", "a/big.bin", "another-upload")  # names another upload: kept
+    assert records.find("bkt", "a/big.bin") == record
+    records.drop("bkt", "a/big.bin", "up-1")
+    assert records.find("bkt", "a/big.bin") is None
+    (tmp_path / "uploads.json").write_text('{"bkt/k": {"nonsense": 1}}')
+    assert records.find("bkt", "k") is None
