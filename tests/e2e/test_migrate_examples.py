@@ -20,6 +20,8 @@ from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
+# One thread per node process: the runs share two cores with the rest of the suite.
+ONE_THREAD = "env.OMP_NUM_THREADS=1"
 EXAMPLES = ROOT / "examples"
 SPECS = ROOT / "job_specs"
 
@@ -86,6 +88,7 @@ def test_gpu_ddp_script_runs_as_an_ascend_job_on_the_standin(
     assert "torch_npu" in (code / "train.py").read_text(encoding="utf-8")
     overrides = [
         f"code.dir={code}",
+        ONE_THREAD,
         "hyperparameters.epochs=1",
         f"outputs.train_url.local={tmp_path / 'out'}",
     ]
@@ -101,7 +104,11 @@ def test_gpu_ddp_script_runs_as_an_ascend_job_on_the_standin(
 
 @pytest.mark.slow
 def test_npu_example_spec_runs_locally_on_two_nodes(tmp_path: Path) -> None:
-    overrides = ["hyperparameters.epochs=1", f"outputs.train_url.local={tmp_path / 'out'}"]
+    overrides = [
+        ONE_THREAD,
+        "hyperparameters.epochs=1",
+        f"outputs.train_url.local={tmp_path / 'out'}",
+    ]
     spec = load_spec(SPECS / "npu_resnet.yaml", overrides=overrides)
     result = run_local(spec, runs_dir=tmp_path / "runs", on_line=lambda _: None)
     assert [n.exit_code for n in result.nodes] == [0, 0]
@@ -159,7 +166,7 @@ def test_data_parallel_script_trains_on_two_nodes_after_ddp(tmp_path: Path) -> N
         "image: {engine: PyTorch, version: pytorch_1.8.0}\n"
         "resources: {flavor: modelarts.vm.cpu.8u, nodes: 2}\n"
         f"outputs: [{{name: train_url, obs: 'obs://bucket/out/', local: '{tmp_path / 'out'}'}}]\n"
-        "distributed: {backend: gloo}\n"
+        "distributed: {backend: gloo}\nenv: {OMP_NUM_THREADS: 1}\n"
     )
     lines: list[str] = []
     result = run_local(load_spec(spec_file), runs_dir=tmp_path / "runs", on_line=lines.append)
