@@ -3,7 +3,9 @@ changes it.
 
 The changes: ``import torch_npu`` and ``from torch_npu.contrib import transfer_to_npu`` at the top
 (transfer_to_npu maps the torch.cuda calls and "cuda" devices below to the NPU) and the hccl
-backend. It needs Ascend hardware (the Ascend-Powered-Engine); it cannot run on this machine.
+backend. It is meant for Ascend hardware (the Ascend-Powered-Engine); on a machine without NPUs the
+local stage runs it on the CPU through majob's torch_npu stand-in (a smoke test, see
+docs/migrate.md).
 
 The original notes, unchanged:
 

@@ -20,7 +20,7 @@ app = typer.Typer(
 def _register() -> None:
     # Imported for their side effect of adding commands to ``app``; each module keeps its
     # third-party imports inside the command bodies.
-    from majob.cli import emulator, run, spec_commands  # noqa: F401
+    from majob.cli import emulator, migrate, run, spec_commands  # noqa: F401
     from majob.cli.obs import obs_app
 
     app.add_typer(obs_app)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
+from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
@@ -54,6 +55,10 @@ _LAUNCHER_ENV = (
     "TORCHELASTIC_RUN_ID",
     guard.GUARD_ENV,
 )
+# This machine's cloud credentials and OBS settings: a training container has none of them, so a
+# script that works here only because it can read them would fail on ModelArts; and the run's
+# processes, logs and records must never hold a secret.
+_HOST_ONLY_ENV_PREFIXES = ("HUAWEICLOUD_SDK_", "MAJOB_OBS_")
 
 LineSink = Callable[[str], None]
 
@@ -96,6 +101,7 @@ class RunResult:
     findings: tuple[GuardFinding, ...]
     output_dirs: Mapping[str, Path] = field(default_factory=dict)
     copied_to: Mapping[str, Path] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()  # e.g. that the CPU stand-in for torch_npu was used
 
     @property
     def ok(self) -> bool:
@@ -404,6 +410,8 @@ def run_local(
     node_count = effective.resources.nodes
     limit = timeout if timeout is not None else spec.timeout(stage)
     interpreter = resolve_interpreter(python)
+    # An Ascend job on a host without torch_npu runs on the CPU through majob's stand-in.
+    standin = npu_standin_for(effective, interpreter)
     check_boot_file(effective)
     input_sources = resolve_inputs(effective, inputs or {})
 
@@ -423,8 +431,14 @@ def run_local(
         )
         for i in range(node_count)
     ]
-    base_env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_ENV}
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
+    }
     sink, lock = on_line or _print_line, threading.Lock()
+    for notice in standin.notices:
+        sink(f"[majob] {notice}")
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     running: list[_Node] = []
@@ -432,7 +446,9 @@ def run_local(
     interruption: BaseException | None = None
     try:
         for command in commands:
-            env = _process_env(command, base_env, guard_setup, paths, interpreter)
+            env = _process_env(
+                command, base_env, guard_setup, paths, interpreter, standin.pythonpath
+            )
             command = NodeCommand(command.index, command.argv, env, command.cwd)
             running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
         deadline = started + limit if limit else None
@@ -463,6 +479,7 @@ def run_local(
         findings=tuple(found),
         output_dirs=dict(paths.outputs),
         copied_to=copied,
+        notices=standin.notices,
     )
     _write_record(result, effective, commands, interpreter)
     if interruption is not None:
@@ -502,11 +519,18 @@ def _process_env(
     guard_setup: guard.GuardSetup,
     paths: ContainerPaths,
     interpreter: str,
+    first_on_path: tuple[str, ...] = (),
 ) -> dict[str, str]:
-    """This shell's environment, the container's on top, the guard first on ``PYTHONPATH``
-    (then ``MA_JOB_DIR``, as ModelArts sets it) and the interpreter's dir first on ``PATH``."""
+    """This shell's environment, the container's on top, ``first_on_path`` (the torch_npu CPU
+    stand-in, when used) then the guard first on ``PYTHONPATH`` (then ``MA_JOB_DIR``, as ModelArts
+    sets it) and the interpreter's dir first on ``PATH``."""
     env = {**base_env, **command.env, **guard_setup.env}
-    python_path = (str(guard_setup.site_dir), str(paths.job_dir), base_env.get("PYTHONPATH"))
+    python_path = (
+        *first_on_path,
+        str(guard_setup.site_dir),
+        str(paths.job_dir),
+        base_env.get("PYTHONPATH"),
+    )
     env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
     env["PATH"] = os.pathsep.join((os.path.dirname(interpreter), base_env.get("PATH", "")))
     return env
@@ -536,6 +560,7 @@ def _write_record(
         "outputs": [asdict(o) for o in result.outputs],
         "copied_to": {k: str(v) for k, v in result.copied_to.items()},
         "guard": [asdict(f) for f in result.findings],
+        "notices": list(result.notices),
     }
     result.record.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 

@@ -1,0 +1,13 @@
+"""Migration checks and rewrites: cloud paths, DataParallel to DDP, GPU to Ascend NPU.
+
+``checker`` (stdlib ``ast``) finds problems and plans fixes; ``rewrite`` applies one codemod's
+fixes through ``codemods`` (libcst, imported only when a migration runs); ``standin`` lets NPU code
+run on CPU. This package module stays light: ``majob --help`` imports it.
+"""
+
+from __future__ import annotations
+
+from majob.migrate.findings import FileReport, Finding, Fix, Span
+from majob.migrate.rules import RULES, Codemod, Rule, Severity, Target
+
+__all__ = ["RULES", "Codemod", "FileReport", "Finding", "Fix", "Rule", "Severity", "Span", "Target"]

@@ -1,0 +1,100 @@
+"""Findings (what ``majob check`` reports) and fixes (what ``majob migrate`` applies).
+
+The checker produces both from one pass over a file: a finding is auto-fixable exactly when the
+checker also planned a ``Fix`` for it, and the codemods do nothing but apply planned fixes. That is
+what makes ``check`` after ``migrate`` report nothing fixable, and a second ``migrate`` a no-op.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from majob.migrate.rules import RULES, Codemod, Severity
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A node's place in the source: 1-based lines, 0-based character columns (end exclusive)."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem at ``path:line:col`` (both 1-based)."""
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    severity: Severity
+    message: str
+    fixed_by: tuple[Codemod, ...] = ()
+
+    @property
+    def hint(self) -> str:
+        return RULES[self.rule].hint
+
+    @property
+    def name(self) -> str:
+        return RULES[self.rule].name
+
+    @property
+    def fixable(self) -> bool:
+        return bool(self.fixed_by)
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.rule)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity.label,
+            "message": self.message,
+            "hint": self.hint,
+            "fixable": self.fixable,
+            "fixed_by": [c.value for c in self.fixed_by],
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One edit a codemod applies at ``span``. ``action`` says what; ``code`` is new source text.
+
+    Actions: ``replace-expr`` (the expression at span becomes ``code``), ``replace-string``
+    (the string literal's text ``old`` becomes ``new``, quotes kept), ``rename-attr`` (the
+    attribute or method name becomes ``code``), ``parse-known-args``, ``set-kwarg`` (keyword
+    ``name`` of the call at span becomes ``code``), ``insert-before`` / ``insert-after`` (statements
+    around the statement line containing span), ``replace-stmt``, ``wrap-stmt`` (``if code:``
+    around it), ``prepend-body`` (statements at the top of the compound statement at span),
+    ``insert-top`` (after the module docstring and ``__future__`` imports).
+    """
+
+    codemod: Codemod
+    rule: str
+    action: str
+    span: Span
+    code: str = ""
+    name: str = ""
+    old: str = ""
+    new: str = ""
+
+
+@dataclass
+class FileReport:
+    """The result of checking one file."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    parsed: bool = True
+
+    def fixes_for(self, codemod: Codemod) -> list[Fix]:
+        return [f for f in self.fixes if f.codemod is codemod]

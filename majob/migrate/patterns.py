@@ -1,0 +1,273 @@
+"""What the checker and the codemods agree on: which calls take paths, which names are CUDA-only.
+
+Both sides (``checker`` on the stdlib ``ast``, the codemods on libcst) resolve a callee to a
+qualified name through the file's imports and then ask these tables, so a finding is marked
+auto-fixable exactly when a codemod will fix it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+PathKind = Literal["input", "output"]
+
+
+@dataclass(frozen=True)
+class PathArg:
+    """Where a call takes its path: the positional index and the keyword name."""
+
+    index: int
+    keyword: str
+    kind: PathKind
+    is_dir: bool  # the path names a directory (a dataset root, a log dir), not a file
+
+
+def _spec(
+    names: Iterable[str], index: int, kw: str, kind: PathKind, is_dir: bool
+) -> dict[str, PathArg]:
+    return {name: PathArg(index, kw, kind, is_dir) for name in names}
+
+
+_DATASETS = [
+    f"torchvision.datasets.{n}"
+    for n in (
+        "MNIST",
+        "FashionMNIST",
+        "KMNIST",
+        "EMNIST",
+        "QMNIST",
+        "CIFAR10",
+        "CIFAR100",
+        "ImageFolder",
+        "DatasetFolder",
+        "ImageNet",
+        "SVHN",
+        "STL10",
+        "CelebA",
+        "VOCDetection",
+        "VOCSegmentation",
+        "CocoDetection",
+        "Flowers102",
+        "Food101",
+    )
+]
+
+# Qualified callee -> where its path goes. ``open`` is decided by its mode (see open_kind).
+PATH_CALLS: dict[str, PathArg] = {
+    **_spec(_DATASETS, 0, "root", "input", True),
+    **_spec(["builtins.open", "io.open", "codecs.open"], 0, "file", "input", False),
+    **_spec(["torch.load"], 0, "f", "input", False),
+    **_spec(["torch.save"], 1, "f", "output", False),
+    **_spec(["numpy.load", "numpy.fromfile"], 0, "file", "input", False),
+    **_spec(["numpy.loadtxt", "numpy.genfromtxt"], 0, "fname", "input", False),
+    **_spec(["numpy.save", "numpy.savez", "numpy.savez_compressed"], 0, "file", "output", False),
+    **_spec(["numpy.savetxt"], 0, "fname", "output", False),
+    **_spec(
+        ["pandas.read_csv", "pandas.read_table", "pandas.read_pickle"],
+        0,
+        "filepath_or_buffer",
+        "input",
+        False,
+    ),
+    **_spec(["pandas.read_json"], 0, "path_or_buf", "input", False),
+    **_spec(["pandas.read_parquet"], 0, "path", "input", False),
+    **_spec(["pandas.read_excel"], 0, "io", "input", False),
+    **_spec(["PIL.Image.open"], 0, "fp", "input", False),
+    **_spec(["cv2.imread"], 0, "filename", "input", False),
+    **_spec(["cv2.imwrite"], 0, "filename", "output", False),
+    **_spec(["scipy.io.loadmat"], 0, "file_name", "input", False),
+    **_spec(["glob.glob"], 0, "pathname", "input", False),
+    **_spec(["os.listdir"], 0, "path", "input", True),
+    **_spec(["os.makedirs", "os.mkdir"], 0, "name", "output", True),
+    **_spec(["logging.FileHandler"], 0, "filename", "output", False),
+    **_spec(["logging.basicConfig"], -1, "filename", "output", False),
+    **_spec(["matplotlib.pyplot.savefig"], 0, "fname", "output", False),
+    **_spec(
+        ["torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter"],
+        0,
+        "log_dir",
+        "output",
+        True,
+    ),
+}
+
+# Method names that take an output path whatever the receiver (DataFrame.to_csv, fig.savefig).
+PATH_METHODS: dict[str, PathArg] = {
+    **_spec(["to_csv", "to_json", "to_parquet", "to_pickle"], 0, "path_or_buf", "output", False),
+    **_spec(["savefig"], 0, "fname", "output", False),
+}
+
+OPEN_CALLS = frozenset({"builtins.open", "io.open", "codecs.open"})
+
+
+def open_kind(mode: str | None) -> PathKind:
+    """``open``'s direction from its literal mode (no mode or an unknown one reads)."""
+    if mode is not None and any(c in mode for c in "wax+"):
+        return "output"
+    return "input"
+
+
+_NOT_LOCAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|-$)", re.IGNORECASE)
+
+
+def is_local_path_literal(value: str) -> bool:
+    """A string that names a local file or directory (not a URL, not empty, not stdout)."""
+    return bool(value.strip()) and not _NOT_LOCAL.match(value) and "\n" not in value
+
+
+# ------------------------------------------------------------------ routing paths through args
+
+
+@dataclass(frozen=True)
+class PathUse:
+    """One hard-coded path literal in a path position."""
+
+    value: str
+    kind: PathKind
+    is_dir: bool
+
+
+def _base_dir(use: PathUse) -> str:
+    path = posixpath.normpath(use.value)
+    if use.is_dir and not any(c in path for c in "*?["):
+        return path
+    parent = posixpath.dirname(path)
+    while any(c in parent for c in "*?["):
+        parent = posixpath.dirname(parent)
+    return parent or "."
+
+
+def channel_root(uses: Iterable[PathUse], declared_default: str | None = None) -> str | None:
+    """The default of the channel argument: the declared one, or the common dir of the uses."""
+    if declared_default is not None:
+        return posixpath.normpath(declared_default)
+    bases = [_base_dir(u) for u in uses]
+    if not bases:
+        return None
+    absolute = [b for b in bases if b.startswith("/")]
+    # Mixed absolute and relative paths have no common root: the majority wins, the rest stay.
+    same = absolute if len(absolute) * 2 > len(bases) else [b for b in bases if b not in absolute]
+    root = posixpath.commonpath(same) or "."
+    return root if root.startswith(("/", ".")) else "./" + root
+
+
+def relative_to_root(value: str, root: str) -> str | None:
+    """``value`` relative to ``root`` ("" for the root itself), or None when it is outside it."""
+    path = posixpath.normpath(value)
+    root = posixpath.normpath(root)
+    if path == root:
+        return ""
+    if root == "." and not path.startswith("/") and not path.startswith(".."):
+        return path
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else None
+
+
+_PATH_NAME = re.compile(r"(?:^|_)(?:FILE|FILES|DIR|DIRS|PATH|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
+_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export")
+_INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
+
+
+def path_constant_name(name: str) -> bool:
+    """A module constant's name that says it holds a path (``DATA_DIR``, ``ckpt_path``...)."""
+    return bool(_PATH_NAME.search(name))
+
+
+def kind_from_name(name: str) -> PathKind | None:
+    """Input or output, guessed from a constant's name (output words win: ``OUTPUT_DIR``)."""
+    lowered = name.lower()
+    if any(word in lowered for word in _OUTPUT_WORDS):
+        return "output"
+    if any(word in lowered for word in _INPUT_WORDS):
+        return "input"
+    return None
+
+
+def looks_like_file(base_name: str) -> bool:
+    """``model.pth`` yes, ``output`` and ``.cache`` no."""
+    stem, dot, extension = base_name.rpartition(".")
+    return bool(dot and stem and extension and "*" not in base_name)
+
+
+CHANNEL_FLAGS: dict[PathKind, str] = {"input": "data_url", "output": "train_url"}
+DEFAULT_ROOTS: dict[PathKind, str] = {"input": "./data", "output": "./output"}
+
+# ------------------------------------------------------------------ distributed
+
+DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+DATA_PARALLEL_FUNCTION = "torch.nn.parallel.data_parallel"
+DDP = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
+INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
+DISTRIBUTED_SAMPLER = frozenset(
+    {"torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+)
+DATA_LOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+RENDEZVOUS_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT"})
+RANK_GUARD_WORDS = ("rank", "master", "main_process", "is_main", "is_primary")
+INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
+
+# ------------------------------------------------------------------ Ascend
+
+# torch.cuda sub-APIs that torch_npu does not provide (transfer_to_npu leaves them CUDA-bound).
+CUDA_ONLY = frozenset({"nvtx", "nccl", "comm", "jiterator", "memory_usage"})
+CUDA_ONLY_QUALIFIED = frozenset(
+    {
+        "torch.autograd.profiler.emit_nvtx",
+        "torch.autograd.profiler.load_nvprof",
+        "torch.backends.cuda.sdp_kernel",
+        "torch.backends.cuda.enable_flash_sdp",
+        "torch.backends.cuda.enable_mem_efficient_sdp",
+        "torch.backends.cuda.enable_math_sdp",
+        "torch.backends.cuda.preferred_linalg_library",
+        "torch.backends.cudnn.benchmark_limit",
+    }
+)
+CUDA_EXTENSION = frozenset(
+    {
+        "torch.utils.cpp_extension.load",
+        "torch.utils.cpp_extension.load_inline",
+        "torch.utils.cpp_extension.CUDAExtension",
+    }
+)
+APEX_FUSED = frozenset({"apex.optimizers.FusedAdam", "apex.optimizers.FusedLAMB"})
+BLOCKER_MODULES: dict[str, str] = {
+    "amp_C": "MA321",
+    "triton": "MA322",
+    "cupy": "MA323",
+    "numba.cuda": "MA323",
+    "pycuda": "MA323",
+}
+JIT_SCRIPT = frozenset({"torch.jit.script", "torch.jit.script_method"})
+FP64 = frozenset({"torch.float64", "torch.double", "torch.cuda.DoubleTensor", "torch.DoubleTensor"})
+CHANNELS_LAST = "torch.channels_last"
+TRANSFER_TO_NPU_MODULE = "torch_npu.contrib.transfer_to_npu"
+
+_CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
+
+
+def is_cuda_device_string(value: str) -> bool:
+    """``'cuda'`` or ``'cuda:N'`` as a whole literal."""
+    return bool(_CUDA_DEVICE.match(value))
+
+
+def npu_device_string(value: str) -> str:
+    """The NPU spelling of a CUDA device string (``cuda:1`` -> ``npu:1``)."""
+    return "npu" + value[4:]
+
+
+def module_blocker(module: str) -> str | None:
+    """The blocker rule id for importing ``module`` (or a submodule of a blocked one)."""
+    for blocked, rule_id in BLOCKER_MODULES.items():
+        if module == blocked or module.startswith(blocked + "."):
+            return rule_id
+    return None

@@ -1,0 +1,115 @@
+"""How ``majob check`` prints its findings: text for people, JSON and SARIF 2.1.0 for tools."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from urllib.parse import quote
+
+from majob.migrate.findings import FileReport, Finding
+from majob.migrate.rules import RULES
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"note": "note", "warning": "warning", "error": "error"}
+
+
+def all_findings(reports: Sequence[FileReport]) -> list[Finding]:
+    return sorted((f for r in reports for f in r.findings), key=Finding.sort_key)
+
+
+def render_text(reports: Sequence[FileReport]) -> str:
+    """``path:line:col: RULE severity: message`` lines, each with its hint, then a summary."""
+    findings = all_findings(reports)
+    lines = []
+    for f in findings:
+        fix = (
+            f" [fix: majob migrate --to {'|'.join(c.value for c in f.fixed_by)}]"
+            if f.fixable
+            else ""
+        )
+        lines.append(f"{f.path}:{f.line}:{f.col}: {f.rule} {f.severity.label}: {f.message}{fix}")
+        lines.append(f"    hint: {f.hint}")
+    counts = Counter(f.severity.label for f in findings)
+    fixable = sum(1 for f in findings if f.fixable)
+    skipped = sum(1 for r in reports if not r.parsed)
+    summary = (
+        f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked, "
+        f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    )
+    if findings:
+        parts = [f"{counts[s]} {s}" for s in ("error", "warning", "note") if counts[s]]
+        summary += f" ({', '.join(parts)}; {fixable} auto-fixable)"
+    if skipped:
+        summary += f", {skipped} unparsable file{'s' if skipped != 1 else ''} skipped"
+    lines.append(summary)
+    return "\n".join(lines) + "\n"
+
+
+def render_json(reports: Sequence[FileReport]) -> str:
+    """One JSON document: the findings and the per-file parse status."""
+    document = {
+        "files": [{"path": r.path, "parsed": r.parsed} for r in reports],
+        "findings": [f.to_dict() for f in all_findings(reports)],
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: ``file:///...`` for an absolute path, else a relative reference."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return Path(pure).as_uri()
+    return quote(pure.as_posix())
+
+
+def render_sarif(reports: Sequence[FileReport], tool_version: str) -> str:
+    """A SARIF 2.1.0 log with one run; rules carry their id, name, text and default level."""
+    used = sorted({f.rule for r in reports for f in r.findings})
+    rule_index = {rule_id: i for i, rule_id in enumerate(used)}
+    rules = [
+        {
+            "id": rule_id,
+            "name": RULES[rule_id].name,
+            "shortDescription": {"text": RULES[rule_id].summary},
+            "help": {"text": RULES[rule_id].hint},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[RULES[rule_id].severity.label]},
+        }
+        for rule_id in used
+    ]
+    results = [
+        {
+            "ruleId": f.rule,
+            "ruleIndex": rule_index[f.rule],
+            "level": _SARIF_LEVEL[f.severity.label],
+            "message": {"text": f"{f.message}. Hint: {f.hint}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "region": {"startLine": f.line, "startColumn": f.col},
+                    }
+                }
+            ],
+            "properties": {"fixable": f.fixable, "fixedBy": [c.value for c in f.fixed_by]},
+        }
+        for f in all_findings(reports)
+    ]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "majob",
+                        "version": tool_version,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"

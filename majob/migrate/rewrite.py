@@ -1,0 +1,131 @@
+"""``majob migrate``: run the checker, apply the planned fixes of one codemod, diff or write.
+
+libcst is imported here only inside ``apply`` (through ``majob.migrate.codemods``), so nothing but
+``majob migrate`` pays for it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from majob.errors import MigrationError
+from majob.migrate.checker import check_source, python_files, read_source
+from majob.migrate.findings import Fix
+from majob.migrate.rules import Codemod, Target
+
+_BOM = "\ufeff"
+
+
+@dataclass
+class FileChange:
+    """One file a codemod changed (or would change)."""
+
+    path: Path
+    display: str
+    before: str
+    after: str
+    fixes: int
+    missed: list[Fix] = field(default_factory=list)
+    backup: Path | None = None
+
+    def diff(self) -> str:
+        lines = difflib.unified_diff(
+            self.before.splitlines(keepends=True),
+            self.after.splitlines(keepends=True),
+            fromfile=f"a/{self.display.lstrip('/')}",
+            tofile=f"b/{self.display.lstrip('/')}",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+@dataclass
+class MigrationResult:
+    """What a migration did: the changed files and the files it could not read or parse."""
+
+    codemod: Codemod
+    changes: list[FileChange] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def target_of(codemod: Codemod) -> Target:
+    return Target.NPU if codemod in (Codemod.NPU_AUTO, Codemod.NPU_MANUAL) else Target.GPU
+
+
+def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tuple[str, list[Fix]]:
+    """``source`` after ``codemod``, and the planned fixes that could not be applied."""
+    report = check_source(source, path, target_of(codemod))
+    fixes = report.fixes_for(codemod)
+    if not report.parsed or not fixes:
+        return source, []
+    from majob.migrate.codemods import apply_fixes
+
+    return apply_fixes(source, fixes)
+
+
+def plan(paths: Iterable[Path], codemod: Codemod) -> MigrationResult:
+    """Every change ``codemod`` would make under ``paths`` (nothing is written)."""
+    result = MigrationResult(codemod)
+    for path, display in python_files(paths):
+        result.files += 1
+        try:
+            source = read_source(path)
+        except OSError as error:
+            result.skipped.append(f"{display}: cannot read ({error.strerror or error})")
+            continue
+        if source is None:
+            result.skipped.append(f"{display}: not UTF-8 text")
+            continue
+        report = check_source(source, display, target_of(codemod))
+        if not report.parsed:
+            finding = report.findings[0]
+            result.skipped.append(f"{display}:{finding.line}:{finding.col}: {finding.message}")
+            continue
+        fixes = report.fixes_for(codemod)
+        if not fixes:
+            continue
+        from majob.migrate.codemods import apply_fixes
+
+        try:
+            after, missed = apply_fixes(source, fixes)
+        except MigrationError as error:
+            result.skipped.append(f"{display}: {error.message}")
+            continue
+        if after != source:
+            result.changes.append(FileChange(path, display, source, after, len(fixes), missed))
+    return result
+
+
+def _backup_path(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".orig")
+    number = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.orig.{number}")
+        number += 1
+    return candidate
+
+
+def write(result: MigrationResult) -> None:
+    """Write every change, keeping the previous text as ``file.py.orig`` (never overwritten: a
+    second migration's backup becomes ``file.py.orig.1``)."""
+    for change in result.changes:
+        raw = change.path.read_bytes()
+        bom = _BOM if raw.startswith(_BOM.encode("utf-8")) else ""
+        backup = _backup_path(change.path)
+        backup.write_bytes(raw)
+        change.backup = backup
+        mode = change.path.stat().st_mode & 0o7777
+        fd, tmp = tempfile.mkstemp(dir=change.path.parent, prefix=f".{change.path.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(bom + change.after)
+            os.chmod(tmp, mode)
+            os.replace(tmp, change.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,289 @@
+"""Every rule on a small synthetic script: it fires where it should, with the right fixability,
+and stays quiet on the look-alikes that are fine."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from majob.migrate.checker import check_source
+from majob.migrate.rules import RULES, Codemod, Severity, Target
+
+GPU, NPU = Target.GPU, Target.NPU
+
+PARSER = """
+import argparse
+import os
+import torch
+parser = argparse.ArgumentParser()
+args = parser.parse_known_args()[0]
+"""
+
+# (rule, target, source, fixed by) -- the finding must be reported exactly with these codemods.
+FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
+    ("MA000", GPU, "def broken(:\n    pass\n", set()),
+    ("MA101", GPU, PARSER + "x = torch.load('./data/x.pt')\n", {Codemod.CLOUD_PATHS}),
+    ("MA101", GPU, "import numpy as np\nnp.load('/data/x.npy')\n", set()),  # no parser
+    ("MA102", GPU, PARSER + "torch.save(1, '/ckpt/m.pt')\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "open('log.txt', 'a').write('x')\n", {Codemod.CLOUD_PATHS}),
+    (
+        "MA103",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\na = p.parse_args()\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    (
+        "MA104",
+        GPU,
+        "import argparse\ndef f(p):\n    return p.parse_args()\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    ("MA105", GPU, PARSER + "torch.save(1, os.path.join(args.data_url, 'm.pt'))\n", set()),
+    (
+        "MA201",
+        GPU,
+        PARSER + "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(1, 1))\n",
+        {Codemod.DDP},
+    ),
+    ("MA201", GPU, "import torch\ny = torch.nn.parallel.data_parallel(m, x)\n", set()),
+    (
+        "MA202",
+        GPU,
+        """
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group('gloo')
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+""",
+        {Codemod.DDP},
+    ),
+    (
+        "MA203",
+        GPU,
+        """
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds)
+loader = DataLoader(ds, sampler=sampler)
+for epoch in range(3):
+    for b in loader:
+        pass
+""",
+        {Codemod.DDP},
+    ),
+    (
+        "MA204",
+        GPU,
+        """
+import torch
+import torch.distributed as dist
+dist.init_process_group('gloo')
+torch.save(model.state_dict(), 'm.pt')
+""",
+        {Codemod.DDP},
+    ),
+    (
+        "MA205",
+        GPU,
+        """
+import torch
+from torch.nn.parallel import DistributedDataParallel
+model = DistributedDataParallel(net)
+if rank == 0:
+    torch.save(model.state_dict(), 'm.pt')
+""",
+        {Codemod.DDP},
+    ),
+    (
+        "MA206",
+        GPU,
+        """
+import torch
+import torch.distributed as dist
+dist.init_process_group('gloo')
+if args.local_rank == 0:
+    torch.save(model.module.state_dict(), 'm.pt')
+""",
+        set(),
+    ),
+    ("MA207", GPU, "import os\nos.environ['MASTER_ADDR'] = '10.0.0.1'\n", set()),
+    ("MA207", GPU, "import os\nos.environ.setdefault('MASTER_PORT', '29500')\n", set()),
+    ("MA208", GPU, "url = 'tcp://10.0.0.1:23456'\n", set()),
+    ("MA208", GPU, "url = f'tcp://{host}:23456'\n", set()),
+    ("MA209", GPU, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\n", set()),
+    (
+        "MA301",
+        NPU,
+        "import torch_npu\nimport torch.distributed as d\nd.init_process_group('nccl')\n",
+        {Codemod.NPU_AUTO, Codemod.NPU_MANUAL},
+    ),
+    (
+        "MA302",
+        NPU,
+        "import torch_npu\nimport torch\ntorch.cuda.manual_seed(0)\n",
+        {Codemod.NPU_AUTO, Codemod.NPU_MANUAL},
+    ),
+    (
+        "MA302",
+        NPU,
+        "import torch_npu\nfrom torch.cuda.amp import autocast\n",
+        {Codemod.NPU_AUTO, Codemod.NPU_MANUAL},
+    ),
+    ("MA303", NPU, "import torch_npu\nx = y.cuda()\n", {Codemod.NPU_AUTO, Codemod.NPU_MANUAL}),
+    (
+        "MA304",
+        NPU,
+        "import torch_npu\nimport torch\nd = torch.device('cuda:1')\n",
+        {Codemod.NPU_AUTO, Codemod.NPU_MANUAL},
+    ),
+    (
+        "MA304",
+        NPU,
+        "import torch_npu\nd = f'cuda:{rank}'\n",
+        {Codemod.NPU_AUTO, Codemod.NPU_MANUAL},
+    ),
+    ("MA305", NPU, "import torch\n", {Codemod.NPU_AUTO, Codemod.NPU_MANUAL}),
+    ("MA306", NPU, "import torch_npu\nok = x.is_cuda\n", {Codemod.NPU_AUTO, Codemod.NPU_MANUAL}),
+    ("MA310", NPU, "import torch_npu\nif dev.type == 'cuda':\n    pass\n", {Codemod.NPU_MANUAL}),
+    ("MA311", NPU, "import torch_npu\nimport torch\ntorch.cuda.nvtx.range_push('a')\n", set()),
+    (
+        "MA311",
+        NPU,
+        "import torch_npu\nimport torch\nwith torch.backends.cuda.sdp_kernel():\n  pass\n",
+        set(),
+    ),
+    ("MA312", NPU, "import torch_npu\nif backend == 'nccl':\n    pass\n", {Codemod.NPU_MANUAL}),
+    (
+        "MA320",
+        NPU,
+        "from torch.utils.cpp_extension import load\nops = load('ops', ['k.cu'])\n",
+        set(),
+    ),
+    ("MA321", NPU, "from apex.optimizers import FusedAdam\nopt = FusedAdam(params)\n", set()),
+    ("MA321", NPU, "import amp_C\n", set()),
+    ("MA322", NPU, "import triton\n", set()),
+    ("MA323", NPU, "import cupy as cp\n", set()),
+    ("MA323", NPU, "from numba import cuda\n", set()),
+    ("MA324", NPU, "import torch\n@torch.jit.script\ndef f(x):\n    return x\n", set()),
+    ("MA325", NPU, "import torch\nx = x.to(memory_format=torch.channels_last)\n", set()),
+    ("MA326", NPU, "import torch\nx = torch.zeros(2, dtype=torch.float64)\n", set()),
+    ("MA326", NPU, "y = x.double()\n", set()),
+]
+
+# (rule, target, source): the rule must stay quiet.
+QUIET: list[tuple[str, Target, str]] = [
+    ("MA101", GPU, "import torch\ntorch.load(path)\n"),
+    ("MA101", GPU, "import torch\ntorch.load('obs://bucket/x.pt')\n"),
+    ("MA104", GPU, "import argparse\np = argparse.ArgumentParser()\na, _ = p.parse_known_args()\n"),
+    ("MA203", GPU, "for epoch in range(3):\n    pass\n"),  # no sampler at all: no false alarm
+    (
+        "MA203",
+        GPU,
+        """
+from torch.utils.data import DistributedSampler
+s = DistributedSampler(ds)
+def train(epoch):
+    s.set_epoch(epoch)
+for epoch in range(3):
+    train(epoch)
+""",
+    ),
+    ("MA204", GPU, "import torch\ntorch.save(m, 'm.pt')\n"),  # not distributed
+    (
+        "MA204",
+        GPU,
+        """
+import torch
+import torch.distributed as dist
+dist.init_process_group('gloo')
+def main():
+    if dist.get_rank() != 0:
+        return
+    torch.save(m, 'm.pt')
+""",
+    ),
+    (
+        "MA204",
+        GPU,
+        """
+import torch
+import torch.distributed as dist
+dist.init_process_group('gloo')
+def save_on_master(obj, path):
+    torch.save(obj, path)
+""",
+    ),
+    ("MA205", GPU, "import torch\ntorch.save(model.state_dict(), 'm.pt')\n"),
+    (
+        "MA208",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--init_method', default='tcp://127.0.0.1:6666')\n",
+    ),
+    ("MA302", GPU, "import torch\ntorch.cuda.synchronize()\n"),  # GPU target: fine
+    (
+        "MA302",
+        NPU,
+        "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\nimport torch\n"
+        "torch.cuda.synchronize()\n",
+    ),
+    (
+        "MA303",
+        NPU,
+        "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\nx = y.cuda()\n",
+    ),
+    ("MA304", NPU, "import torch_npu\nprint('use cuda when you can')\n"),
+    ("MA305", NPU, "import numpy\n"),
+    ("MA305", NPU, "import torch\nimport torch_npu\n"),
+]
+
+
+def _findings(rule: str, target: Target, source: str) -> list[tuple[str, set[Codemod]]]:
+    report = check_source(textwrap.dedent(source), "case.py", target)
+    return [(f.rule, set(f.fixed_by)) for f in report.findings if f.rule == rule]
+
+
+@pytest.mark.parametrize(("rule", "target", "source", "fixed_by"), FIRES)
+def test_rule_fires(rule: str, target: Target, source: str, fixed_by: set[Codemod]) -> None:
+    found = _findings(rule, target, source)
+    assert found, f"{rule} did not fire"
+    assert found[0][1] == fixed_by
+
+
+@pytest.mark.parametrize(("rule", "target", "source"), QUIET)
+def test_rule_stays_quiet(rule: str, target: Target, source: str) -> None:
+    assert _findings(rule, target, source) == []
+
+
+def test_every_rule_has_a_case() -> None:
+    assert {case[0] for case in FIRES} == set(RULES)
+
+
+def test_findings_carry_location_and_hint() -> None:
+    report = check_source("import os\nx = 1\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n", "t.py")
+    (finding,) = report.findings
+    assert (finding.path, finding.line, finding.col, finding.rule) == ("t.py", 3, 1, "MA209")
+    assert finding.severity is Severity.WARNING
+    assert "ASCEND_RT_VISIBLE_DEVICES" in finding.hint
+    assert not finding.fixable
+
+
+def test_columns_count_characters_not_bytes() -> None:
+    report = check_source("import os\ns = 'ü'; os.environ['MASTER_ADDR'] = 'h'\n", "t.py")
+    assert [(f.rule, f.col) for f in report.findings] == [("MA207", 10)]  # 11 if bytes
+
+
+def test_data_parallel_is_an_error_on_npu_only() -> None:
+    source = "import torch\nm = torch.nn.DataParallel(net)\n"
+    severity = {
+        t: next(f.severity for f in check_source(source, "t.py", t).findings if f.rule == "MA201")
+        for t in Target
+    }
+    assert severity == {GPU: Severity.WARNING, NPU: Severity.ERROR}
+
+
+def test_unparsable_file_is_one_finding_and_skipped() -> None:
+    report = check_source("x = (\n", "bad.py")
+    assert not report.parsed
+    assert [(f.rule, f.severity) for f in report.findings] == [("MA000", Severity.ERROR)]
+    assert report.fixes == []
