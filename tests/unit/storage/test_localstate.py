@@ -14,6 +14,7 @@ from majob.storage.localstate import (
     UploadRecords,
     default_cache_dir,
     file_md5,
+    file_multipart_etag,
 )
 
 OLD_NS = 1_600_000_000 * 10**9
@@ -102,3 +103,37 @@ def test_upload_records_round_trip_and_drop(tmp_path: Path) -> None:
     assert records.find("bkt", "a/big.bin") is None
     (tmp_path / "uploads.json").write_text('{"bkt/k": {"nonsense": 1}}')
     assert records.find("bkt", "k") is None
+
+
+def test_multipart_etag_is_computed_once_and_kept_with_the_md5(tmp_path: Path) -> None:
+    cache_file = tmp_path / "c.json"
+    f = tmp_path / "f"
+    data = os.urandom(2500)
+    stat = _write(f, data)
+    digests = b"".join(hashlib.md5(data[i : i + 1000]).digest() for i in (0, 1000, 2000))
+    expected = f"{hashlib.md5(digests).hexdigest()}-3"
+    assert file_multipart_etag(f, 1000) == expected
+
+    cache = HashCache(cache_file)
+    assert cache.known_multipart_etag("f", stat, 1000) is None
+    assert cache.multipart_etag("f", f, stat, 1000) == expected
+    assert cache.md5("f", f, stat) == hashlib.md5(data).hexdigest()
+    assert cache.hashed == 2
+    cache.save()
+
+    warm = HashCache(cache_file)
+    assert warm.known_md5("f", stat) == hashlib.md5(data).hexdigest()
+    assert warm.multipart_etag("f", f, stat, 1000) == expected and warm.hashed == 0
+    assert warm.known_multipart_etag("f", stat, 500) is None  # another part size: unknown
+    changed = _write(f, data[::-1], OLD_NS + 1)
+    assert warm.known_multipart_etag("f", changed, 1000) is None
+    assert warm.known_md5("f", changed) is None
+
+
+def test_a_recently_modified_file_is_not_remembered(tmp_path: Path) -> None:
+    f = tmp_path / "f"
+    f.write_bytes(b"fresh")
+    stat = os.stat(f)  # modified just now: the same mtime could hide another change
+    cache = HashCache(tmp_path / "c.json")
+    cache.remember_multipart_etag("f", stat, 1000, "0" * 32 + "-1")
+    assert cache.known_multipart_etag("f", stat, 1000) is None

@@ -122,3 +122,12 @@ def test_metadata_is_what_is_left_of_the_headers() -> None:
     ]
     assert metadata_from_headers(header) == {"majob-md5": "0123", "run-id": "42"}
     assert metadata_from_headers(None) == {}
+
+
+def test_listing_dates_are_read_as_utc() -> None:
+    from majob.storage.obs import _epoch
+
+    assert _epoch("2026/12/02 14:45:58") == 1796222758.0
+    assert _epoch("2026-12-02T14:45:58.000Z") == 1796222758.0
+    assert _epoch("Wed, 02 Dec 2026 14:45:58 GMT") == 1796222758.0
+    assert _epoch("2026/13/45 99:99:99") == 0.0 and _epoch("") == 0.0

@@ -157,3 +157,65 @@ def test_scan_uses_the_hash_cache(tmp_path: Path) -> None:
     files = scan_local(root, cache=again)
     assert again.hashed == 0
     assert {f.md5 for f in files} == {_md5(str(i).encode()) for i in range(3)}
+
+
+class _Digests:
+    """``ContentDigests`` over in-memory contents, counting what it was asked."""
+
+    def __init__(self, contents: dict[str, bytes]) -> None:
+        self.contents = contents
+        self.asked: list[str] = []
+
+    def md5(self, file: LocalFile) -> str:
+        self.asked.append(f"md5 {file.rel}")
+        return _md5(self.contents[file.rel])
+
+    def multipart_etag(self, file: LocalFile, part_size: int) -> str:
+        self.asked.append(f"etag {file.rel} {part_size}")
+        data = self.contents[file.rel]
+        parts = [data[i : i + part_size] for i in range(0, len(data), part_size)]
+        joined = b"".join(hashlib.md5(p).digest() for p in parts)
+        return f"{hashlib.md5(joined).hexdigest()}-{len(parts)}"
+
+
+def test_unhashed_big_file_is_compared_by_the_etag_its_parts_make() -> None:
+    data = bytes(range(256)) * 40
+    digests = _Digests({"big.bin": data})
+    etag = digests.multipart_etag(LocalFile("big.bin", Path("/s/big.bin"), len(data), None), 4096)
+    local = [LocalFile("big.bin", Path("/s/big.bin"), len(data), None)]  # not hashed by the scan
+    listed = ObjectInfo("jobs/code/big.bin", len(data), etag)
+    head = lambda key: ObjectInfo(key, len(data), etag, metadata={"md5-part-size": "4096"})  # noqa: E731
+    digests.asked.clear()
+
+    plan = plan_sync(Path("/s"), local, DEST, [listed], head=head, digests=digests)
+    assert plan.is_noop and digests.asked == ["etag big.bin 4096"]
+
+    other = ObjectInfo("jobs/code/big.bin", len(data), "0" * 32 + "-3")
+    meta = {"md5-part-size": "4096"}
+    head_other = lambda key: ObjectInfo(key, len(data), other.etag, metadata=meta)  # noqa: E731
+    plan = plan_sync(Path("/s"), local, DEST, [other], head=head_other, digests=digests)
+    assert [u.reason for u in plan.uploads] == ["changed"]
+
+    # Without digests (or without the part size) nothing tells the content: upload it.
+    assert not plan_sync(Path("/s"), local, DEST, [listed], head=head).is_noop
+    bare = lambda key: ObjectInfo(key, len(data), etag)  # noqa: E731
+    assert not plan_sync(Path("/s"), local, DEST, [listed], head=bare, digests=digests).is_noop
+
+
+def test_unhashed_big_file_is_hashed_only_against_a_same_size_md5() -> None:
+    data = b"q" * 5000
+    digests = _Digests({"big.bin": data})
+    local = [LocalFile("big.bin", Path("/s/big.bin"), len(data), None)]
+    single = ObjectInfo("jobs/code/big.bin", len(data), _md5(data))  # a single-PUT object
+    assert plan_sync(Path("/s"), local, DEST, [single], digests=digests).is_noop
+    assert digests.asked == ["md5 big.bin"]
+    smaller = ObjectInfo("jobs/code/big.bin", 10, _md5(data))
+    plan_sync(Path("/s"), local, DEST, [smaller], digests=digests)
+    assert digests.asked == ["md5 big.bin"]  # a size difference reads nothing
+
+
+def test_scan_leaves_big_files_unhashed(tmp_path: Path) -> None:
+    (tmp_path / "small.txt").write_bytes(b"s")
+    (tmp_path / "big.bin").write_bytes(b"b" * 100)
+    files = {f.rel: f for f in scan_local(tmp_path, lazy_from=100)}
+    assert files["small.txt"].md5 == _md5(b"s") and files["big.bin"].md5 is None
