@@ -14,12 +14,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from majob.errors import UserInputError
-from majob.migrate.facts import FileFacts, source_lines
+from majob.migrate.facts import FileFacts
 from majob.migrate.findings import FileFindings, FileReport, Finding
 from majob.migrate.rules import RULES, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
+from majob.migrate.source_text import source_lines
 
 __all__ = [
     "check_file",

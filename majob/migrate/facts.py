@@ -10,7 +10,6 @@ uses that may become NPU findings. Nothing here decides a rule; ``rules_paths``,
 from __future__ import annotations
 
 import ast
-import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from majob.migrate import patterns as pt
 from majob.migrate.findings import Fix, Span
 from majob.migrate.rules import Codemod
+from majob.migrate.source_text import SourceText
 
 _STMT = ast.stmt
 _BUILTINS = {"open": "builtins.open"}
@@ -26,12 +26,6 @@ _ATTR_QUALIFIED = (
 ) | {pt.CHANNELS_LAST}
 _ATTR_TRIGGERS = frozenset(q.rsplit(".", 1)[1] for q in _ATTR_QUALIFIED)
 TOP_OF_FILE = Span(1, 0, 1, 0)
-
-
-def source_lines(source: str) -> list[str]:
-    """The lines as Python's tokenizer counts them (``\n``, ``\r\n``, ``\r``; not the form
-    feeds and other separators ``str.splitlines`` also splits on), with their endings."""
-    return io.StringIO(source, newline="").readlines()
 
 
 @dataclass(eq=False)
@@ -151,11 +145,10 @@ class FileFacts:
     """
 
     def __init__(self, source: str, npu: bool) -> None:
-        self.source = source
         self.npu = npu
-        self._ascii = source.isascii()
-        self._lines: list[str] | None = None
-        self._segment_lines: list[bytes] | None = None
+        text = SourceText(source)
+        self.span: Callable[[ast.AST], Span] = text.span
+        self.segment: Callable[[ast.AST], str | None] = text.segment
         self.aliases: dict[str, str] = {}
         self.scope = Scope(is_module=True)
         self.stmt: ast.stmt | None = None
@@ -232,23 +225,8 @@ class FileFacts:
 
     # ------------------------------------------------------------------ helpers
 
-    def span(self, node: ast.AST) -> Span:
-        line: int = node.lineno  # type: ignore[attr-defined]
-        end_line: int = node.end_lineno  # type: ignore[attr-defined]
-        col: int = node.col_offset  # type: ignore[attr-defined]
-        end_col: int = node.end_col_offset  # type: ignore[attr-defined]
-        if not self._ascii:
-            col, end_col = self._char_col(line, col), self._char_col(end_line, end_col)
-        return Span(line, col, end_line, end_col)
-
-    def _char_col(self, line: int, byte_col: int) -> int:
-        # ast columns count UTF-8 bytes; reports and libcst count characters.
-        if self._lines is None:
-            self._lines = source_lines(self.source)
-        text = self._lines[line - 1] if line - 1 < len(self._lines) else ""
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
     def qualname(self, node: ast.AST) -> str | None:
+        """The imported name ``node`` stands for (``np.load`` -> ``numpy.load``), if known."""
         if type(node) is ast.Name:
             return self.aliases.get(node.id) or _BUILTINS.get(node.id)
         if type(node) is ast.Attribute:
@@ -257,27 +235,11 @@ class FileFacts:
         return None
 
     def binding(self, *qualnames: str) -> str | None:
+        """The local name bound to any of ``qualnames`` by an import, for fixes to use."""
         for name, qual in self.aliases.items():
             if qual in qualnames:
                 return name
         return None
-
-    def segment(self, node: ast.AST) -> str | None:
-        """The source text of ``node`` (``ast.get_source_segment`` re-splits the whole file on
-        every call, which made it the slowest part of a check)."""
-        if self._segment_lines is None:
-            self._segment_lines = [line.encode("utf-8") for line in source_lines(self.source)]
-        lines = self._segment_lines
-        first: int = node.lineno - 1  # type: ignore[attr-defined]
-        last: int = node.end_lineno - 1  # type: ignore[attr-defined]
-        start: int = node.col_offset  # type: ignore[attr-defined]
-        end: int = node.end_col_offset  # type: ignore[attr-defined]
-        if last >= len(lines):
-            return None
-        if first == last:
-            return lines[first][start:end].decode("utf-8", errors="replace")
-        parts = [lines[first][start:], *lines[first + 1 : last], lines[last][:end]]
-        return b"".join(parts).decode("utf-8", errors="replace")
 
     @staticmethod
     def words(node: ast.AST) -> frozenset[str]:
@@ -487,12 +449,21 @@ class FileFacts:
         if type(value) is not str or len(value) > 64 or id(node) in self.skip_strings:
             return
         if self.npu:
-            if pt.is_cuda_device_string(value):
-                self._string_candidate("MA304", node, value, pt.npu_device_string(value))
-            elif value.lower() == "nccl":
-                self._string_candidate("MA301", node, value, "HCCL" if value.isupper() else "hccl")
+            self._cuda_string(node, value, device_rule="MA304", nccl_rule="MA301")
         if value.startswith("tcp://") and id(node) not in self.arg_defaults:
             self.tcp_addresses.append(Site(self.span(node), value))
+
+    def _cuda_string(
+        self, node: ast.Constant, value: str, device_rule: str, nccl_rule: str
+    ) -> bool:
+        """Record ``value`` when it is a cuda device string or the nccl backend's name."""
+        if pt.is_cuda_device_string(value):
+            self._string_candidate(device_rule, node, value, pt.npu_device_string(value))
+        elif value.lower() == "nccl":
+            self._string_candidate(nccl_rule, node, value, "HCCL" if value.isupper() else "hccl")
+        else:
+            return False
+        return True
 
     def _string_candidate(self, rule: str, node: ast.Constant, old: str, new: str) -> None:
         span = self.span(node)
@@ -525,14 +496,9 @@ class FileFacts:
             for side in (node.left, *node.comparators):
                 if type(side) is not ast.Constant or type(side.value) is not str:
                     continue
-                value = side.value
-                if pt.is_cuda_device_string(value):
+                # A compared string is a comparison finding, not also a device string one.
+                if self._cuda_string(side, side.value, device_rule="MA310", nccl_rule="MA312"):
                     self.skip_strings.add(id(side))
-                    self._string_candidate("MA310", side, value, pt.npu_device_string(value))
-                elif value.lower() == "nccl":
-                    self.skip_strings.add(id(side))
-                    new = "HCCL" if value.isupper() else "hccl"
-                    self._string_candidate("MA312", side, value, new)
         self.children(node)
 
     # ------------------------------------------------------------------ calls
@@ -740,7 +706,7 @@ class FileFacts:
     # ------------------------------------------------------------------ module level
 
     def collect(self, tree: ast.Module) -> None:
-        """Record the facts of ``tree`` (the module of ``self.source``)."""
+        """Record the facts of ``tree``, the module parsed from this file's source."""
         for stmt in tree.body:
             if type(stmt) is ast.Import or (
                 type(stmt) is ast.ImportFrom and stmt.module != "__future__"

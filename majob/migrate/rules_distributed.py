@@ -105,23 +105,13 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
                 if loader.target:
                     loaders_with_sampler[loader.target] = None
                 init = f"{dist_name}.is_initialized()"
+                kwargs = {
+                    "shuffle": f"not {init}",
+                    "sampler": f"{sampler_name}({loader.dataset}) if {init} else None",
+                }
                 fixes = [
-                    Fix(
-                        Codemod.DDP,
-                        "MA202",
-                        "set-kwarg",
-                        loader.span,
-                        name="shuffle",
-                        code=f"not {init}",
-                    ),
-                    Fix(
-                        Codemod.DDP,
-                        "MA202",
-                        "set-kwarg",
-                        loader.span,
-                        name="sampler",
-                        code=f"{sampler_name}({loader.dataset}) if {init} else None",
-                    ),
+                    Fix(Codemod.DDP, "MA202", "set-kwarg", loader.span, name=name, code=code)
+                    for name, code in kwargs.items()
                 ]
             if distributed:
                 out.report("MA202", loader.span, "", *fixes)
