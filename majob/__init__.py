@@ -31,6 +31,9 @@ if TYPE_CHECKING:
         StorageUnreachable,
         UserInputError,
     )
+    from majob.migrate.checker import check_paths, check_source
+    from majob.migrate.findings import FileReport, Finding
+    from majob.migrate.rewrite import migrate_source
     from majob.runner.local import RunResult, run_local
     from majob.spec.load import load_spec
     from majob.spec.models import (
@@ -59,6 +62,11 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "majob.errors",
     "Distributed": "majob.spec.models",
     "EstimatorCall": "majob.compile.sdk",
+    "FileReport": "majob.migrate.findings",
+    "Finding": "majob.migrate.findings",
+    "check_paths": "majob.migrate.checker",
+    "check_source": "majob.migrate.checker",
+    "migrate_source": "majob.migrate.rewrite",
     "Image": "majob.spec.models",
     "Input": "majob.spec.models",
     "JobSpec": "majob.spec.models",
@@ -94,17 +102,22 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Channel",
+    "check_paths",
+    "check_source",
     "Code",
     "CompileError",
     "ConfigError",
     "Distributed",
     "EstimatorCall",
+    "FileReport",
+    "Finding",
     "Image",
     "Input",
     "JobSpec",
     "load_profile",
     "load_spec",
     "MajobError",
+    "migrate_source",
     "MigrationError",
     "NodeFailedError",
     "ObsUri",

@@ -55,6 +55,10 @@ _LAUNCHER_ENV = (
     "TORCHELASTIC_RUN_ID",
     guard.GUARD_ENV,
 )
+# This machine's cloud credentials and OBS settings: a training container has none of them, so a
+# script that works here only because it can read them would fail on ModelArts; and the run's
+# processes, logs and records must never hold a secret.
+_HOST_ONLY_ENV_PREFIXES = ("HUAWEICLOUD_SDK_", "MAJOB_OBS_")
 
 LineSink = Callable[[str], None]
 
@@ -427,7 +431,11 @@ def run_local(
         )
         for i in range(node_count)
     ]
-    base_env = {k: v for k, v in os.environ.items() if k not in _LAUNCHER_ENV}
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
+    }
     sink, lock = on_line or _print_line, threading.Lock()
     for notice in standin.notices:
         sink(f"[majob] {notice}")

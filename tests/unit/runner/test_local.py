@@ -119,6 +119,25 @@ def test_two_nodes_see_the_container_and_leave_a_record(
     assert result.findings == ()
 
 
+def test_host_credentials_do_not_reach_the_nodes(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", "HOSTACCESSKEY")
+    monkeypatch.setenv("HUAWEICLOUD_SDK_SK", "host-secret-key")
+    monkeypatch.setenv("MAJOB_OBS_ENDPOINT", "http://127.0.0.1:1")
+    monkeypatch.setenv("KEPT_FROM_THE_SHELL", "yes")
+    spec = make_project(
+        """
+        import os
+        print(sorted(k for k in os.environ if k.startswith(("HUAWEICLOUD", "MAJOB_OBS", "KEPT"))))
+        """
+    )
+    lines: list[str] = []
+    result = run_local(spec, runs_dir=runs_dir, on_line=lines.append)
+    assert lines == ["[worker-0] ['KEPT_FROM_THE_SHELL']"]
+    assert "host-secret-key" not in result.record.read_text()
+
+
 def test_code_is_copied_with_the_upload_ignore_rules(
     make_project: MakeProject, runs_dir: Path, tmp_path: Path
 ) -> None:
