@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
-from majob.migrate.findings import FileFindings, Fix
+from majob.migrate.findings import FileFindings, Fix, Span
 from majob.migrate.rules import Codemod
 
 
@@ -33,6 +33,14 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     distributed = facts.has_ddp or facts.has_init or bool(facts.samplers)
     converting = bool(convertible) and parse is not None
     ddp_fixes: list[Fix] = []
+
+    def report_or_plan(reported: bool, rule: str, span: Span, fixes: list[Fix]) -> None:
+        # Not reported: nothing is wrong yet, but the DataParallel conversion will need the fixes.
+        if reported:
+            out.report(rule, span, "", *fixes)
+        else:
+            ddp_fixes.extend(fixes)
+
     dist_name = facts.binding("torch.distributed") or "dist"
     sampler_name = facts.binding(*pt.DISTRIBUTED_SAMPLER) or "DistributedSampler"
     imports: dict[str, None] = {}
@@ -113,10 +121,7 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
                     Fix(Codemod.DDP, "MA202", "set-kwarg", loader.span, name=name, code=code)
                     for name, code in kwargs.items()
                 ]
-            if distributed:
-                out.report("MA202", loader.span, "", *fixes)
-            else:
-                ddp_fixes.extend(fixes)
+            report_or_plan(distributed, "MA202", loader.span, fixes)
     if adds_sampler and facts.binding(*pt.DISTRIBUTED_SAMPLER) is None:
         imports["from torch.utils.data.distributed import DistributedSampler\n"] = None
     if (has_sampler or adds_sampler) and not facts.sets_epoch:
@@ -138,10 +143,7 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
                 code = ""
             if code:
                 fixes.append(Fix(Codemod.DDP, "MA203", "prepend-body", loop.span, code=code))
-            if has_sampler:
-                out.report("MA203", loop.span, "", *fixes)
-            else:
-                ddp_fixes.extend(fixes)
+            report_or_plan(has_sampler, "MA203", loop.span, fixes)
         if has_sampler and not epoch_loops:
             out.report("MA203", facts.samplers[0][0], "no epoch loop found")
     for save in facts.saves:
@@ -155,10 +157,7 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
         if save.stmt:
             cond = f"not {dist_name}.is_initialized() or {dist_name}.get_rank() == 0"
             fixes.append(Fix(Codemod.DDP, "MA204", "wrap-stmt", save.stmt, code=cond))
-        if distributed:
-            out.report("MA204", save.span, "", *fixes)
-        else:
-            ddp_fixes.extend(fixes)
+        report_or_plan(distributed, "MA204", save.span, fixes)
     _wrapped_state_dicts(facts, out)
     if converting or any(f.codemod is Codemod.DDP for f in [*out.fixes, *ddp_fixes]):
         for code in imports:
