@@ -1,8 +1,10 @@
 """Migration checks and rewrites: cloud paths, DataParallel to DDP, GPU to Ascend NPU.
 
-``checker`` (stdlib ``ast``) finds problems and plans fixes; ``rewrite`` applies one codemod's
-fixes through ``codemods`` (libcst, imported only when a migration runs); ``standin`` lets NPU code
-run on CPU. This package module stays light: ``majob --help`` imports it.
+``checker`` (stdlib ``ast``) finds problems and plans fixes: ``facts`` records what one pass over
+a file sees, ``rules_paths``, ``rules_distributed`` and ``rules_npu`` decide the findings and fixes.
+``rewrite`` applies one codemod's fixes through ``codemods`` (libcst, imported only when a
+migration runs); ``standin`` lets NPU code run on CPU. This package module stays light:
+``majob --help`` imports it.
 """
 
 from __future__ import annotations

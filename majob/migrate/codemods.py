@@ -18,8 +18,8 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from majob.errors import MigrationError
-from majob.migrate.checker import source_lines
 from majob.migrate.findings import Fix, Span
+from majob.migrate.source_text import source_lines
 
 _EXPR_ACTIONS = frozenset(
     {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from majob.migrate.rules import RULES, Codemod, Severity
+from majob.migrate.rules import RULES, Codemod, Severity, Target, rule_severity
 
 
 @dataclass(frozen=True, order=True)
@@ -98,3 +98,35 @@ class FileReport:
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]
+
+
+class FileFindings:
+    """What the rules report for one file, in the order they report it."""
+
+    def __init__(self, path: str, target: Target) -> None:
+        self.path = path
+        self.target = target
+        self.findings: list[Finding] = []
+        self.fixes: list[Fix] = []
+
+    def report(self, rule: str, span: Span, detail: str = "", *fixes: Fix) -> None:
+        """A finding of ``rule`` at ``span``, auto-fixable by the codemods of ``fixes``."""
+        message = RULES[rule].summary + (f": {detail}" if detail else "")
+        fixed_by = tuple(dict.fromkeys(f.codemod for f in fixes))
+        self.findings.append(
+            Finding(
+                self.path,
+                span.line,
+                span.col + 1,
+                rule,
+                rule_severity(rule, self.target),
+                message,
+                fixed_by,
+            )
+        )
+        self.fixes.extend(fixes)
+
+    def file_report(self) -> FileReport:
+        """The findings in report order and each distinct fix once, first planned first."""
+        self.findings.sort(key=Finding.sort_key)
+        return FileReport(self.path, self.findings, list(dict.fromkeys(self.fixes)))
