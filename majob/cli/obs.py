@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -55,11 +57,23 @@ Threshold = Annotated[
 ]
 
 
-def _open_store(endpoint: str | None, region: str | None) -> ObjectStore:
+@contextmanager
+def _opened_store(endpoint: str | None, region: str | None) -> Iterator[ObjectStore]:
+    """The store the flags and environment name, closed when the command is done."""
     from majob.storage.config import ObsConfig
     from majob.storage.obs import open_store
 
-    return open_store(ObsConfig.from_env(endpoint=endpoint, region=region))
+    store = open_store(ObsConfig.from_env(endpoint=endpoint, region=region))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _no_such_object(location: ObsUri) -> StorageNotFound:
+    return StorageNotFound(
+        "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
+    )
 
 
 def _parse_obs(text: str) -> ObsUri:
@@ -99,8 +113,7 @@ def ls(
 ) -> None:
     """List the objects (and, without -r, the folders) below an OBS prefix."""
     location = _parse_obs(uri)
-    store = _open_store(endpoint, region)
-    try:
+    with _opened_store(endpoint, region) as store:
         prefix = location.key
         folders: set[str] = set()
         count = 0
@@ -115,11 +128,7 @@ def ls(
             count += 1
             typer.echo(f"{info.size:>12}  {info.key}")
         if not count and not folders and not location.is_dir:
-            raise StorageNotFound(
-                "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
-            )
-    finally:
-        store.close()
+            raise _no_such_object(location)
 
 
 @obs_app.command("cp")
@@ -143,16 +152,13 @@ def cp(
             hint="one of the two must start with obs://",
         )
     options = _options(jobs, part_size, multipart_threshold)
-    store = _open_store(endpoint, region)
-    try:
+    with _opened_store(endpoint, region) as store:
         if _is_obs(dst):
             _upload(store, Path(src), _parse_obs(dst), recursive, options)
         else:
             # "out/" names a directory even before it exists (Path drops the slash).
             into_dir = dst.endswith(("/", os.sep))
             _download(store, _parse_obs(src), Path(dst), recursive, options, into_dir)
-    finally:
-        store.close()
 
 
 def _upload(
@@ -240,8 +246,7 @@ def sync(
 
     location = _parse_obs(dst)
     options = _options(jobs, part_size, multipart_threshold)
-    store = _open_store(endpoint, region)
-    try:
+    with _opened_store(endpoint, region) as store:
         _, result = sync_dir(
             store,
             src,
@@ -252,8 +257,6 @@ def sync(
             options=options,
             on_plan=_print_plan,
         )
-    finally:
-        store.close()
     if result is None:
         typer.echo("dry run: nothing uploaded or deleted")
     else:
@@ -273,17 +276,14 @@ def rm(
 ) -> None:
     """Remove an object, or (with -r) every object below a prefix."""
     location = _parse_obs(uri)
-    store = _open_store(endpoint, region)
-    try:
+    with _opened_store(endpoint, region) as store:
         if recursive:
             keys = [o.key for o in store.list_all(location.bucket, location.key)]
         else:
             if location.is_dir:
                 raise UserInputError(f"{location} is a prefix", hint="pass --recursive (-r)")
             if store.head(location.bucket, location.key) is None:
-                raise StorageNotFound(
-                    "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
-                )
+                raise _no_such_object(location)
             keys = [location.key]
         if not keys:
             typer.echo(f"nothing to remove under {location}")
@@ -299,5 +299,3 @@ def rm(
         for start in range(0, len(keys), 1000):
             store.delete_many(location.bucket, keys[start : start + 1000])
         typer.echo(f"removed {len(keys)} object(s)")
-    finally:
-        store.close()
