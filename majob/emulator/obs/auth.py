@@ -63,6 +63,15 @@ def _denied(code: str, message: str, **extra: str) -> ObsServiceError:
     return ObsServiceError(403, code, message, **extra)
 
 
+def _signature_mismatch(access_key: str) -> ObsServiceError:
+    return _denied(
+        "SignatureDoesNotMatch",
+        "The request signature we calculated does not match the signature you provided. "
+        "Check your key and signing method.",
+        AWSAccessKeyId=access_key,
+    )
+
+
 def verify(
     request: SignedRequest,
     credentials: Mapping[str, str],
@@ -109,12 +118,7 @@ def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) ->
         wanted = v2_signature(request, secret, prefix=prefix, resource=resource)
         if hmac.compare_digest(wanted, signature):
             return str(access_key)
-    raise _denied(
-        "SignatureDoesNotMatch",
-        "The request signature we calculated does not match the signature you provided. "
-        "Check your key and signing method.",
-        AWSAccessKeyId=access_key,
-    )
+    raise _signature_mismatch(access_key)
 
 
 def _secret(access_key: str, credentials: Mapping[str, str]) -> str:
@@ -212,12 +216,7 @@ def _verify_v4(request: SignedRequest, authorization: str, credentials: Mapping[
         wanted = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
         if hmac.compare_digest(wanted, signature):
             return str(access_key)
-    raise _denied(
-        "SignatureDoesNotMatch",
-        "The request signature we calculated does not match the signature you provided. "
-        "Check your key and signing method.",
-        AWSAccessKeyId=access_key,
-    )
+    raise _signature_mismatch(access_key)
 
 
 def _basic_time(http_date: str) -> str:

@@ -397,13 +397,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
                 while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
                     pass
                 return
-            left = size
-            while left > 0:
-                chunk = self.rfile.read(min(left, CHUNK))
-                if not chunk:
-                    raise _BodyTooShort
-                left -= len(chunk)
-                yield chunk
+            yield from self._sized(size)
             self.rfile.readline(65537)
 
     def _drain(self) -> None:
