@@ -16,7 +16,7 @@ from majob.errors import NodeFailedError
 from majob.migrate.checker import check_paths
 from majob.migrate.rewrite import migrate_source
 from majob.migrate.rules import Codemod, Severity, Target
-from majob.runner.local import run_local
+from majob.runner.local import free_port, run_local
 from majob.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,6 +91,9 @@ def test_gpu_ddp_script_runs_as_an_ascend_job_on_the_standin(
         ONE_THREAD,
         "hyperparameters.epochs=1",
         f"outputs.train_url.local={tmp_path / 'out'}",
+        # One node gets no --init_method (ModelArts injects it only for multi-node jobs), so the
+        # script would rendezvous on its default port 6666, which another run may hold.
+        f"hyperparameters.init_method=tcp://127.0.0.1:{free_port()}",
     ]
     spec = load_spec(SPECS / "npu_resnet.yaml", overrides=overrides)
     lines: list[str] = []
