@@ -6,11 +6,21 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 
 from majob.errors import MajobError
+
+# Options several commands take, spelled once.
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a field: PATH=VALUE (value read as YAML). Repeatable."),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.app import app
-from majob.cli.common import user_errors
+from majob.cli.common import ProfileOption, SetOption, user_errors
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
@@ -73,10 +73,7 @@ def run(
     nodes: Annotated[
         int | None, typer.Option("--nodes", min=1, help="Override the stage's node count.")
     ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a field: PATH=VALUE (value read as YAML)."),
-    ] = None,
+    set_: SetOption = None,
     input_: Annotated[
         list[str] | None,
         typer.Option("--input", help="NAME=PATH: local data for an input. Repeatable."),
@@ -99,10 +96,7 @@ def run(
         Path | None,
         typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
     ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
-    ] = None,
+    profile: ProfileOption = None,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:

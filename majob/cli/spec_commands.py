@@ -12,17 +12,8 @@ from typing import Annotated
 import typer
 
 from majob.cli.app import app
-from majob.cli.common import print_error, user_errors
+from majob.cli.common import ProfileOption, SetOption, print_error, user_errors
 from majob.errors import ConfigError, SpecError, UserInputError
-
-SetOption = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Override a field: PATH=VALUE (value read as YAML). Repeatable."),
-]
-ProfileOption = Annotated[
-    str | None,
-    typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
-]
 
 
 @app.command()

@@ -10,13 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from majob import container
 from majob.errors import CompileError
 from majob.spec.models import JobSpec, Stage, render_scalar
 from majob.storage.uri import ObsUri
 
 MAX_NAME = 64
-#: Parent of the code directory in the training container (``MA_JOB_DIR``, reference §3.1).
-MA_JOB_DIR = "/home/ma-user/modelarts/user-job-dir"
 #: The job name's suffix per stage. The formal job keeps the spec's name; the debug job is told
 #: apart in the job list (and never collides with the formal one); ``local`` names what the
 #: local runner emulates.
@@ -43,7 +42,7 @@ class CodeLocation:
     @property
     def container_dir(self) -> str:
         """Where ModelArts puts the code: ``${MA_JOB_DIR}/<last segment of code_dir>``."""
-        return f"{MA_JOB_DIR}/{self.code_dir.name}"
+        return str(container.JOB_DIR / self.code_dir.name)
 
 
 def code_location(spec: JobSpec) -> CodeLocation:

@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from majob import container
 from majob.spec.models import Channel, JobSpec, render_scalar
 
-CONTAINER_HOME = PurePosixPath("/home/ma-user")
+CONTAINER_HOME = container.HOME
 LOCAL_HOST = "127.0.0.1"
 TASK_NAME = "worker"
 
@@ -41,13 +42,17 @@ class ContainerPaths:
     inputs: Mapping[str, Path] = field(default_factory=dict)
     outputs: Mapping[str, Path] = field(default_factory=dict)
 
+    def _local(self, path: PurePosixPath) -> Path:
+        """The run's stand-in for a container path."""
+        return self.root / path.relative_to(container.HOME)
+
     @property
     def mount(self) -> Path:
-        return self.root / "modelarts"
+        return self._local(container.MOUNT)
 
     @property
     def job_dir(self) -> Path:
-        return self.mount / "user-job-dir"
+        return self._local(container.JOB_DIR)
 
     @property
     def code_dir(self) -> Path:
@@ -55,7 +60,7 @@ class ContainerPaths:
 
     @property
     def log_dir(self) -> Path:
-        return self.mount / "log"
+        return self._local(container.LOG_DIR)
 
 
 def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:

@@ -13,7 +13,7 @@ import difflib
 import os
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -419,14 +419,3 @@ def display_path(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def problems_of(paths: Iterable[str | os.PathLike[str]], **kwargs: Any) -> list[SpecProblem]:
-    """Every problem in ``paths`` (for ``majob validate`` of several files); [] when all valid."""
-    found: list[SpecProblem] = []
-    for path in paths:
-        try:
-            load_spec(path, **kwargs)
-        except SpecError as error:
-            found += error.problems
-    return found

@@ -37,9 +37,9 @@ class Positions:
         for end in range(len(loc), -1, -1):
             where = self.by_loc.get(loc[:end])
             if where is not None:
-                line, col = where.key if (key and end == len(loc)) else where.value
-                if end < len(loc):  # the field itself is not written: point at its parent key
-                    line, col = where.key
+                # A field that is not written itself is shown at its closest written parent's key.
+                exact = end == len(loc)
+                line, col = where.key if (key or not exact) else where.value
                 return where.file, line, col
         return self.file, 1, 1
 

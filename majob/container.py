@@ -1,0 +1,14 @@
+"""Where things are in a ModelArts training container (reference §3.1-3.2).
+
+The compilers name these paths in the job they send; the local runner rebuilds the same tree
+under a run directory. Both take them from here, relative to ``HOME``.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+HOME = PurePosixPath("/home/ma-user")  # MA_HOME
+MOUNT = HOME / "modelarts"  # MA_MOUNT_PATH
+JOB_DIR = MOUNT / "user-job-dir"  # MA_JOB_DIR: the code dir is JOB_DIR/<last segment of code.obs>
+LOG_DIR = MOUNT / "log"  # MA_LOG_DIR
