@@ -1,4 +1,4 @@
-"""The ``majob`` Typer application. Each area registers its commands from its own module.
+"""The ``majob`` Typer application, composed from the command modules.
 
 Nothing heavy is imported here: commands import what they need inside their bodies, so that
 ``majob --help`` and ``majob validate`` start fast (a test pins the modules they load).
@@ -7,6 +7,8 @@ Nothing heavy is imported here: commands import what they need inside their bodi
 from __future__ import annotations
 
 import typer
+
+from majob.cli import emulator, migrate, obs, run, spec_commands
 
 app = typer.Typer(
     name="majob",
@@ -17,16 +19,17 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    # Imported for their side effect of adding commands to ``app``; each module keeps its
-    # third-party imports inside the command bodies.
-    from majob.cli import emulator, migrate, run, spec_commands  # noqa: F401
-    from majob.cli.obs import obs_app
-
-    app.add_typer(obs_app)
-
-
-_register()
+# Each command module declares its own commands and imports nothing from here; this module
+# composes them (a Typer added without a name merges its commands into ``majob``). The modules
+# keep their third-party imports inside the command bodies.
+for _group in (
+    spec_commands.commands,
+    run.commands,
+    migrate.commands,
+    emulator.emulator_app,
+    obs.obs_app,
+):
+    app.add_typer(_group)
 
 
 def main() -> None:

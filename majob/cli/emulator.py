@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.app import app
 from majob.cli.common import user_errors
 
 emulator_app = typer.Typer(
@@ -15,7 +14,6 @@ emulator_app = typer.Typer(
     help="Run local emulators of the cloud services (no account needed).",
     no_args_is_help=True,
 )
-app.add_typer(emulator_app)
 
 
 @emulator_app.command("obs")

@@ -13,10 +13,12 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.app import app
 from majob.cli.common import user_errors
 from majob.errors import UserInputError
 from majob.migrate.rules import Codemod, Severity, Target
+
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 
 class OutputFormat(str, enum.Enum):
@@ -41,7 +43,7 @@ def _version() -> str:
         return "0"
 
 
-@app.command("check")
+@commands.command("check")
 @user_errors
 def check(
     paths: Annotated[list[Path], typer.Argument(help="Python files or directories to check.")],
@@ -72,7 +74,7 @@ def check(
             raise typer.Exit(1)
 
 
-@app.command("migrate")
+@commands.command("migrate")
 @user_errors
 def migrate(
     paths: Annotated[list[Path], typer.Argument(help="Python files or directories to rewrite.")],

@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.app import app
 from majob.cli.common import ProfileOption, SetOption, user_errors
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
     from majob.runner.local import RunResult
+
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 STAGES = ("local", "debug", "formal")
 
@@ -63,7 +65,7 @@ def _summary(result: RunResult) -> list[str]:
     return lines
 
 
-@app.command()
+@commands.command()
 @user_errors
 def run(
     spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],

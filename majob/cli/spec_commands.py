@@ -11,12 +11,14 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.app import app
 from majob.cli.common import ProfileOption, SetOption, print_error, user_errors
 from majob.errors import ConfigError, SpecError, UserInputError
 
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
-@app.command()
+
+@commands.command()
 @user_errors
 def validate(
     specs: Annotated[list[Path], typer.Argument(help="Job spec files.", show_default=False)],
@@ -60,7 +62,7 @@ class StageName(str, Enum):
     formal = "formal"
 
 
-@app.command("compile")
+@commands.command("compile")
 @user_errors
 def compile_(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Job spec file.")],
@@ -99,7 +101,7 @@ def compile_(
         sys.stdout.write(json.dumps(call.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-@app.command()
+@commands.command()
 @user_errors
 def schema(
     output: Annotated[
@@ -117,7 +119,7 @@ def schema(
         typer.echo(f"wrote {output}")
 
 
-@app.command()
+@commands.command()
 @user_errors
 def init(
     script: Annotated[
