@@ -111,8 +111,9 @@ def run(
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
-    job = load_spec(spec, overrides=set_ or (), profile=profile)
     inputs = _parse_inputs(input_ or [])
+    # An --input replaces the input's `local` before the spec's files are checked.
+    job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)
     limit = _parse_timeout(timeout)
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
@@ -120,7 +121,6 @@ def run(
             job,
             "local",
             nodes=nodes,
-            inputs=inputs,
             python=python,
             strict=strict,
             timeout=limit,

@@ -62,9 +62,13 @@ def load_spec(
     profile: str | Profile | None = None,
     environ: Mapping[str, str] | None = None,
     check_files: bool = True,
+    local_inputs: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> JobSpec:
     """Read, override, validate and return the spec at ``path``; raise ``SpecError`` with every
-    problem found (or ``ConfigError`` for a bad profile)."""
+    problem found (or ``ConfigError`` for a bad profile). ``local_inputs`` (``--input
+    NAME=PATH``, a relative PATH read from the current directory) replace the named inputs'
+    ``local`` before anything is checked: a stand-in given on the command line rescues a spec
+    whose own ``local`` does not exist here."""
     env = os.environ if environ is None else environ
     selected = profile if isinstance(profile, Profile) else load_profile(profile, env)
     label = str(path)
@@ -80,6 +84,7 @@ def load_spec(
         _apply_override(data, text, positions, problems)
     _apply_profile(data, selected)
     _resolve_paths(data, Path(path).resolve().parent)
+    _apply_local_inputs(data, local_inputs or {}, positions, problems)
 
     try:
         spec = JobSpec.model_validate(data)
@@ -253,6 +258,35 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
         for channel in channels:
             if isinstance(channel, dict) and isinstance(channel.get("local"), str):
                 channel["local"] = str((base / os.path.expanduser(channel["local"])).resolve())
+
+
+def _apply_local_inputs(
+    data: dict[str, Any],
+    local_inputs: Mapping[str, str | os.PathLike[str]],
+    positions: Positions,
+    problems: _Problems,
+) -> None:
+    channels = data.get("inputs")
+    items = channels if isinstance(channels, list) else []
+    for name, local in local_inputs.items():
+        label = f"--input {name}={os.fspath(local)}"
+        index = _list_position(items, name) if not name.lstrip("-").isdigit() else None
+        if index is None:
+            known = [str(c.get("name")) for c in items if isinstance(c, dict)]
+            problems.items.append(
+                SpecProblem(
+                    label,
+                    0,
+                    0,
+                    "",
+                    f"the spec has no input named {name!r} (inputs: {', '.join(known) or 'none'})",
+                )
+            )
+            continue
+        items[index]["local"] = str(Path(local).expanduser().resolve())
+        loc: Loc = ("inputs", index, "local")
+        positions.drop_below(loc)
+        positions.set(loc, Where(label, (0, 0), (0, 0)))
 
 
 # -- validation errors -------------------------------------------------------------------------

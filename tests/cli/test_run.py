@@ -187,3 +187,37 @@ def test_ctrl_c_leaves_no_child_process(project: Path) -> None:
     record = json.loads(next((project / "runs").glob("*/record.json")).read_text())
     assert record["status"] == "interrupted"
     assert os.path.isfile(project / "runs" / record["run_id"] / "logs" / "worker-1.log")
+
+
+def test_input_rescues_a_spec_whose_local_does_not_exist(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = project / "spec.yaml"
+    spec.write_text(SPEC.replace("local: data}", "local: missing}"))
+    other = project / "elsewhere"
+    other.mkdir()
+    (other / "in.txt").write_text("rescued")
+    monkeypatch.chdir(project)  # a relative --input PATH is read from the current directory
+    args = ["run", str(spec), "--runs-dir", str(project / "runs")]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2
+    assert "inputs[0].local: local stand-in" in refused.stderr
+    result = runner.invoke(app, [*args, "--input", "data_url=elsewhere"])
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "out.txt").read_text() == "rescued"
+
+
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [
+        ("nope=data", "error: --input nope=data: the spec has no input named 'nope' (inputs: "),
+        ("data_url=absent", "error: --input data_url=absent: inputs[0].local: local stand-in "),
+    ],
+)
+def test_a_bad_input_names_the_flag(
+    project: Path, monkeypatch: pytest.MonkeyPatch, pair: str, message: str
+) -> None:
+    monkeypatch.chdir(project)
+    result = runner.invoke(app, ["run", "spec.yaml", "--input", pair])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message), result.stderr
