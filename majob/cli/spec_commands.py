@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from majob.cli.common import ProfileOption, SetOption, print_error, user_errors
 from majob.errors import ConfigError, SpecError, UserInputError
+
+if TYPE_CHECKING:
+    from majob.spec.starter import StandIn
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -132,14 +136,18 @@ def init(
     name: Annotated[str | None, typer.Option(help="Job name (default: from the script).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a commented starter spec; with SCRIPT, propose inputs, outputs and hyperparameters."""
-    import os
+    """Write a commented starter spec; with SCRIPT, propose inputs, outputs and hyperparameters.
 
-    from majob.spec.starter import read_arguments, starter_spec
+    Each input's local stand-in is an existing data directory near the script (data/, or one
+    named like the input), else an empty data/<input>/ created next to the spec: what init
+    writes validates and runs as it is.
+    """
+    from majob.spec.starter import channel_names, read_arguments, starter_spec
 
     if output.exists() and not force:
         raise UserInputError(f"{output} exists", hint="pass --force to overwrite it")
     arguments = None
+    spec_dir = output.resolve().parent
     if script is not None:
         try:
             source = script.read_text(encoding="utf-8")
@@ -151,15 +159,71 @@ def init(
             raise UserInputError(
                 f"{script}:{error.lineno}:{error.offset}: not valid Python: {error.msg}"
             ) from None
-        code_dir = os.path.relpath(script.resolve().parent, output.resolve().parent)
+        code_root = script.resolve().parent
         boot_file = script.name
-        default_name = (
-            script.resolve().parent.name if script.stem in ("train", "main") else script.stem
-        )
+        default_name = code_root.name if script.stem in ("train", "main") else script.stem
     else:
-        code_dir, boot_file, default_name = ".", "train.py", Path.cwd().name
+        code_root, boot_file, default_name = spec_dir, "train.py", Path.cwd().name
     job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", job_name):
         raise ConfigError(f"job name {job_name!r} must be 1-64 of A-Z a-z 0-9 _ -")
-    output.write_text(starter_spec(job_name, code_dir, boot_file, arguments), encoding="utf-8")
-    typer.echo(f"wrote {output}: check it with `majob validate {output}`")
+    inputs, outputs = channel_names(arguments)
+    stand_ins = {channel: _stand_in(channel, code_root, spec_dir) for channel in inputs}
+    out_dirs = {channel: spec_dir / "out" / channel for channel in outputs}
+    # Stand-ins and outputs inside the code dir must not travel with the code (upload, copy).
+    local_dirs = [spec_dir / s.path for s in stand_ins.values()] + list(out_dirs.values())
+    ignore = sorted({f"/{rel.as_posix()}/" for rel in _below(local_dirs, code_root)})
+    text = starter_spec(
+        job_name,
+        os.path.relpath(code_root, spec_dir),
+        boot_file,
+        arguments,
+        stand_ins=stand_ins,
+        output_dirs={c: os.path.relpath(d, spec_dir) for c, d in out_dirs.items()},
+        ignore=ignore,
+    )
+    for stand_in in stand_ins.values():
+        directory = spec_dir / stand_in.path
+        if not directory.exists():
+            directory.mkdir(parents=True)
+            typer.echo(f"created {directory} (empty): put a small sample of the data there")
+    output.write_text(text, encoding="utf-8")
+    typer.echo(
+        f"wrote {output}: check it with `majob validate {output}`, try it with `majob run {output}`"
+    )
+
+
+# Where `majob init` looks for an existing local copy of an input, in order: what init itself
+# creates, then a directory named like the input or data/ beside the script or one level up.
+_DATA_DIR_NAMES = ("{channel}", "data")
+
+
+def _stand_in(channel: str, code_root: Path, spec_dir: Path) -> StandIn:
+    from majob.spec.starter import StandIn
+
+    own = spec_dir / "data" / channel
+    candidates = [own] + [
+        base / pattern.format(channel=channel)
+        for base in (code_root, code_root.parent)
+        for pattern in _DATA_DIR_NAMES
+    ]
+    for candidate in candidates:
+        if candidate.is_dir() and candidate != spec_dir and candidate != code_root:
+            note = "stand-in for the local stage"
+            if candidate != own:
+                note = "found by majob init: check it is the data the script reads"
+            return StandIn(os.path.relpath(candidate, spec_dir), note)
+    return StandIn(
+        os.path.relpath(own, spec_dir), "created empty by majob init: put sample data here"
+    )
+
+
+def _below(paths: list[Path], root: Path) -> list[Path]:
+    """The ``paths`` inside ``root``, relative to it."""
+    found = []
+    for path in paths:
+        try:
+            found.append(path.resolve().relative_to(root))
+        except ValueError:
+            continue
+    return found

@@ -4,12 +4,17 @@ The script is read with ``ast`` (never imported or run). Each ``add_argument("--
 an input (names like ``data_url``, ``data_dir``), an output (``train_url``, ``output_dir``...) or a
 hyperparameter with its default. Arguments ModelArts injects itself (``--init_method``,
 ``--rank``, ``--world_size``) are left out.
+
+Where the local stage finds each input (``local``) is chosen by the caller, which can look at the
+disk (``majob init`` finds an existing data directory or creates an empty one), so that what
+``init`` writes validates and runs as it is.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +39,21 @@ class ScriptArguments:
     outputs: list[str] = field(default_factory=list)
     hyperparameters: dict[str, Any] = field(default_factory=dict)
     required: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """An input's local stand-in: its path (relative to the spec's directory) and why."""
+
+    path: str
+    note: str = "stand-in for the local stage"
+
+
+def channel_names(arguments: ScriptArguments | None) -> tuple[list[str], list[str]]:
+    """The input and output channel names a starter spec gets (``data_url``/``train_url`` when
+    the script names none)."""
+    args = arguments or ScriptArguments()
+    return args.inputs or ["data_url"], args.outputs or ["train_url"]
 
 
 def read_arguments(source: str) -> ScriptArguments:
@@ -109,12 +129,23 @@ def _yaml_scalar(value: Any) -> str:
 
 
 def starter_spec(
-    name: str, code_dir: str, boot_file: str, arguments: ScriptArguments | None = None
+    name: str,
+    code_dir: str,
+    boot_file: str,
+    arguments: ScriptArguments | None = None,
+    *,
+    stand_ins: Mapping[str, StandIn] | None = None,
+    output_dirs: Mapping[str, str] | None = None,
+    ignore: Sequence[str] = (),
 ) -> str:
-    """The text of a commented starter spec."""
-    args = arguments or ScriptArguments(inputs=["data_url"], outputs=["train_url"])
-    inputs = args.inputs or ["data_url"]
-    outputs = args.outputs or ["train_url"]
+    """The text of a commented starter spec. ``stand_ins`` gives each input's ``local`` (default:
+    ``data/<name>``), ``output_dirs`` each output's (default: ``out/<name>``), ``ignore`` the
+    code dir's paths to leave out of the upload (the stand-ins, when they sit inside it)."""
+    args = arguments or ScriptArguments()
+    inputs, outputs = channel_names(arguments)
+    found = stand_ins or {}
+    out_dirs = output_dirs or {}
+    ignored = "[" + ", ".join(_yaml_scalar(p) for p in ignore) + "]"
     lines = [
         f"# yaml-language-server: $schema={SCHEMA_FILE}",
         "# A majob job spec. Check it with `majob validate`, see the cloud request with",
@@ -125,7 +156,7 @@ def starter_spec(
         f"  dir: {_yaml_scalar(code_dir)}            # relative to this file",
         f"  boot_file: {_yaml_scalar(boot_file)}",
         f"  obs: obs://my-bucket/majob/{name}/code/   # OBS dir the code is synced to",
-        "  ignore: []                  # gitignore-style patterns (.gitignore is honoured)",
+        f"  ignore: {ignored}  # gitignore-style patterns (.gitignore is honoured)",
         "image:                        # a preset engine, or swr: <image> + command: <boot cmd>",
         "  engine: PyTorch",
         "  version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
@@ -135,17 +166,19 @@ def starter_spec(
         "inputs:                       # each reaches the script as --<name>=<dir>",
     ]
     for channel in inputs:
+        stand_in = found.get(channel, StandIn(f"data/{channel}"))
         lines += [
             f"  - name: {channel}",
             f"    obs: obs://my-bucket/majob/{name}/{channel}/",
-            f"    local: ./data/{channel}      # stand-in for the local stage",
+            f"    local: {_yaml_scalar(stand_in.path)}      # {stand_in.note}",
         ]
     lines.append("outputs:                      # written in the container, uploaded to OBS")
     for channel in outputs:
         lines += [
             f"  - name: {channel}",
             f"    obs: obs://my-bucket/majob/{name}/{channel}/",
-            f"    local: ./out/{channel}",
+            f"    local: {_yaml_scalar(out_dirs.get(channel, f'out/{channel}'))}"
+            "      # a passed run copies its output here (--overwrite replaces files)",
         ]
     if args.hyperparameters:
         lines.append("hyperparameters:              # passed as --<name>=<value>")
