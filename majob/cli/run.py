@@ -49,18 +49,38 @@ def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _summary(result: RunResult) -> list[str]:
-    nodes = len(result.nodes)
+    from majob.text import counted
+
     lines = [
         f"run {result.run_id}: {result.status} in {result.duration:.1f}s "
-        f"({nodes} node{'s' if nodes > 1 else ''}); record: {result.record}"
+        f"({counted(len(result.nodes), 'node')}); record: {result.record}"
     ]
+    copies = {copy.channel: copy for copy in result.copies}
     for output in result.outputs:
-        target = result.copied_to.get(output.channel)
-        path = (target or result.output_dir(output.channel)) / output.path
-        where = f" -> {path}"
-        lines.append(f"  output {output.channel}: {output.path} ({output.size} bytes){where}")
+        copy = copies.get(output.channel)
+        size = counted(output.size, "byte")
+        if copy is not None and output.path in copy.copied:
+            where = f"-> {copy.target / output.path}"
+            if output.path in copy.replaced:
+                where += " (replaced the file that was there)"
+        else:
+            where = f"in {result.output_dir(output.channel) / output.path}"
+            if copy is not None and output.path in copy.kept:
+                where += f" (not copied: {copy.target / output.path} differs and was kept)"
+        lines.append(f"  output {output.channel}: {output.path} ({size}) {where}")
+    replaced = sum(len(copy.replaced) for copy in result.copies)
+    if replaced:
+        lines.append(f"replaced {counted(replaced, 'existing output file')} (--overwrite)")
+    kept = sum(len(copy.kept) for copy in result.copies)
+    if kept:
+        lines.append(
+            f"kept {counted(kept, 'existing output file')} that differ from this run's: "
+            "pass --overwrite to replace them; this run's files are in its run directory"
+        )
     if result.findings:
-        lines.append(f"guard: {len(result.findings)} finding(s) (--strict makes them fail the run)")
+        lines.append(
+            f"guard: {counted(len(result.findings), 'finding')} (--strict makes them fail the run)"
+        )
         lines += [f"  {finding.describe()}" for finding in result.findings]
     return lines
 
@@ -94,6 +114,14 @@ def run(
     timeout: Annotated[
         str | None, typer.Option("--timeout", help="Stop the run after this long, e.g. 90s, 10m.")
     ] = None,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite",
+            help="Let a passed run replace files that differ in an output's local path "
+            "(default: keep them; the run's files stay in its run directory).",
+        ),
+    ] = False,
     runs_dir: Annotated[
         Path | None,
         typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
@@ -125,6 +153,7 @@ def run(
             strict=strict,
             timeout=limit,
             runs_dir=runs_dir,
+            overwrite=overwrite,
         )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

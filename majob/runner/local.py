@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import filecmp
 import hashlib
 import json
 import os
@@ -86,6 +87,21 @@ class OutputFile:
 
 
 @dataclass(frozen=True)
+class OutputCopy:
+    """How one output channel was copied to its ``local`` path (files relative to ``target``).
+    ``copied``: files written there (new, replaced or already identical); ``replaced``: those
+    that held something else before (only with ``overwrite``); ``kept``: files there that differ
+    from the run's and were left alone (without ``overwrite``); the run's own copy is in its
+    run directory."""
+
+    channel: str
+    target: Path
+    copied: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What a local run did; ``status``: passed, failed, timeout, interrupted or error."""
 
@@ -102,6 +118,7 @@ class RunResult:
     output_dirs: Mapping[str, Path] = field(default_factory=dict)
     copied_to: Mapping[str, Path] = field(default_factory=dict)
     notices: tuple[str, ...] = ()  # e.g. that the CPU stand-in for torch_npu was used
+    copies: tuple[OutputCopy, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -249,16 +266,38 @@ def list_outputs(spec: JobSpec, paths: ContainerPaths) -> list[OutputFile]:
     return files
 
 
-def copy_outputs(spec: JobSpec, paths: ContainerPaths) -> dict[str, Path]:
-    """Copy each output that has a ``local`` path there (files replaced, others kept)."""
-    copied = {}
+def copy_outputs(
+    spec: JobSpec, paths: ContainerPaths, *, overwrite: bool = False
+) -> list[OutputCopy]:
+    """Copy each output that has a ``local`` path there. A file already there with other
+    content is replaced only with ``overwrite`` (a bad run must not silently replace a good
+    model); otherwise it is kept and reported. Other files there are never touched."""
+    copies = []
     for channel in spec.outputs:
         if channel.local is None:
             continue
+        source = paths.outputs[channel.name]
         target = Path(channel.local).expanduser().resolve()
-        shutil.copytree(paths.outputs[channel.name], target, dirs_exist_ok=True)
-        copied[channel.name] = target
-    return copied
+        copied, replaced, kept = [], [], []
+        for path in sorted(p for p in source.rglob("*") if p.is_file()):
+            rel = path.relative_to(source)
+            destination = target / rel
+            differs = destination.exists() and not _same_file(path, destination)
+            if differs and not (overwrite and destination.is_file()):
+                kept.append(rel.as_posix())
+                continue
+            if differs:
+                replaced.append(rel.as_posix())
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, destination)
+            copied.append(rel.as_posix())
+        copies.append(OutputCopy(channel.name, target, tuple(copied), tuple(replaced), tuple(kept)))
+    return copies
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``b`` is a regular file with the same bytes as ``a``."""
+    return b.is_file() and filecmp.cmp(a, b, shallow=False)
 
 
 # -- processes ---------------------------------------------------------------------------------
@@ -393,14 +432,16 @@ def run_local(
     timeout: int | None = None,
     runs_dir: Path | None = None,
     on_line: LineSink | None = None,
+    overwrite: bool = False,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
     ``nodes``/``timeout`` override the stage's, ``inputs`` maps input names to local paths over
     their ``local``, ``python`` names the interpreter (default: this one), ``on_line`` receives
-    each ``[worker-i]`` output line (default: stdout). Returns the result of a passed run; raises
-    ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard findings)
-    ``RunnerError`` otherwise, after the record is written.
+    each ``[worker-i]`` output line (default: stdout), ``overwrite`` lets a passed run replace
+    files that differ in an output's ``local`` (see ``copy_outputs``). Returns the result of a
+    passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard
+    findings) ``RunnerError`` otherwise, after the record is written.
     """
     effective = spec.at_stage(stage)
     if nodes is not None:
@@ -464,7 +505,7 @@ def run_local(
         duration = time.monotonic() - started
 
     outputs = list_outputs(effective, paths)
-    copied = copy_outputs(effective, paths) if status == "passed" else {}
+    copies = copy_outputs(effective, paths, overwrite=overwrite) if status == "passed" else []
     found = guard.findings(guard_setup.directory)
     result = RunResult(
         run_id=run_id,
@@ -478,8 +519,9 @@ def run_local(
         outputs=tuple(outputs),
         findings=tuple(found),
         output_dirs=dict(paths.outputs),
-        copied_to=copied,
+        copied_to={c.channel: c.target for c in copies},
         notices=standin.notices,
+        copies=tuple(copies),
     )
     _write_record(result, effective, commands, interpreter)
     if interruption is not None:
@@ -559,6 +601,7 @@ def _write_record(
         ],
         "outputs": [asdict(o) for o in result.outputs],
         "copied_to": {k: str(v) for k, v in result.copied_to.items()},
+        "output_copies": [{**asdict(c), "target": str(c.target)} for c in result.copies],
         "guard": [asdict(f) for f in result.findings],
         "notices": list(result.notices),
     }

@@ -28,6 +28,7 @@ from majob.storage.base import ObjectInfo
 from majob.storage.ignore import walk_files
 from majob.storage.localstate import HashCache
 from majob.storage.uri import ObsUri
+from majob.text import counted, human_bytes
 
 MD5_METADATA = "md5"  # stored as x-obs-meta-md5 / x-amz-meta-md5 on multipart objects
 PART_SIZE_METADATA = "md5-part-size"  # the part size that makes a multipart object's ETag
@@ -161,20 +162,6 @@ class SyncPlan:
             f"{shown}",
             "warning: add them to .majobignore (or code.ignore) to keep them off OBS",
         ]
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 file``, ``2 files``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def human_bytes(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
 
 
 def looks_secret(rel: str) -> bool:

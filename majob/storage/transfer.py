@@ -36,12 +36,11 @@ from majob.storage.plan import (
     PART_SIZE_METADATA,
     PlannedUpload,
     SyncPlan,
-    counted,
-    human_bytes,
     md5_of,
 )
 from majob.storage.pool import run_all
 from majob.storage.retry import with_retries
+from majob.text import counted, human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -221,3 +221,41 @@ def test_a_bad_input_names_the_flag(
     result = runner.invoke(app, ["run", "spec.yaml", "--input", pair])
     assert result.exit_code == 2
     assert result.stderr.startswith(message), result.stderr
+
+
+def test_a_run_never_silently_replaces_an_output_file(project: Path) -> None:
+    args = ["run", str(project / "spec.yaml"), "--runs-dir", str(project / "runs")]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    (project / "out" / "notes.txt").write_text("mine")
+    again = runner.invoke(app, args)  # the same output: nothing to keep or replace
+    assert again.exit_code == 0, again.output
+    assert "kept" not in again.output and "replaced" not in again.output
+
+    (project / "data" / "in.txt").write_text("a worse model")
+    kept = runner.invoke(app, args)
+    assert kept.exit_code == 0, kept.output
+    assert (project / "out" / "out.txt").read_text() == "payload"
+    assert (project / "out" / "notes.txt").read_text() == "mine"
+    run_id = next(ln for ln in kept.stdout.splitlines() if ln.startswith("run ")).split()[1][:-1]
+    record = json.loads((project / "runs" / run_id / "record.json").read_text())
+    own = project / "runs" / record["run_id"] / "ma-user/modelarts/outputs/train_url_0/out.txt"
+    assert own.read_text() == "a worse model"
+    assert (
+        f"  output train_url: out.txt (13 bytes) in {own} "
+        f"(not copied: {project / 'out' / 'out.txt'} differs and was kept)"
+    ) in kept.stdout.splitlines()
+    assert "kept 1 existing output file that differ from this run's: pass --overwrite" in (
+        kept.stdout
+    )
+    assert record["output_copies"][0]["kept"] == ["out.txt"]
+
+    replaced = runner.invoke(app, [*args, "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert (project / "out" / "out.txt").read_text() == "a worse model"
+    assert (project / "out" / "notes.txt").read_text() == "mine"
+    assert (
+        f"  output train_url: out.txt (13 bytes) -> {project / 'out' / 'out.txt'} "
+        "(replaced the file that was there)"
+    ) in replaced.stdout.splitlines()
+    assert "replaced 1 existing output file (--overwrite)" in replaced.stdout
