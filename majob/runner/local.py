@@ -222,6 +222,19 @@ def resolve_inputs(spec: JobSpec, overrides: Mapping[str, str | Path]) -> dict[s
     return resolved
 
 
+def image_notices(spec: JobSpec, interpreter: str) -> tuple[str, ...]:
+    """What the local stage does not reproduce of the spec's image, said before the run starts:
+    a custom SWR image is never pulled or run here."""
+    if not spec.image.is_custom:
+        return ()
+    return (
+        f"custom image {spec.image.swr} is not used locally: its boot command runs with this "
+        f"machine's Python ({interpreter}) and packages; what the image adds (system "
+        "libraries, Python packages and version, CUDA, its user) is first tried in the debug "
+        "stage",
+    )
+
+
 # -- building the tree -------------------------------------------------------------------------
 
 
@@ -478,7 +491,8 @@ def run_local(
         if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
     }
     sink, lock = on_line or _print_line, threading.Lock()
-    for notice in standin.notices:
+    notices = (*image_notices(effective, interpreter), *standin.notices)
+    for notice in notices:
         sink(f"[majob] {notice}")
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -520,7 +534,7 @@ def run_local(
         findings=tuple(found),
         output_dirs=dict(paths.outputs),
         copied_to={c.channel: c.target for c in copies},
-        notices=standin.notices,
+        notices=notices,
         copies=tuple(copies),
     )
     _write_record(result, effective, commands, interpreter)
