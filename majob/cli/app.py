@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from majob.cli import emulator, migrate, obs, run, spec_commands
+from majob.cli import emulator, migrate, obs, run, runs, spec_commands
 
 app = typer.Typer(
     name="majob",
@@ -25,6 +25,7 @@ app = typer.Typer(
 for _group in (
     spec_commands.commands,
     run.commands,
+    runs.runs_app,
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,

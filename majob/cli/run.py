@@ -77,6 +77,11 @@ def _summary(result: RunResult) -> list[str]:
             f"kept {counted(kept, 'existing output file')} that differ from this run's: "
             "pass --overwrite to replace them; this run's files are in its run directory"
         )
+    if result.pruned:
+        lines.append(
+            f"removed {counted(len(result.pruned), 'old run')} from {result.run_dir.parent} "
+            "(retention: MAJOB_RUNS_KEEP, MAJOB_RUNS_MAX_AGE; see `majob runs --help`)"
+        )
     if result.findings:
         lines.append(
             f"guard: {counted(len(result.findings), 'finding')} (--strict makes them fail the run)"

@@ -6,7 +6,9 @@ rules, starts one process per node in its own session, merges their output live 
 ``[worker-i]`` prefix and keeps a log per node. When a node fails, the timeout elapses or the user
 presses Ctrl-C, every node's process group is stopped (SIGTERM, then SIGKILL). Each run leaves a
 record in ``<runs dir>/<run id>/record.json``; ``runs dir`` is ``.majob/runs`` under the current
-directory unless given.
+directory unless given. After each run, old runs are removed by the retention policy of
+``runs.py``. A passed run copies its outputs to their ``local`` paths, never replacing a file that
+differs unless asked to (``overwrite``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -36,10 +38,10 @@ from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
+from majob.runner.runs import RUNS_DIR, Retention, apply_retention
 from majob.spec.models import JobSpec, Stage
 from majob.storage.ignore import walk_files
 
-RUNS_DIR = Path(".majob") / "runs"
 STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
 POLL_SECONDS = 0.02
 TAIL_LINES = 15
@@ -119,6 +121,7 @@ class RunResult:
     copied_to: Mapping[str, Path] = field(default_factory=dict)
     notices: tuple[str, ...] = ()  # e.g. that the CPU stand-in for torch_npu was used
     copies: tuple[OutputCopy, ...] = ()
+    pruned: tuple[str, ...] = ()  # old runs the retention policy removed after this one
 
     @property
     def ok(self) -> bool:
@@ -464,6 +467,7 @@ def run_local(
     node_count = effective.resources.nodes
     limit = timeout if timeout is not None else spec.timeout(stage)
     interpreter = resolve_interpreter(python)
+    retention = Retention.from_env()  # a bad MAJOB_RUNS_* value is said before anything runs
     # An Ascend job on a host without torch_npu runs on the CPU through majob's stand-in.
     standin = npu_standin_for(effective, interpreter)
     check_boot_file(effective)
@@ -538,6 +542,7 @@ def run_local(
         copies=tuple(copies),
     )
     _write_record(result, effective, commands, interpreter)
+    result = replace(result, pruned=_prune_runs(run_dir, retention))
     if interruption is not None:
         raise interruption
     # The error's lines name the files the user edits: the copy's paths become the original's.
@@ -547,6 +552,14 @@ def run_local(
     )
     _raise_for_status(result, failed, limit, strict, copy_to_origin)
     return result
+
+
+def _prune_runs(run_dir: Path, retention: Retention | None) -> tuple[str, ...]:
+    """Apply the retention policy to the runs beside ``run_dir`` (this one is always kept)."""
+    if retention is None:
+        return ()
+    removed = apply_retention(run_dir.parent, retention, protect=(run_dir.name,))
+    return tuple(run.run_id for run in removed)
 
 
 def _build_tree(
@@ -615,6 +628,7 @@ def _write_record(
         ],
         "outputs": [asdict(o) for o in result.outputs],
         "copied_to": {k: str(v) for k, v in result.copied_to.items()},
+        "output_dirs": {k: str(v) for k, v in result.output_dirs.items()},
         "output_copies": [{**asdict(c), "target": str(c.target)} for c in result.copies],
         "guard": [asdict(f) for f in result.findings],
         "notices": list(result.notices),
