@@ -6,9 +6,12 @@ Nothing heavy is imported here: commands import what they need inside their bodi
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from majob.cli import emulator, migrate, obs, run, runs, spec_commands
+from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
     name="majob",
@@ -16,7 +19,33 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    cls=PlainHelpGroup,
 )
+
+
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("majob")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from majob import __version__ as installed
+    typer.echo(f"majob {installed}")
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print majob's version."
+        ),
+    ] = False,
+) -> None:
+    """Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run."""
 
 
 # Each command module declares its own commands and imports nothing from here; this module

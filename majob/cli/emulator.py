@@ -31,9 +31,10 @@ def obs_command(
         list[str] | None,
         typer.Option(help="Accept ACCESS_KEY:SECRET_KEY (default: the documented test pair)."),
     ] = None,
-    no_auth: Annotated[bool, typer.Option(help="Accept requests without checking signatures.")] = (
-        False
-    ),
+    # One flag: named --no-auth by itself, Typer would also make a --no-no-auth.
+    no_auth: Annotated[
+        bool, typer.Option("--no-auth", help="Accept requests without checking signatures.")
+    ] = False,
     faults: Annotated[
         Path | None, typer.Option(help="JSON list of fault rules to apply (see docs/obs.md).")
     ] = None,

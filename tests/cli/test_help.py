@@ -1,0 +1,76 @@
+"""Every command's help: plain metavars, no Python type names, flags without a value label."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+
+runner = CliRunner()
+# Typer 0.29's labels: <bool>, <str>, <path>, <list[Path]>, <int range>, <sdk|rest>...
+TYPE_NAME = re.compile(
+    r"<(?:bool|str|int|float|path|file|datetime|list\[[^>]*\]|(?:int|float) range|\w+(?:\|\w+)+)>"
+)
+
+
+def _command_paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = [prefix]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        paths += _command_paths(sub, (*prefix, name))
+    return paths
+
+
+COMMANDS = _command_paths(typer.main.get_command(app))
+
+
+def test_every_command_is_covered() -> None:
+    assert {("run",), ("runs", "clean"), ("obs", "sync"), ("emulator", "obs")} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "majob")
+def test_help_shows_plain_metavars(path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert TYPE_NAME.findall(result.stdout) == []
+    assert "--no-no-" not in result.stdout
+    for line in result.stdout.splitlines():
+        if "--help" in line:  # a flag: nothing between its name and its help
+            assert re.search(r"--help\s+Show this message and exit\.", line), line
+
+
+def test_option_labels_are_click_style(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    words = [line.split() for line in runner.invoke(app, ["run", "--help"]).stdout.splitlines()]
+    rows = {w[1]: w[2:] for w in words if len(w) > 2 and w[1].startswith("--")}
+    assert rows["--nodes"][:2] == ["INTEGER", "[x>=1]"]
+    assert rows["--input"][0] == "TEXT"
+    assert rows["--runs-dir"][0] == "PATH"
+    assert rows["--strict"][0] == "Fail"  # a flag: straight to its help
+    compile_rows = runner.invoke(app, ["compile", "--help"]).stdout
+    assert "[sdk|rest]" in compile_rows
+    validate_rows = runner.invoke(app, ["validate", "--help"]).stdout
+    assert re.search(r"specs\.\.\.\s+PATH\s+Job spec files", validate_rows)
+
+
+def test_no_auth_is_one_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    out = runner.invoke(app, ["emulator", "obs", "--help"]).stdout
+    (line,) = [ln for ln in out.splitlines() if "--no-auth" in ln]
+    assert re.search(r"--no-auth\s+Accept requests without checking signatures\.", line)
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "majob", "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"majob {version('majob')}\n"
