@@ -109,9 +109,12 @@ def migrate(
         for change in result.changes:
             sys.stdout.write(change.diff())
         verb = "would change"
+    from majob.text import counted
+
     fixes = sum(c.fixes for c in result.changes)
     sys.stderr.write(
-        f"{to.value}: {len(result.changes)} of {result.files} files {verb} ({fixes} fixes)"
+        f"{to.value}: {len(result.changes)} of {counted(result.files, 'file')} {verb} "
+        f"({counted(fixes, 'fix', 'fixes')})"
         f"{f', {len(result.skipped)} skipped' if result.skipped else ''}; "
         "`majob check` lists what needs a hand\n"
     )

@@ -17,6 +17,7 @@ import typer
 
 from majob.cli.common import user_errors
 from majob.errors import ConfigError, StorageNotFound, UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.storage.base import ObjectStore
@@ -94,9 +95,16 @@ def _options(jobs: int, part_size: int, threshold: int) -> TransferOptions:
     )
 
 
-def _print_plan(plan: SyncPlan) -> None:
+HEAD_LINES = 20  # files a dry run lists without -v (rclone-style: a head, then a count)
+
+
+def _print_plan(plan: SyncPlan, files: int | None = 0) -> None:
+    """The plan's summary, then ``files`` of its per-file lines (None: all of them)."""
     for line in plan.summary_lines():
         typer.echo(line)
+    if files != 0:
+        for line in plan.file_lines(files):
+            typer.echo(line)
     for line in plan.warning_lines():
         typer.echo(line, err=True)
 
@@ -206,7 +214,10 @@ def _download(
         if not recursive:
             raise UserInputError(f"{src} is a prefix", hint="pass --recursive (-r)")
         result = download_tree(store, src, dst, jobs=options.jobs, attempts=options.attempts)
-        typer.echo(f"downloaded {result.downloaded} files ({result.bytes} bytes) to {dst}")
+        typer.echo(
+            f"downloaded {counted(result.downloaded, 'file')} "
+            f"({counted(result.bytes, 'byte')}) to {dst}"
+        )
         for key in result.unverified:
             typer.echo(f"warning: no MD5 known for {key}: not verified", err=True)
         return
@@ -232,6 +243,14 @@ def sync(
         list[str] | None,
         typer.Option("--exclude", help="Extra gitignore-style pattern (repeatable)."),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help=f"List every planned file (a dry run lists the first {HEAD_LINES}).",
+        ),
+    ] = False,
     jobs: Jobs = 8,
     part_size: PartSize = 16,
     multipart_threshold: Threshold = 64,
@@ -255,7 +274,9 @@ def sync(
             delete=delete,
             dry_run=dry_run,
             options=options,
-            on_plan=_print_plan,
+            on_plan=lambda plan: _print_plan(
+                plan, None if verbose else HEAD_LINES if dry_run else 0
+            ),
         )
     if result is None:
         typer.echo("dry run: nothing uploaded or deleted")
@@ -291,11 +312,11 @@ def rm(
         if not yes:
             if not sys.stdin.isatty():
                 raise ConfigError(
-                    f"refusing to remove {len(keys)} object(s) without confirmation",
+                    f"refusing to remove {counted(len(keys), 'object')} without confirmation",
                     hint="pass --yes",
                 )
-            if not typer.confirm(f"remove {len(keys)} object(s) under {location}?"):
+            if not typer.confirm(f"remove {counted(len(keys), 'object')} under {location}?"):
                 raise typer.Exit(1)
         for start in range(0, len(keys), 1000):
             store.delete_many(location.bucket, keys[start : start + 1000])
-        typer.echo(f"removed {len(keys)} object(s)")
+        typer.echo(f"removed {counted(len(keys), 'object')}")

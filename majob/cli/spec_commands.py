@@ -14,6 +14,7 @@ import typer
 
 from majob.cli.common import ProfileOption, SetOption, print_error, user_errors
 from majob.errors import ConfigError, SpecError, UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.spec.starter import StandIn
@@ -43,7 +44,7 @@ def validate(
         nodes = spec.resources.nodes
         image = spec.image.swr or f"{spec.image.engine} {spec.image.version}"
         typer.echo(
-            f"ok: {path}: {spec.name} ({nodes} node{'s' if nodes > 1 else ''} of "
+            f"ok: {path}: {spec.name} ({counted(nodes, 'node')} of "
             f"{spec.resources.flavor}, {image})"
         )
     if failed:

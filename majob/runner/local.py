@@ -41,6 +41,7 @@ from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, no
 from majob.runner.runs import RUNS_DIR, Retention, apply_retention
 from majob.spec.models import JobSpec, Stage
 from majob.storage.ignore import walk_files
+from majob.text import counted
 
 STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
 POLL_SECONDS = 0.02
@@ -679,6 +680,6 @@ def _raise_for_status(
     if strict and result.findings:
         lines = "\n".join(f"  {f.describe()}" for f in result.findings)
         raise RunnerError(
-            f"the guard found {len(result.findings)} problem(s) (--strict):\n{lines}",
+            f"the guard found {counted(len(result.findings), 'problem')} (--strict):\n{lines}",
             hint=f"record: {result.record}",
         )

@@ -137,21 +137,42 @@ class SyncPlan:
         extra = sum(o.size for o in self.extraneous)
 
         def line(verb: str, count: int, noun: str, size: int, detail: str) -> str:
+            noun = counted(count, noun).split(" ", 1)[1]
             return f"  {verb:<6} {count:>7} {noun:<7} {human_bytes(size):>10}  ({detail})"
 
         lines = [
             f"sync {self.source} -> {self.dest.as_dir()}",
-            line("upload", len(self.uploads), "files", self.upload_bytes,
+            line("upload", len(self.uploads), "file", self.upload_bytes,
                  f"{new} new, {len(self.uploads) - new} changed"),
-            line("skip", len(self.skipped), "files", self.skip_bytes, "unchanged"),
+            line("skip", len(self.skipped), "file", self.skip_bytes, "unchanged"),
         ]  # fmt: skip
         if self.delete:
-            lines.append(line("delete", len(self.extraneous), "objects", extra, "not in source"))
+            lines.append(line("delete", len(self.extraneous), "object", extra, "not in source"))
         elif self.extraneous:
             lines.append(
-                line("keep", len(self.extraneous), "objects", extra, "not in source; --delete")
+                line("keep", len(self.extraneous), "object", extra, "not in source; --delete")
             )
         return lines
+
+    def file_lines(self, limit: int | None = None) -> list[str]:
+        """One line per file: its action (upload, delete, then skip: what changes comes first),
+        size and path; with ``limit``, the first ``limit`` lines and a count of the rest."""
+        prefix = self.dest.as_dir().key
+
+        def line(action: str, size: int, path: str) -> str:
+            return f"  {action:<16} {human_bytes(size):>10}  {path}"
+
+        lines = [line(f"upload ({u.reason})", u.file.size, u.file.rel) for u in self.uploads]
+        lines += [line("delete", o.size, o.key.removeprefix(prefix)) for o in self.deletes]
+        if not self.delete:
+            lines += [
+                line("keep (--delete)", o.size, o.key.removeprefix(prefix)) for o in self.extraneous
+            ]
+        lines += [line("skip (unchanged)", f.size, f.rel) for f in self.skipped]
+        if limit is None or len(lines) <= limit:
+            return lines
+        rest = len(lines) - limit
+        return [*lines[:limit], f"  ... and {counted(rest, 'more file')} (-v lists them all)"]
 
     def warning_lines(self) -> list[str]:
         if not self.secrets:

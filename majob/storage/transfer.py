@@ -44,6 +44,7 @@ from majob.text import counted, human_bytes
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import ProgressColumn
 
 MiB = 1 << 20
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB
@@ -108,31 +109,24 @@ class _Meter:
         if show is None and console is None and not _may_be_terminal():
             return
         from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         console = console or Console(stderr=True)
         if show is None and not console.is_terminal:
             return
+        amount, speed = _row_columns()
         self._progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
-            MofNCompleteColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
+            amount,
+            speed,
             TimeRemainingColumn(),
             console=console,
             transient=True,
         )
-        self._files = self._progress.add_task("files", total=len(plan.uploads))
-        self._bytes = self._progress.add_task("bytes", total=plan.upload_bytes)
+        # The file row counts files, the byte row bytes: each row says its own unit.
+        self._files = self._progress.add_task("files", total=len(plan.uploads), unit="files")
+        self._bytes = self._progress.add_task("bytes", total=plan.upload_bytes, unit="bytes")
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -149,6 +143,33 @@ class _Meter:
     def file_done(self) -> None:
         if self._progress is not None and self._files is not None:
             self._progress.advance(self._files, 1)
+
+
+def _row_columns() -> tuple[ProgressColumn, ProgressColumn]:
+    """The amount (``3/10 files`` or ``1.2/4.0 MB``) and speed (the byte row only) columns."""
+    from rich.progress import DownloadColumn, ProgressColumn, Task, TransferSpeedColumn
+    from rich.text import Text
+
+    class Amount(ProgressColumn):
+        def __init__(self) -> None:
+            super().__init__()
+            self._bytes = DownloadColumn(binary_units=True)  # KiB, as the plan says
+
+        def render(self, task: Task) -> Text:
+            if task.fields.get("unit") == "files":
+                done, total = int(task.completed), int(task.total or 0)
+                return Text(f"{done}/{counted(total, 'file')}", style="progress.download")
+            return self._bytes.render(task)
+
+    class Speed(ProgressColumn):
+        def __init__(self) -> None:
+            super().__init__()
+            self._bytes = TransferSpeedColumn()
+
+        def render(self, task: Task) -> Text:
+            return Text("") if task.fields.get("unit") == "files" else self._bytes.render(task)
+
+    return Amount(), Speed()
 
 
 class Uploader:

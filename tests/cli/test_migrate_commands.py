@@ -107,7 +107,7 @@ def test_migrate_write_keeps_backups_and_is_idempotent(project: Path) -> None:
     assert "parse_known_args()" in migrated
     assert 'os.path.join(args.train_url, "model.pt")' in migrated
     again = runner.invoke(app, args)
-    assert "0 of 1 files changed" in again.stderr
+    assert "0 of 1 file changed" in again.stderr
     assert train.read_text(encoding="utf-8") == migrated
     assert not (project / "pkg" / "train.py.orig.1").exists()
     # a second kind of migration keeps the first backup and adds its own

@@ -95,7 +95,7 @@ def test_ls_cp_and_rm(
     assert refused.exit_code == 2 and "pass --yes" in refused.stderr
     assert len(_keys(obs_store)) == 4
     removed = runner.invoke(app, ["obs", "rm", "-r", PREFIX, "--yes"])
-    assert removed.exit_code == 0 and "removed 4 object(s)" in removed.stdout
+    assert removed.exit_code == 0 and "removed 4 objects" in removed.stdout
     assert _keys(obs_store) == []
     missing = runner.invoke(app, ["obs", "rm", PREFIX + "nothing.py", "--yes"])
     assert missing.exit_code == 1 and "NoSuchKey" in missing.stderr

@@ -44,8 +44,8 @@ def test_new_changed_unchanged_and_extraneous() -> None:
     assert plan.upload_bytes == 4 and plan.skip_bytes == 3
     assert plan.summary_lines()[1:] == [
         "  upload       2 files          4 B  (1 new, 1 changed)",
-        "  skip         1 files          3 B  (unchanged)",
-        "  keep         1 objects       10 B  (not in source; --delete)",
+        "  skip         1 file           3 B  (unchanged)",
+        "  keep         1 object        10 B  (not in source; --delete)",
     ]
 
 
