@@ -74,8 +74,8 @@ def _summary(result: RunResult) -> list[str]:
     kept = sum(len(copy.kept) for copy in result.copies)
     if kept:
         lines.append(
-            f"kept {counted(kept, 'existing output file')} that differ from this run's: "
-            "pass --overwrite to replace them; this run's files are in its run directory"
+            f"kept {counted(kept, 'existing output file')} this run would have changed "
+            "(--overwrite replaces); this run's files are in its run directory"
         )
     if result.pruned:
         lines.append(

@@ -245,7 +245,7 @@ def test_a_run_never_silently_replaces_an_output_file(project: Path) -> None:
         f"  output train_url: out.txt (13 bytes) in {own} "
         f"(not copied: {project / 'out' / 'out.txt'} differs and was kept)"
     ) in kept.stdout.splitlines()
-    assert "kept 1 existing output file that differ from this run's: pass --overwrite" in (
+    assert "kept 1 existing output file this run would have changed (--overwrite replaces)" in (
         kept.stdout
     )
     assert record["output_copies"][0]["kept"] == ["out.txt"]
