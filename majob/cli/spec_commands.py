@@ -189,6 +189,10 @@ def init(
             directory.mkdir(parents=True)
             typer.echo(f"created {directory} (empty): put a small sample of the data there")
     output.write_text(text, encoding="utf-8")
+    if not (code_root / boot_file).is_file():
+        typer.echo(
+            f"note: {code_root / boot_file} does not exist yet: write it, or pass your script"
+        )
     typer.echo(
         f"wrote {output}: check it with `majob validate {output}`, try it with `majob run {output}`"
     )

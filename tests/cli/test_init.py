@@ -72,3 +72,12 @@ def test_a_second_init_reuses_the_stand_in_it_created(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert "created" not in again.stdout
     assert "local: data/data_dir " in (tmp_path / "majob.yaml").read_text()
+
+
+def test_init_without_a_script_says_what_is_missing(tmp_path: Path) -> None:
+    made = runner.invoke(app, ["init"])
+    assert made.exit_code == 0, made.output
+    assert f"note: {tmp_path / 'train.py'} does not exist yet" in made.stdout
+    (tmp_path / "train.py").write_text("print('ok')\n")
+    checked = runner.invoke(app, ["validate", "majob.yaml"])
+    assert checked.exit_code == 0, checked.output
