@@ -307,7 +307,7 @@ def test_guard_reports_writes_outside_the_outputs_and_host_reads_with_file_line(
     recorded = json.loads(result.record.read_text())["guard"]
     assert [g["kind"] for g in recorded] == ["read", "write"]
 
-    with pytest.raises(RunnerError, match=r"the guard found 2 problem\(s\) \(--strict\)"):
+    with pytest.raises(RunnerError, match=r"the guard found 2 problems \(--strict\)"):
         run_local(spec, strict=True, runs_dir=runs_dir, on_line=lambda _: None)
 
 
