@@ -67,12 +67,12 @@ class SpecProblem:
 
 
 class SpecError(UserInputError):
-    """A job spec is invalid. ``problems`` holds all of them, in file order."""
+    """A job spec is invalid. ``problems`` holds all of them, in file order; ``str()`` is one
+    ``file:line:col: message`` line per problem, as the CLI prints them."""
 
     def __init__(self, problems: list[SpecProblem]) -> None:
         self.problems = sorted(problems)
-        noun = "problem" if len(self.problems) == 1 else "problems"
-        super().__init__(f"{len(self.problems)} {noun} in the job spec")
+        super().__init__("\n".join(str(p) for p in self.problems))
 
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems]

@@ -117,7 +117,7 @@ EXPECTED: dict[str, list[str]] = {
         "syntax_bad_indent.yaml:4:13: YAML syntax error: mapping values are not allowed here",
     ],
     "syntax_duplicate_key": [
-        'syntax_duplicate_key.yaml:12:3: YAML syntax error: while constructing a mapping: found duplicate key "nodes" with value "2" (original value: "1")',
+        "syntax_duplicate_key.yaml:12:3: resources.nodes: key 'nodes' is written twice (first at line 11); keep one",
     ],
     "syntax_tab": [
         "syntax_tab.yaml:12:1: YAML syntax error: while scanning for the next token: found character '\\t' that cannot start any token",
