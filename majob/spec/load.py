@@ -221,7 +221,8 @@ def _apply_override(
             position = _list_position(node, part)
             if position is None:
                 choices = f"an index 0..{len(node) - 1} or " if node else ""
-                refuse((*loc, part), f"no item {part!r}: use {choices}an item's name")
+                named = int(part) if part.lstrip("-").isdigit() else part
+                refuse((*loc, named), f"no item {part!r}: use {choices}an item's name")
                 return
             step = position
         loc.append(step)
@@ -343,9 +344,14 @@ def _report_validation(detail: ErrorDetails, problems: _Problems) -> None:
     if kind == "missing":
         problems.add(loc, f"missing required key {str(loc[-1])!r}")
         return
-    if loc and loc[-1] in _SCALAR_TAGS:
-        # One value failed every member of the Scalar union: say it once.
-        problems.add(loc[:-1], "must be a string, a number or a boolean")
+    scalar_union = bool(loc) and loc[-1] in _SCALAR_TAGS
+    if scalar_union:
+        loc = loc[:-1]  # one value failed every member of the Scalar union: say it once
+    if detail["input"] is None:  # ``key:`` with nothing after it, or an explicit null
+        problems.add(loc, "has no value: write one, or remove the key")
+        return
+    if scalar_union:
+        problems.add(loc, "must be a string, a number or a boolean")
         return
     message = str(detail["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
