@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
-from ruamel.yaml.nodes import Node
 
 from majob.errors import SpecError, SpecProblem
 from majob.spec.envrefs import expand_refs
@@ -28,6 +27,7 @@ from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
 from majob.spec.safe_yaml import (
     MAX_DEPTH,
+    Document,
     YamlProblem,
     YamlRefused,
     compose,
@@ -146,7 +146,7 @@ def _parse(path: Path, label: str, positions: Positions, problems: _Problems) ->
     return plain
 
 
-def _compose(text: str) -> Node | None:
+def _compose(text: str) -> Document | None:
     """``compose(text)``, its syntax errors turned into a ``YamlRefused`` at their line:col."""
     from ruamel.yaml.composer import MaxDepthExceededError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import math
 import re
 import stat
 from collections.abc import Iterator
@@ -188,7 +189,15 @@ class _MarkingComposer(Composer):
         return super().compose_node(parent, index)
 
 
-def compose(text: str) -> Node | None:
+@dataclass(frozen=True)
+class Document:
+    """A composed YAML document: its root node, and whether it said ``%YAML 1.1``."""
+
+    root: Node
+    yaml_1_1: bool = False
+
+
+def compose(text: str) -> Document | None:
     """The node graph of the single YAML document in ``text`` (``None`` if it is empty).
 
     Raises ruamel's ``YAMLError`` subclasses for syntax errors.
@@ -199,9 +208,9 @@ def compose(text: str) -> Node | None:
     yaml.Composer = _MarkingComposer
     yaml.max_depth = MAX_DEPTH
     node = yaml.compose(text)
-    if isinstance(node, AliasRef):  # not reachable in valid YAML: an alias needs an anchor
-        return node.target
-    return node if isinstance(node, Node) else None
+    if not isinstance(node, Node):  # empty; an alias cannot be the root: it needs an anchor
+        return None
+    return Document(node, tuple(yaml.resolver.processing_version) == (1, 1))
 
 
 # -- 3. nodes to plain values ----------------------------------------------------------------
@@ -215,12 +224,12 @@ class _Stop(Exception):
         self.problem = problem
 
 
-def to_plain(root: Node, positions: Positions, text: str) -> tuple[Any, list[YamlProblem]]:
+def to_plain(document: Document, positions: Positions, text: str) -> tuple[Any, list[YamlProblem]]:
     """``root`` as plain values, with every key's and item's position recorded in ``positions``;
     and the problems found (bad tags, duplicate keys, alias limits)."""
-    walker = _Walker(positions, text)
+    walker = _Walker(positions, text, document.yaml_1_1)
     try:
-        value = walker.value(root, (), 0)
+        value = walker.value(document.root, (), 0)
     except _Stop as stop:
         return None, [stop.problem]
     return value, walker.problems
@@ -238,9 +247,10 @@ Pair = tuple["Node | AliasRef", "Node | AliasRef", "StreamMark | None", bool]
 
 
 class _Walker:
-    def __init__(self, positions: Positions, text: str) -> None:
+    def __init__(self, positions: Positions, text: str, yaml_1_1: bool) -> None:
         self.positions = positions
         self.text = text
+        self.yaml_1_1 = yaml_1_1
         self.problems: list[YamlProblem] = []
         self.aliases = 0
         self.expanded = 0
@@ -345,7 +355,7 @@ class _Walker:
             return self.sequence(node, loc, depth)
         if isinstance(node, ScalarNode) and (tag in _SCALAR_TAGS or tag == _MERGE):
             try:
-                return _scalar_value(tag, str(node.value))
+                return _scalar_value(tag, str(node.value), self.yaml_1_1)
             except ValueError:
                 message = f"{node.value!r} is not a valid {display_tag(tag)}"
         else:
@@ -378,11 +388,8 @@ class _Walker:
                     self.follow(key_node, loc) if isinstance(key_node, AliasRef) else key_node
                 )
                 if not isinstance(key_target, ScalarNode):
-                    self.problems.append(
-                        YamlProblem(
-                            *key_at, "a key must be a single value, not a list or mapping", loc
-                        )
-                    )
+                    message = "a key must be a single value, not a list or a mapping"
+                    self.problems.append(YamlProblem(*key_at, message, loc))
                     continue
                 key = self.value(key_target, loc, depth + 1)
                 child = (*loc, key if isinstance(key, (str, int)) else str(key))
@@ -440,32 +447,50 @@ class _Walker:
         return sources
 
 
-def _scalar_value(tag: str, text: str) -> Any:
+_BOOLS = {
+    **dict.fromkeys(("true", "yes", "y", "on"), True),  # the last three: YAML 1.1 only
+    **dict.fromkeys(("false", "no", "n", "off"), False),
+}
+_INT = re.compile(r"[-+]?(?:0b[01]+|0o[0-7]+|0x[0-9a-f]+|[0-9]+)")
+_SEXAGESIMAL = re.compile(r"[-+]?[0-9]+(?::[0-5]?[0-9])+(?:\.[0-9]*)?")  # YAML 1.1: 1:30 is 90
+
+
+def _scalar_value(tag: str, text: str, yaml_1_1: bool = False) -> Any:
     """The plain value of a core-schema scalar; ``ValueError`` if ``text`` does not fit ``tag``."""
     kind = tag.removeprefix(_CORE)
+    lowered = text.lower().replace("_", "") if kind in ("int", "float") else text.lower()
     if kind == "null":
-        if text.lower() not in ("", "~", "null"):
+        if lowered not in ("", "~", "null"):
             raise ValueError(text)
         return None
     if kind == "bool":
-        if text.lower() not in ("true", "false"):
+        if lowered not in _BOOLS:
             raise ValueError(text)
-        return text.lower() == "true"
+        return _BOOLS[lowered]
+    if kind in ("int", "float") and yaml_1_1 and _SEXAGESIMAL.fullmatch(lowered):
+        sign = -1 if lowered.startswith("-") else 1
+        value: float = 0
+        for part in lowered.lstrip("+-").split(":"):
+            value = value * 60 + (float(part) if "." in part else int(part))
+        return sign * value
     if kind == "int":
-        digits = text.replace("_", "")
-        sign = -1 if digits.startswith("-") else 1
-        digits = digits.lstrip("+-")
-        bases = {"0b": 2, "0o": 8, "0x": 16}
-        base = bases.get(digits[:2].lower(), 10)
-        return sign * int(digits[2:] if base != 10 else digits, base)
+        if not _INT.fullmatch(lowered):
+            raise ValueError(text)
+        sign = -1 if lowered.startswith("-") else 1
+        digits = lowered.lstrip("+-")
+        base = {"0b": 2, "0o": 8, "0x": 16}.get(digits[:2], 10)
+        if base != 10:
+            digits = digits[2:]
+        elif yaml_1_1 and len(digits) > 1 and digits.startswith("0"):
+            base = 8  # YAML 1.1: 017 is octal
+        return sign * int(digits, base)
     if kind == "float":
-        special = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf")}
-        lowered = text.lower()
+        special = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
         if lowered in special:
             return special[lowered]
-        if lowered == ".nan":
-            return float("nan")
-        return float(text.replace("_", ""))
+        if not re.fullmatch(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?", lowered):
+            raise ValueError(text)
+        return float(lowered)
     # str, timestamp (kept as written) and a "<<" used as a plain value
     return text
 
@@ -476,6 +501,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_SPEC_BYTES",
     "AliasRef",
+    "Document",
     "YamlProblem",
     "YamlRefused",
     "compose",
