@@ -230,10 +230,10 @@ def test_a_tag_is_never_run(tmp_path: Path) -> None:
 
 
 def test_a_value_that_does_not_fit_its_tag() -> None:
-    assert _problems("a: !!int many\nb: !!float x\nc: !!bool yes\nd: !!null 0\n") == [
+    assert _problems("a: !!int many\nb: !!float x\nc: !!bool maybe\nd: !!null 0\n") == [
         (1, 4, ("a",), "'many' is not a valid !!int"),
         (2, 4, ("b",), "'x' is not a valid !!float"),
-        (3, 4, ("c",), "'yes' is not a valid !!bool"),
+        (3, 4, ("c",), "'maybe' is not a valid !!bool"),
         (4, 4, ("d",), "'0' is not a valid !!null"),
     ]
 
