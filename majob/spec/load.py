@@ -1,6 +1,7 @@
 """Load a job spec from YAML: every problem at once, each at ``file:line:col``.
 
-The steps, in order: parse (ruamel.yaml, so positions are known), expand ``${VAR}`` references,
+The steps, in order: read and parse as untrusted input (``majob.spec.safe_yaml``: at most 1 MiB,
+UTF-8 only, core-schema tags only, aliases limited, positions kept), expand ``${VAR}`` references,
 apply ``--set path=value`` overrides, fill defaults from the selected profile, resolve relative
 paths against the spec file's directory, validate with the pydantic models, then check that the
 local files the spec names exist. Problems from every step are gathered and raised together as
