@@ -204,7 +204,9 @@ def compose(text: str) -> Document | None:
     """
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="rt", pure=True)
+    # The safe loader's scanner and parser: the round-trip ones also collect comments, which a
+    # spec does not need and which is where ruamel's odd-input bugs live.
+    yaml = YAML(typ="safe", pure=True)
     yaml.Composer = _MarkingComposer
     yaml.max_depth = MAX_DEPTH
     node = yaml.compose(text)
@@ -225,8 +227,8 @@ class _Stop(Exception):
 
 
 def to_plain(document: Document, positions: Positions, text: str) -> tuple[Any, list[YamlProblem]]:
-    """``root`` as plain values, with every key's and item's position recorded in ``positions``;
-    and the problems found (bad tags, duplicate keys, alias limits)."""
+    """The document as plain values, with every key's and item's position recorded in
+    ``positions``; and the problems found (bad tags, bad values, duplicate keys, alias limits)."""
     walker = _Walker(positions, text, document.yaml_1_1)
     try:
         value = walker.value(document.root, (), 0)
@@ -247,6 +249,8 @@ Pair = tuple["Node | AliasRef", "Node | AliasRef", "StreamMark | None", bool]
 
 
 class _Walker:
+    """One walk over a document's nodes; ``value`` is the entry point."""
+
     def __init__(self, positions: Positions, text: str, yaml_1_1: bool) -> None:
         self.positions = positions
         self.text = text

@@ -366,3 +366,8 @@ def test_an_empty_value_is_placed_on_its_own_line() -> None:
     assert positions.find(("hyper", "lr")) == ("spec.yaml", 2, 5)  # at its ':', not line 3
     assert positions.find(("hyper", "seed")) == ("spec.yaml", 4, 7)  # the comment is skipped
     assert positions.find(("items", 0)) == ("spec.yaml", 8, 3)  # at its '-'
+
+
+def test_an_anchor_may_be_defined_again() -> None:
+    # Legal YAML; ruamel would warn (an error under pytest's filterwarnings).
+    assert _value("a: &x 1\nb: &x 2\nc: *x\n") == {"a": 1, "b": 2, "c": 2}
