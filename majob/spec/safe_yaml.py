@@ -15,7 +15,9 @@ Three steps, each refusing what a job spec never needs:
    line:col. Aliases are limited as hardened loaders do (SnakeYAML, yaml.v3): at most
    ``MAX_ALIASES`` alias references and ``MAX_ALIAS_NODES`` values produced by expanding them,
    so a "billion laughs" bomb stops after a few thousand steps; an alias inside its own anchor
-   (a recursive structure) is refused; nesting deeper than ``MAX_DEPTH`` is refused.
+   (a recursive structure) is refused; nesting deeper than ``MAX_DEPTH`` is refused. At most
+   ``MAX_VALUES`` keys, values and items are composed, which bounds the time a 1 MiB file of
+   tiny items takes (ruamel composes in pure Python).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ MAX_ALIAS_NODES = 10_000
 """Values (scalars, lists, mappings) produced by expanding aliases, in total."""
 MAX_DEPTH = 64
 """Nesting of lists and mappings; a job spec nests 4 levels."""
+MAX_VALUES = 10_000
+"""Keys, values and list items written in one spec; a job spec has a few hundred."""
 
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_CORE}{name}" for name in ("str", "int", "float", "bool", "null", "timestamp")}
@@ -180,8 +184,15 @@ class _MarkingComposer(Composer):
     def __init__(self, loader: Any = None) -> None:
         super().__init__(loader=loader)
         self.warn_double_anchors = False  # re-defining an anchor is legal YAML
+        self.nodes = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
+        # Composing is pure Python and slow (~30k values a second): stop a huge document early.
+        self.nodes += 1
+        if self.nodes > MAX_VALUES:
+            mark = self.parser.peek_event().start_mark
+            message = f"more than {MAX_VALUES} keys and values; a job spec has far fewer"
+            raise YamlRefused(YamlProblem(mark.line + 1, mark.column + 1, message))
         if self.parser.check_event(AliasEvent):
             event = self.parser.peek_event()
             target = super().compose_node(parent, index)
@@ -504,6 +515,7 @@ __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "MAX_SPEC_BYTES",
+    "MAX_VALUES",
     "AliasRef",
     "Document",
     "YamlProblem",

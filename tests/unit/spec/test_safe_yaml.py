@@ -16,6 +16,7 @@ from majob.spec.safe_yaml import (
     MAX_ALIAS_NODES,
     MAX_ALIASES,
     MAX_SPEC_BYTES,
+    MAX_VALUES,
     YamlProblem,
     YamlRefused,
     compose,
@@ -371,3 +372,13 @@ def test_an_empty_value_is_placed_on_its_own_line() -> None:
 def test_an_anchor_may_be_defined_again() -> None:
     # Legal YAML; ruamel would warn (an error under pytest's filterwarnings).
     assert _value("a: &x 1\nb: &x 2\nc: *x\n") == {"a": 1, "b": 2, "c": 2}
+
+
+def test_the_number_of_values_is_limited_while_composing() -> None:
+    items = "".join(f"- {i}\n" for i in range(MAX_VALUES - 3))
+    assert len(_value("x:\n" + items)["x"]) == MAX_VALUES - 3  # with the root, x and the list
+    with pytest.raises(YamlRefused) as caught:
+        compose("x:\n" + items + "- last\n")
+    assert caught.value.problem == YamlProblem(
+        MAX_VALUES - 1, 3, f"more than {MAX_VALUES} keys and values; a job spec has far fewer"
+    )
