@@ -243,7 +243,7 @@ def test_the_spec_file_can_be_a_pipe(project: Path) -> None:
         with fifo.open("wb") as stream:
             stream.write(text)
 
-    thread = threading.Thread(target=writer)
+    thread = threading.Thread(target=writer, daemon=True)  # never keeps pytest alive
     thread.start()
     try:
         spec = load_spec(fifo)

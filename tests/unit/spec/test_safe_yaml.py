@@ -80,7 +80,7 @@ def test_a_pipe_is_read_no_further_than_the_limit(tmp_path: Path) -> None:
         finally:
             os.close(write_end)
 
-    thread = threading.Thread(target=writer)
+    thread = threading.Thread(target=writer, daemon=True)  # never keeps pytest alive
     thread.start()
     try:
         with pytest.raises(YamlRefused) as caught:
