@@ -447,8 +447,9 @@ class _Walker:
     ) -> list[tuple[MappingNode, StreamMark | None]]:
         """The mappings a ``<<`` value names (a mapping, an alias, or a list of those)."""
         if isinstance(node, AliasRef):
+            target = self.follow(node, loc, via)  # counted as written when ``via`` is None
             via = via or node.mark
-            node = self.follow(node, loc, via)
+            node = target
         items = node.value if isinstance(node, SequenceNode) else [node]
         sources: list[tuple[MappingNode, StreamMark | None]] = []
         for item in items:

@@ -382,3 +382,9 @@ def test_the_number_of_values_is_limited_while_composing() -> None:
     assert caught.value.problem == YamlProblem(
         MAX_VALUES - 1, 3, f"more than {MAX_VALUES} keys and values; a job spec has far fewer"
     )
+
+
+def test_merge_aliases_count_as_aliases() -> None:
+    ok = "a: &a {x: 1}\n" + "".join(f"k{i}: {{<<: *a}}\n" for i in range(MAX_ALIASES))
+    assert _problems(ok) == []
+    assert _problems(ok + "last: {<<: *a}\n")[0][:3] == (MAX_ALIASES + 2, 12, ("last",))
