@@ -63,16 +63,22 @@ class SpecProblem:
     def __str__(self) -> str:
         # line 0: the problem has no place in a file (a --set override, an unreadable file).
         where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        text = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        # One problem, one line: a key may hold a line break (a hostile or garbled spec).
+        return text.translate(_LINE_BREAKS)
+
+
+# Every character str.splitlines() breaks at, written as an escape instead.
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 class SpecError(UserInputError):
-    """A job spec is invalid. ``problems`` holds all of them, in file order."""
+    """A job spec is invalid. ``problems`` holds all of them, in file order; ``str()`` is one
+    ``file:line:col: message`` line per problem, as the CLI prints them."""
 
     def __init__(self, problems: list[SpecProblem]) -> None:
         self.problems = sorted(problems)
-        noun = "problem" if len(self.problems) == 1 else "problems"
-        super().__init__(f"{len(self.problems)} {noun} in the job spec")
+        super().__init__("\n".join(str(p) for p in self.problems))
 
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems]

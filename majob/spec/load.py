@@ -1,6 +1,7 @@
 """Load a job spec from YAML: every problem at once, each at ``file:line:col``.
 
-The steps, in order: parse (ruamel.yaml, so positions are known), expand ``${VAR}`` references,
+The steps, in order: read and parse as untrusted input (``majob.spec.safe_yaml``: at most 1 MiB,
+UTF-8 only, core-schema tags only, aliases limited, positions kept), expand ``${VAR}`` references,
 apply ``--set path=value`` overrides, fill defaults from the selected profile, resolve relative
 paths against the spec file's directory, validate with the pydantic models, then check that the
 local files the spec names exist. Problems from every step are gathered and raised together as
@@ -23,8 +24,17 @@ from pydantic_core import ErrorDetails
 from majob.errors import SpecError, SpecProblem
 from majob.spec.envrefs import expand_refs
 from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
-from majob.spec.positions import Loc, Positions, Where, to_plain
+from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
+from majob.spec.safe_yaml import (
+    MAX_DEPTH,
+    Document,
+    YamlProblem,
+    YamlRefused,
+    compose,
+    read_text,
+    to_plain,
+)
 
 _SCALAR_TAGS = {"bool", "int", "float", "str"}
 
@@ -43,9 +53,12 @@ class _Problems:
         file, line, col = self.positions.find(loc, key=at_key)
         self.items.append(SpecProblem(file, line, col, path, message))
 
+    def error(self) -> SpecError:
+        return SpecError(list(dict.fromkeys(self.items)))
+
     def raise_if_any(self) -> None:
         if self.items:
-            raise SpecError(list(dict.fromkeys(self.items)))
+            raise self.error()
 
 
 def _dotted(loc: Loc) -> str:
@@ -86,56 +99,51 @@ def load_spec(
     _resolve_paths(data, Path(path).resolve().parent)
     _apply_local_inputs(data, local_inputs or {}, positions, problems)
 
-    try:
-        spec = JobSpec.model_validate(data)
-    except ValidationError as error:
-        details = error.errors()
-        misspelled = _misspelled_fields(details)
-        for detail in details:
+    validated = _validate(data)
+    if not isinstance(validated, JobSpec):
+        misspelled = _misspelled_fields(validated)
+        for detail in validated:
             if detail["type"] == "missing" and tuple(detail["loc"]) in misspelled:
                 continue  # already said: "unknown key 'bootfile'; did you mean 'boot_file'?"
             _report_validation(detail, problems)
-        problems.raise_if_any()
-        raise  # unreachable: a ValidationError always has at least one detail
+        # Raised here, outside any ``except``: pydantic's error must not ride along as context.
+        raise problems.error()
+    spec = validated
     if check_files:
         _check_files(spec, problems)
     problems.raise_if_any()
     return spec
 
 
+def _validate(data: dict[str, Any]) -> JobSpec | list[ErrorDetails]:
+    """The spec, or pydantic's error details (the exception itself stays in here)."""
+    try:
+        return JobSpec.model_validate(data)
+    except ValidationError as error:
+        return error.errors()
+
+
 # -- parsing ---------------------------------------------------------------------------------
 
 
 def _parse(path: Path, label: str, positions: Positions, problems: _Problems) -> dict[str, Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.items.append(SpecProblem(label, 0, 0, "", "file not found"))
+        text = read_text(path)
+    except YamlRefused as refused:
+        problems.items.append(_spec_problem(label, refused.problem))
         return {}
-    except (OSError, UnicodeDecodeError) as error:
-        problems.items.append(SpecProblem(label, 0, 0, "", f"cannot read the file: {error}"))
-        return {}
-    yaml = YAML(typ="rt")
     try:
-        document = yaml.load(text)
-    except MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        reason = " ".join(str(error.problem or error.context or "invalid YAML").split())
-        if error.context and error.problem and error.context not in reason:
-            reason = f"{' '.join(str(error.context).split())}: {reason}"
-        problems.items.append(SpecProblem(label, line, col, "", f"YAML syntax error: {reason}"))
-        return {}
-    except YAMLError as error:
-        problems.items.append(SpecProblem(label, 1, 1, "", f"YAML error: {error}"))
+        document = _compose(text)
+    except YamlRefused as refused:
+        problems.items.append(_spec_problem(label, refused.problem))
         return {}
     if document is None:
         problems.items.append(SpecProblem(label, 1, 1, "", "the file is empty: write a job spec"))
         return {}
-    plain = to_plain(document, positions)
+    plain, found = to_plain(document, positions, text)
+    problems.items.extend(_spec_problem(label, problem) for problem in found)
+    if found:
+        return {}
     if not isinstance(plain, dict):
         problems.items.append(
             SpecProblem(label, 1, 1, "", "a job spec is a mapping (name:, code:, image:, ...)")
@@ -144,14 +152,40 @@ def _parse(path: Path, label: str, positions: Positions, problems: _Problems) ->
     return plain
 
 
+def _compose(text: str) -> Document | None:
+    """``compose(text)``, its syntax errors turned into a ``YamlRefused`` at their line:col."""
+    from ruamel.yaml.composer import MaxDepthExceededError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        return compose(text)
+    except MaxDepthExceededError as error:
+        mark = error.problem_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = f"nested more than {MAX_DEPTH} levels deep"
+        raise YamlRefused(YamlProblem(line, col, message)) from None
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        reason = " ".join(str(error.problem or error.context or "invalid YAML").split())
+        if error.context and error.problem and error.context not in reason:
+            reason = f"{' '.join(str(error.context).split())}: {reason}"
+        raise YamlRefused(YamlProblem(line, col, f"YAML syntax error: {reason}")) from None
+    except YAMLError as error:
+        reason = " ".join(str(error).split())
+        raise YamlRefused(YamlProblem(1, 1, f"YAML error: {reason}")) from None
+
+
+def _spec_problem(label: str, problem: YamlProblem) -> SpecProblem:
+    return SpecProblem(label, problem.line, problem.col, _dotted(problem.loc), problem.message)
+
+
 # -- --set overrides ---------------------------------------------------------------------------
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
-    """Split ``a.b[0].c=value`` into path parts and the value parsed as YAML."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
+    """Split ``a.b[0].c=value`` into path parts and the value parsed as YAML (the same safe
+    reading as a spec file: core tags only, aliases limited)."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise ValueError("expected PATH=VALUE, e.g. resources.nodes=2")
@@ -161,11 +195,14 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if raw.strip() == "":
         return parts, ""
     try:
-        value = YAML(typ="safe").load(raw)
-    except YAMLError as error:
-        raise ValueError(
-            f"value {raw!r} is not valid YAML: {' '.join(str(error).split())}"
-        ) from None
+        node = _compose(raw)
+    except YamlRefused as refused:
+        raise ValueError(f"value {raw!r} is not valid YAML: {refused.problem.message}") from None
+    if node is None:
+        return parts, None
+    value, found = to_plain(node, Positions("--set"), raw)
+    if found:
+        raise ValueError(f"value {raw!r}: {found[0].message}")
     return parts, value
 
 
@@ -173,46 +210,44 @@ def _apply_override(
     data: dict[str, Any], text: str, positions: Positions, problems: _Problems
 ) -> None:
     label = f"--set '{text}'"
+
+    def refuse(loc: Loc, message: str) -> None:
+        problems.items.append(SpecProblem(label, 0, 0, _dotted(loc), message))
+
     try:
         parts, value = parse_override(text)
     except ValueError as error:
-        problems.items.append(SpecProblem(label, 0, 0, "", str(error)))
+        refuse((), str(error))
         return
     node: Any = data
     loc: list[str | int] = []
     for index, part in enumerate(parts):
-        last = index == len(parts) - 1
+        step: str | int = part
         if isinstance(node, list):
             position = _list_position(node, part)
             if position is None:
-                problems.items.append(
-                    SpecProblem(
-                        label,
-                        0,
-                        0,
-                        _dotted((*loc, part)),
-                        f"no item {part!r}: use an index 0..{len(node) - 1} or an item's name",
-                    )
-                )
+                choices = f"an index 0..{len(node) - 1} or " if node else ""
+                named = int(part) if part.lstrip("-").isdigit() else part
+                refuse((*loc, named), f"no item {part!r}: use {choices}an item's name")
                 return
-            loc.append(position)
-            if last:
-                node[position] = value
-            else:
-                node = node[position]
-            continue
-        if not isinstance(node, dict):
-            problems.items.append(
-                SpecProblem(label, 0, 0, _dotted(tuple(loc)), "is not a mapping or a list")
+            step = position
+        loc.append(step)
+        container: Any = node
+        if index == len(parts) - 1:
+            container[step] = value
+            break
+        child = container.get(step) if isinstance(container, dict) else container[step]
+        if child is None:  # absent or empty: the override creates it
+            child = container[step] = {}
+        elif not isinstance(child, (dict, list)):
+            rest = ".".join(parts[index + 1 :])
+            refuse(
+                tuple(loc),
+                f"is a single value ({child!r}), so it has no {rest!r}; "
+                f"set {_dotted(tuple(loc))}=VALUE instead",
             )
             return
-        loc.append(part)
-        if last:
-            node[part] = value
-        else:
-            if not isinstance(node.get(part), (dict, list)):
-                node[part] = {}
-            node = node[part]
+        node = child
     where = Where(label, (0, 0), (0, 0))
     positions.drop_below(tuple(loc))
     positions.set(tuple(loc), where)
@@ -344,9 +379,14 @@ def _report_validation(detail: ErrorDetails, problems: _Problems) -> None:
     if kind == "missing":
         problems.add(loc, f"missing required key {str(loc[-1])!r}")
         return
-    if loc and loc[-1] in _SCALAR_TAGS:
-        # One value failed every member of the Scalar union: say it once.
-        problems.add(loc[:-1], "must be a string, a number or a boolean")
+    scalar_union = bool(loc) and loc[-1] in _SCALAR_TAGS
+    if scalar_union:
+        loc = loc[:-1]  # one value failed every member of the Scalar union: say it once
+    if detail["input"] is None:  # ``key:`` with nothing after it, or an explicit null
+        problems.add(loc, "has no value: write one, or remove the key")
+        return
+    if scalar_union:
+        problems.add(loc, "must be a string, a number or a boolean")
         return
     message = str(detail["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):

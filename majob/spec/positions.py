@@ -1,17 +1,13 @@
-"""A YAML document as plain Python values plus where each value was written.
+"""Where each value of a spec was written.
 
-ruamel.yaml's round-trip loader knows the line and column of every key and item; pydantic wants
-plain ``dict``/``list``/scalars. ``to_plain`` gives both: the plain tree and a ``Positions`` map
-from a field path (``("inputs", 0, "obs")``) to 1-based ``(line, col)`` of the key and the value.
+pydantic wants plain ``dict``/``list``/scalars and reports problems by field path; the user wants
+``file:line:col``. ``Positions`` maps a field path (``("inputs", 0, "obs")``) to the 1-based
+``(line, col)`` of its key and of its value; ``majob.spec.safe_yaml.to_plain`` fills it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
-
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 
 Loc = tuple[str | int, ...]
 
@@ -50,45 +46,3 @@ class Positions:
         """Forget positions inside ``loc`` (its value was replaced by an override)."""
         for known in [k for k in self.by_loc if k[: len(loc)] == loc and len(k) > len(loc)]:
             del self.by_loc[known]
-
-
-def plain_scalar(value: Any) -> Any:
-    """A ruamel scalar as the plain Python value it stands for."""
-    if isinstance(value, TaggedScalar):
-        return value.value
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
-    return value
-
-
-def to_plain(node: Any, positions: Positions, loc: Loc = ()) -> Any:
-    """Convert ``node`` to plain values, recording the position of every key and item."""
-    if isinstance(node, CommentedMap):
-        out: dict[Any, Any] = {}
-        for key, value in node.items():
-            k_line, k_col = node.lc.key(key)
-            v_line, v_col = node.lc.value(key)
-            plain_key = plain_scalar(key)
-            child = (*loc, plain_key if isinstance(plain_key, (str, int)) else str(plain_key))
-            positions.set(
-                child, Where(positions.file, (k_line + 1, k_col + 1), (v_line + 1, v_col + 1))
-            )
-            out[plain_key] = to_plain(value, positions, child)
-        return out
-    if isinstance(node, CommentedSeq):
-        items: list[Any] = []
-        for index, value in enumerate(node):
-            line, col = node.lc.item(index)
-            child = (*loc, index)
-            positions.set(child, Where(positions.file, (line + 1, col + 1), (line + 1, col + 1)))
-            items.append(to_plain(value, positions, child))
-        return items
-    return plain_scalar(node)

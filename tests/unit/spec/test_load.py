@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from majob.errors import ConfigError, SpecError
 from majob.spec.load import load_spec, parse_override
@@ -143,3 +148,164 @@ def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as caught:
         load_spec(tmp_path / "nope.yaml")
     assert caught.value.lines() == [f"{tmp_path / 'nope.yaml'}: file not found"]
+
+
+# -- hostile and odd input -----------------------------------------------------------------------
+
+
+def test_set_through_a_single_value_is_an_error_about_the_set(project: Path) -> None:
+    spec = project / "spec.yaml"
+    assert _problems(spec, overrides=["hyperparameters.lr.max=0.1"]) == [
+        "0:0 hyperparameters.lr: is a single value (0.001), so it has no 'max'; "
+        "set hyperparameters.lr=VALUE instead"
+    ]
+    assert _problems(spec, overrides=["inputs[0].name.first=x"]) == [
+        "0:0 inputs[0].name: is a single value ('data_url'), so it has no 'first'; "
+        "set inputs[0].name=VALUE instead"
+    ]
+    assert _problems(spec, overrides=["inputs[5].local=/tmp", "outputs.test_url.local=/tmp"]) == [
+        "0:0 inputs[5]: no item '5': use an index 0..0 or an item's name",
+        "0:0 outputs.test_url: no item 'test_url': use an index 0..0 or an item's name",
+    ]
+    with pytest.raises(SpecError) as caught:
+        load_spec(spec, overrides=["hyperparameters.lr.max=0.1"])
+    assert str(caught.value) == (
+        "--set 'hyperparameters.lr.max=0.1': hyperparameters.lr: is a single value (0.001), "
+        "so it has no 'max'; set hyperparameters.lr=VALUE instead"
+    )
+
+
+def test_set_creates_what_is_absent_or_empty(project: Path) -> None:
+    text = (project / "spec.yaml").read_text().replace("  debug:\n", "  formal:\n  debug:\n")
+    (project / "spec.yaml").write_text(text)
+    spec = load_spec(project / "spec.yaml", overrides=["stages.formal.nodes=4"])
+    assert spec.at_stage("formal").resources.nodes == 4
+
+
+def test_set_values_are_read_as_safely_as_the_file(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "was-run"
+    problems = _problems(
+        project / "spec.yaml",
+        overrides=[f"description=!!python/object/apply:os.system ['touch {marker}']"],
+    )
+    assert problems == [
+        f"0:0 : value \"!!python/object/apply:os.system ['touch {marker}']\": tag "
+        "!!python/object/apply:os.system is not allowed; a job spec takes plain strings, "
+        "numbers, booleans, lists and mappings"
+    ]
+    assert not marker.exists()
+    laughs = ['&l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    laughs += [f"&l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)]
+    problems = _problems(project / "spec.yaml", overrides=[f"env.X=[{', '.join(laughs)}]"])
+    assert len(problems) == 1
+    assert "aliases expand to more than 10000 values" in problems[0]
+
+
+def test_spec_error_str_carries_every_line_and_no_pydantic_chain(project: Path) -> None:
+    text = (project / "spec.yaml").read_text()
+    text = text.replace("  lr: 0.001\n", "  lr:\n").replace("my-bucket/out/", "my-bucket/out")
+    (project / "spec.yaml").write_text(text)
+    with pytest.raises(SpecError) as caught:
+        load_spec(project / "spec.yaml")
+    spec = project / "spec.yaml"
+    assert str(caught.value).splitlines() == [
+        f"{spec}:17:10: outputs[0].obs: obs://my-bucket/out must be a directory: end it with '/' "
+        "(obs://my-bucket/out/)",
+        f"{spec}:21:5: hyperparameters.lr: has no value: write one, or remove the key",
+    ]
+    assert caught.value.lines() == str(caught.value).splitlines()
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
+    assert caught.value.exit_code == 2
+
+
+def test_a_key_without_a_value_is_blamed_on_its_own_line(project: Path) -> None:
+    text = (project / "spec.yaml").read_text().replace("  lr: 0.001\n", "  lr:\n")
+    (project / "spec.yaml").write_text(text)
+    assert _problems(project / "spec.yaml") == [
+        "21:5 hyperparameters.lr: has no value: write one, or remove the key"
+    ]
+
+
+def test_utf8_byte_order_mark_is_fine(project: Path) -> None:
+    spec = project / "spec.yaml"
+    spec.write_bytes(b"\xef\xbb\xbf" + spec.read_bytes())
+    assert load_spec(spec).name == "demo"
+
+
+def test_the_spec_file_can_be_a_pipe(project: Path) -> None:
+    # ``majob validate /dev/stdin < spec.yaml`` reads a pipe or a file; a named pipe stands in.
+    fifo = project / "spec.fifo"
+    os.mkfifo(fifo)
+    text = (project / "spec.yaml").read_bytes()
+
+    def writer() -> None:
+        with fifo.open("wb") as stream:
+            stream.write(text)
+
+    thread = threading.Thread(target=writer, daemon=True)  # never keeps pytest alive
+    thread.start()
+    try:
+        spec = load_spec(fifo)
+    finally:
+        thread.join(timeout=60)
+    assert spec.name == "demo"
+    assert not thread.is_alive()
+
+
+# Garbage from YAML's own punctuation reaches far more parser states than random bytes do.
+YAML_BITS = st.sampled_from(
+    [*"-:?,[]{}&*!|>'\"%@`#\\ \t\n", "a", "b", "1", "0x", "~", "&a ", "*a", "<<", "!!", "---"]
+)
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8)
+)
+NESTED = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _load_or_spec_error(path: Path) -> None:
+    try:
+        load_spec(path)
+    except SpecError as error:
+        assert error.problems
+        assert error.__context__ is None
+        for line in str(error).splitlines():
+            assert line.startswith(str(path))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.binary(max_size=200)
+    | st.lists(YAML_BITS, max_size=60).map(lambda bits: "".join(bits).encode())
+)
+def test_garbage_never_raises_anything_but_a_spec_error(project: Path, data: bytes) -> None:
+    path = project / "garbage.yaml"
+    path.write_bytes(data)
+    _load_or_spec_error(path)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    document=NESTED,
+    key=st.sampled_from(["hyperparameters", "env", "inputs", "stages", "name", "zz"]),
+)
+def test_any_nested_structure_under_any_key_is_valid_or_a_spec_error(
+    project: Path, document: Any, key: str
+) -> None:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    path = project / "nested.yaml"
+    with path.open("w", encoding="utf-8") as stream:
+        yaml.dump({key: document}, stream)
+    _load_or_spec_error(path)
