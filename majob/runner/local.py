@@ -12,6 +12,7 @@ directory unless given.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -35,6 +36,7 @@ from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
+from majob.spec.envrefs import Redactor
 from majob.spec.models import JobSpec, Stage
 from majob.storage.ignore import walk_files
 
@@ -267,8 +269,16 @@ def copy_outputs(spec: JobSpec, paths: ContainerPaths) -> dict[str, Path]:
 class _Node:
     """One running node: its process (leader of its own session), log file and output reader."""
 
-    def __init__(self, command: NodeCommand, log: Path, sink: LineSink, lock: threading.Lock):
+    def __init__(
+        self,
+        command: NodeCommand,
+        log: Path,
+        sink: LineSink,
+        lock: threading.Lock,
+        redactor: Redactor | None = None,
+    ):
         self.command = command
+        self.redactor = redactor or Redactor()
         self.log = log
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._log_file: IO[bytes] = log.open("ab")
@@ -294,7 +304,9 @@ class _Node:
     def _pump(self, sink: LineSink, lock: threading.Lock) -> None:
         assert self.process.stdout is not None
         prefix = f"[{self.command.name}] "
-        for raw in iter(self.process.stdout.readline, b""):
+        for line_bytes in iter(self.process.stdout.readline, b""):
+            # A value the spec took from the environment is masked before it is kept or shown.
+            raw = self.redactor.raw(line_bytes)
             self._log_file.write(raw)
             self._log_file.flush()
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -449,8 +461,9 @@ def run_local(
             env = _process_env(
                 command, base_env, guard_setup, paths, interpreter, standin.pythonpath
             )
-            command = NodeCommand(command.index, command.argv, env, command.cwd)
-            running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
+            command = dataclasses.replace(command, env=env)
+            log = run_dir / "logs" / f"{command.name}.log"
+            running.append(_Node(command, log, sink, lock, Redactor(effective.from_environ)))
         deadline = started + limit if limit else None
         status, failed = _wait(running, deadline)
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
@@ -552,7 +565,7 @@ def _write_record(
             {
                 "name": node.name,
                 "exit_code": node.exit_code,
-                "argv": list(command.argv),
+                "argv": list(command.shown or command.argv),
                 "log": str(node.log.relative_to(result.run_dir)),
             }
             for node, command in zip(result.nodes, commands, strict=True)

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PrivateAttr,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -27,6 +28,7 @@ from pydantic import (
 )
 
 from majob.spec.durations import parse_duration
+from majob.spec.envrefs import FromEnviron
 from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
@@ -287,6 +289,19 @@ class JobSpec(SpecModel):
     auto_stop: Duration | None = Field(
         None, description="Stop the cloud job after this long (rounded up to whole hours)."
     )
+    # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
+    # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
+    _from_environ: FromEnviron = PrivateAttr(default_factory=FromEnviron)
+
+    @property
+    def from_environ(self) -> FromEnviron:
+        return self._from_environ
+
+    def with_from_environ(self, origin: FromEnviron) -> JobSpec:
+        """This spec, remembering ``origin`` (copies made from it keep it)."""
+        copy = self.model_copy()
+        copy._from_environ = origin
+        return copy
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:

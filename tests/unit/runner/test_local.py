@@ -176,6 +176,74 @@ def test_custom_image_command_runs_through_the_shell(
     assert seen["argv"][-1] == "--note=two words"
 
 
+CUSTOM = {"swr": "swr.example.com/o/i:1"}
+OUT = '"$MA_MOUNT_PATH/outputs/train_url_0"'
+
+
+def _custom(make_project: MakeProject, command: str, **changes: object) -> JobSpec:
+    return make_project("print('unused')\n", image={**CUSTOM, "command": command}, **changes)
+
+
+def test_custom_command_env_value_is_a_value_not_a_command(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = _custom(
+        make_project, f"printf '%s\\n' $NOTE > {OUT}/note.txt", env={"NOTE": "a; echo INJECTED"}
+    )
+    lines: list[str] = []
+    run_local(spec, runs_dir=runs_dir, on_line=lines.append)
+    # As in the container: $NOTE is split into words, none of them runs.
+    written = (tmp_path / "out" / "note.txt").read_text().splitlines()
+    assert written[:3] == ["a;", "echo", "INJECTED"]
+    assert lines == []
+
+
+def test_custom_command_sees_this_machines_path_and_home(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = _custom(make_project, f"printf '%s\\n' \"$HOME\" \"$PATH\" > {OUT}/env.txt")
+    run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    home, path = (tmp_path / "out" / "env.txt").read_text().splitlines()[:2]
+    assert home == os.environ["HOME"]
+    assert path.endswith(os.environ["PATH"])  # after the interpreter's dir
+
+
+def test_custom_command_keeps_single_quoted_text_literal(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = _custom(make_project, f"printf '%s\\n' '$X' \"$X\" > {OUT}/q.txt", env={"X": 1})
+    run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert (tmp_path / "out" / "q.txt").read_text().splitlines()[:2] == ["$X", "1"]
+
+
+def test_custom_command_runs_under_a_run_dir_with_a_space(
+    make_project: MakeProject, tmp_path: Path
+) -> None:
+    spec = make_project(
+        REPORT,
+        image={
+            **CUSTOM,
+            "command": "cd ${WORKSPACE} && python /home/ma-user/modelarts/user-job-dir/proj/train.py",
+        },
+    )
+    runs = tmp_path / "my runs" / "it's here"
+    result = run_local(spec, runs_dir=runs, on_line=lambda _: None)
+    seen = json.loads((tmp_path / "out" / "seen-0.json").read_text())
+    assert seen["cwd"] == str(result.run_dir / "ma-user/modelarts/user-job-dir/proj")
+
+
+def test_custom_command_failure_is_not_masked_by_a_value(
+    make_project: MakeProject, runs_dir: Path
+) -> None:
+    # In the container "$AFTER" only gives `false` two more arguments; it fails, so must the run.
+    spec = _custom(make_project, "false $AFTER", env={"AFTER": "; true"})
+    with pytest.raises(NodeFailedError) as caught:
+        run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
+    assert caught.value.node_exit_code == 1
+    record = json.loads(next(runs_dir.glob("*/record.json")).read_text())
+    assert record["status"] == "failed"
+
+
 def test_missing_boot_file_is_found_before_anything_runs(
     make_project: MakeProject, runs_dir: Path, tmp_path: Path
 ) -> None:
