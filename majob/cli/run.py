@@ -99,6 +99,13 @@ def run(
         typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
     ] = None,
     profile: ProfileOption = None,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-secrets",
+            help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
+        ),
+    ] = False,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
@@ -125,6 +132,7 @@ def run(
             strict=strict,
             timeout=limit,
             runs_dir=runs_dir,
+            allow_secrets=allow_secrets,
         )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

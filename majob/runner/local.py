@@ -38,7 +38,7 @@ from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
 from majob.spec.envrefs import Redactor
 from majob.spec.models import JobSpec, Stage
-from majob.storage.ignore import walk_files
+from majob.storage.ignore import walk_files, withheld_line
 
 RUNS_DIR = Path(".majob") / "runs"
 STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
@@ -210,11 +210,21 @@ def resolve_inputs(spec: JobSpec, overrides: Mapping[str, str | Path]) -> dict[s
 # -- building the tree -------------------------------------------------------------------------
 
 
-def copy_code(spec: JobSpec, target: Path) -> int:
-    """Copy the code dir with the upload's ignore rules; returns the number of files."""
+def copy_code(
+    spec: JobSpec,
+    target: Path,
+    *,
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
+) -> int:
+    """Copy the code dir with the upload's ignore rules (files that look like secrets left out
+    unless ``allow_secrets``, as the upload does); returns the number of files."""
     source = Path(spec.code.dir).resolve()
     count = 0
-    for rel in walk_files(source, spec.code.ignore):
+    walk = walk_files(
+        source, spec.code.ignore, allow_secrets=allow_secrets, on_withheld=on_withheld
+    )
+    for rel in walk:
         destination = target / rel
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / rel, destination)
@@ -405,12 +415,14 @@ def run_local(
     timeout: int | None = None,
     runs_dir: Path | None = None,
     on_line: LineSink | None = None,
+    allow_secrets: bool = False,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
     ``nodes``/``timeout`` override the stage's, ``inputs`` maps input names to local paths over
     their ``local``, ``python`` names the interpreter (default: this one), ``on_line`` receives
-    each ``[worker-i]`` output line (default: stdout). Returns the result of a passed run; raises
+    each ``[worker-i]`` output line (default: stdout), ``allow_secrets`` copies files that look
+    like secrets (``.env``, ``id_rsa``...) with the code. Returns the result of a passed run; raises
     ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard findings)
     ``RunnerError`` otherwise, after the record is written.
     """
@@ -429,7 +441,13 @@ def run_local(
 
     run_id = new_run_id(effective)
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
-    paths, guard_setup = _build_tree(effective, run_dir, input_sources)
+    withheld: list[str] = []
+    paths, guard_setup = _build_tree(
+        effective, run_dir, input_sources, allow_secrets, withheld.append
+    )
+    notices = standin.notices
+    if withheld:
+        notices = (*notices, withheld_line(withheld, "code copy"))
     port = free_port()
     commands = [
         node_command(
@@ -449,7 +467,7 @@ def run_local(
         if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
     }
     sink, lock = on_line or _print_line, threading.Lock()
-    for notice in standin.notices:
+    for notice in notices:
         sink(f"[majob] {notice}")
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -492,7 +510,7 @@ def run_local(
         findings=tuple(found),
         output_dirs=dict(paths.outputs),
         copied_to=copied,
-        notices=standin.notices,
+        notices=notices,
     )
     _write_record(result, effective, commands, interpreter)
     if interruption is not None:
@@ -507,13 +525,17 @@ def run_local(
 
 
 def _build_tree(
-    spec: JobSpec, run_dir: Path, input_sources: Mapping[str, Path]
+    spec: JobSpec,
+    run_dir: Path,
+    input_sources: Mapping[str, Path],
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
 ) -> tuple[ContainerPaths, guard.GuardSetup]:
     """The run's container tree with the code copied and the inputs linked, and its guard."""
     paths = container_paths(spec, run_dir / "ma-user")
     for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
         directory.mkdir(parents=True, exist_ok=True)
-    copy_code(spec, paths.code_dir)
+    copy_code(spec, paths.code_dir, allow_secrets=allow_secrets, on_withheld=on_withheld)
     stage_inputs(spec, paths, input_sources)
     guard_setup = guard.prepare(
         run_dir / "guard",

@@ -252,7 +252,9 @@ def test_values_from_the_environment_are_masked_in_the_shown_command() -> None:
         FromEnviron(frozenset({("hyperparameters", "token")}), frozenset({"s3cr3t-value"}))
     )
     for image in (None, {"swr": "swr.example.com/o/i:1", "command": "python train.py"}):
-        custom = spec.model_copy(update={"image": spec.image.model_validate(image)}) if image else spec
+        custom = (
+            spec.model_copy(update={"image": spec.image.model_validate(image)}) if image else spec
+        )
         command = node_command(
             custom,
             container_paths(custom, ROOT),

@@ -12,6 +12,7 @@ import pytest
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
 from majob.runner.local import run_local, spec_digest
+from majob.spec.load import load_spec
 from majob.spec.models import JobSpec
 
 MakeProject = Callable[..., JobSpec]
@@ -151,6 +152,52 @@ def test_code_is_copied_with_the_upload_ignore_rules(
     assert seen["files"] == [".gitignore", "lib/util.py", "train.py"]
 
 
+def test_files_that_look_like_secrets_stay_out_of_the_code_copy(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(
+        "import os\nprint(sorted(os.listdir('.')))\n",
+        files={".env": "TOKEN=1\n", "keys/id_rsa": "KEY", "keys/ca.pem": "PEM"},
+    )
+    lines: list[str] = []
+    result = run_local(spec, runs_dir=runs_dir, on_line=lines.append)
+    notice = (
+        "left out of the code copy 3 files that may hold secrets: .env, keys/ca.pem, "
+        "keys/id_rsa (--allow-secrets, or a '!.env' line in .majobignore, keeps them)"
+    )
+    assert lines[0] == f"[majob] {notice}"
+    assert result.notices == (notice,)
+    assert lines[-1] == "[worker-0] ['train.py']"
+
+    allowed = run_local(spec, runs_dir=runs_dir, on_line=lines.append, allow_secrets=True)
+    assert lines[-1] == "[worker-0] ['.env', 'keys', 'train.py']"
+    assert not allowed.notices
+
+
+def test_values_from_the_environment_are_masked_in_records_and_logs(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    make_project("import sys\nprint('argv', sys.argv[1:])\nprint('token is', sys.argv[-1])\n")
+    spec_file = tmp_path / "job.yaml"
+    spec_file.write_text(
+        "name: tiny\n"
+        "code: {dir: proj, boot_file: train.py}\n"
+        "image: {engine: PyTorch, version: pytorch_1.8.0}\n"
+        "resources: {flavor: modelarts.vm.cpu.8u}\n"
+        "hyperparameters: {epochs: 2, token: '${MY_SECRET}'}\n"
+    )
+    spec = load_spec(spec_file, environ={"MY_SECRET": "hunter2-very-secret"})
+    lines: list[str] = []
+    result = run_local(spec, runs_dir=runs_dir, on_line=lines.append)
+    record = result.record.read_text()
+    logs = (result.run_dir / "logs" / "worker-0.log").read_text()
+    for written in (record, logs, "\n".join(lines)):
+        assert "hunter2-very-secret" not in written
+    assert "--token=***" in json.loads(record)["nodes"][0]["argv"]
+    assert "--epochs=2" in json.loads(record)["nodes"][0]["argv"]
+    assert lines[-1] == "[worker-0] token is --token=***"
+
+
 def test_stage_overrides_apply(make_project: MakeProject, runs_dir: Path, tmp_path: Path) -> None:
     spec = make_project(
         REPORT,
@@ -201,7 +248,7 @@ def test_custom_command_env_value_is_a_value_not_a_command(
 def test_custom_command_sees_this_machines_path_and_home(
     make_project: MakeProject, runs_dir: Path, tmp_path: Path
 ) -> None:
-    spec = _custom(make_project, f"printf '%s\\n' \"$HOME\" \"$PATH\" > {OUT}/env.txt")
+    spec = _custom(make_project, f'printf \'%s\\n\' "$HOME" "$PATH" > {OUT}/env.txt')
     run_local(spec, runs_dir=runs_dir, on_line=lambda _: None)
     home, path = (tmp_path / "out" / "env.txt").read_text().splitlines()[:2]
     assert home == os.environ["HOME"]
