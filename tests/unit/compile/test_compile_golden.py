@@ -20,6 +20,7 @@ from majob.spec.models import STAGES, JobSpec, Stage
 
 LoadCase = Callable[[str], JobSpec]
 
+
 def _check(path: Path, actual: str) -> None:
     if os.environ.get("UPDATE_GOLDEN") == "1":
         if os.environ.get("CI", "").lower() not in ("", "0", "false"):
@@ -77,7 +78,7 @@ def test_regenerating_never_passes_silently(
     golden.write_text("old\n")
     monkeypatch.setenv("UPDATE_GOLDEN", "1")
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.fail.Exception, match="rewrote case.formal.rest.json"):
+    with pytest.raises(pytest.fail.Exception, match=r"rewrote case\.formal\.rest\.json"):
         _check(golden, "new\n")
     assert golden.read_text() == "new\n"
     _check(golden, "new\n")  # nothing to rewrite: checked, passes
