@@ -35,8 +35,10 @@ pid_dir = os.environ.get("PID_DIR")
 if pid_dir:
     import subprocess
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    with open(os.path.join(pid_dir, os.environ["VC_TASK_INDEX"]), "w") as f:
+    part = os.path.join(pid_dir, "." + os.environ["VC_TASK_INDEX"])
+    with open(part, "w") as f:
         f.write(f"{os.getpid()} {child.pid}")
+    os.replace(part, os.path.join(pid_dir, os.environ["VC_TASK_INDEX"]))  # whole or absent
 time.sleep(args.sleep)
 """
 
@@ -50,6 +52,10 @@ inputs:
 outputs:
   - {name: train_url, obs: "obs://bucket/out/", local: out}
 """
+
+
+def _pid_files(directory: Path) -> list[Path]:
+    return [f for f in directory.iterdir() if not f.name.startswith(".")]
 
 
 @pytest.fixture
@@ -172,11 +178,11 @@ def test_ctrl_c_leaves_no_child_process(project: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    # Each node writes its file whole (a rename), so two files mean both nodes are up.
     deadline = time.monotonic() + 60
-    while len(list(pid_dir.iterdir())) < 2 and time.monotonic() < deadline:
+    while len(_pid_files(pid_dir)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.1)
-    pids = [int(p) for f in pid_dir.iterdir() for p in f.read_text().split()]
+    pids = [int(p) for f in _pid_files(pid_dir) for p in f.read_text().split()]
     assert len(pids) == 4 and all(_alive(p) for p in pids)
     majob.send_signal(signal.SIGINT)
     _, stderr = majob.communicate(timeout=30)
