@@ -106,6 +106,10 @@ def test_values_from_the_environment_into_the_job_are_remembered(project: Path) 
     # "3" is too short to mask in free text (it would garble every number); whole fields are.
     assert redactor.text("epoch 3: Bearer tok-123456 k-7890") == "epoch 3: Bearer *** ***"
     assert redactor.raw(b"tok-123456\n") == b"***\n"
+    shown = spec.masked()
+    assert shown.hyperparameters["token"] == "***" and shown.env == {"API_KEY": "***"}
+    assert shown.stages.get("local").hyperparameters == {"epochs": "***"}  # type: ignore[union-attr]
+    assert shown.hyperparameters["arch"] == "resnet18"
 
 
 def test_custom_command_keeps_container_variables(project: Path) -> None:
