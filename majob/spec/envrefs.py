@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from majob.spec.positions import Loc
+if TYPE_CHECKING:  # positions imports ruamel.yaml; the models (and so the compilers) import this
+    from majob.spec.positions import Loc
 
 _REF = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
-CONTAINER_EXPANDED: tuple[Loc, ...] = (("image", "command"),)
+CONTAINER_EXPANDED: tuple[tuple[str | int, ...], ...] = (("image", "command"),)
 # The fields whose values reach the job: (kind, name) with kind "hyperparameters" or "env".
 _JOB_VALUE_KINDS = ("hyperparameters", "env")
 MASK = "***"
