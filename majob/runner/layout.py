@@ -47,6 +47,14 @@ class ContainerPaths:
         """The run's stand-in for a container path."""
         return self.root / path.relative_to(container.HOME)
 
+    def local_value(self, value: str) -> str:
+        """An env value that is a ``/home/ma-user`` path, as the run's path (else unchanged):
+        the spec may name a container path the way the container's own variables do."""
+        home = str(container.HOME)
+        if value == home or value.startswith(home + "/"):
+            return str(self.root) + value[len(home) :]
+        return value
+
     @property
     def mount(self) -> Path:
         return self._local(container.MOUNT)
@@ -106,13 +114,14 @@ def node_env(
     run_id: str,
 ) -> dict[str, str]:
     """The variables ModelArts sets in the container of ``node`` (0-based) of ``nodes``, plus the
-    spec's ``env`` (which cannot override an ``MA_`` variable: the spec model forbids that prefix).
+    spec's ``env`` (which cannot override an ``MA_`` variable: the spec model forbids that prefix;
+    a value that is a ``/home/ma-user`` path becomes the run's path).
 
     Host names are ``127.0.0.1`` (the platform's ``<job>-worker-<i>.<job>`` names would not
     resolve here); the accelerator count is the flavor's (0 on a CPU flavor).
     """
     vj_name = job_name(run_id)
-    env = {name: render_scalar(value) for name, value in spec.env.items()}
+    env = {name: paths.local_value(render_scalar(value)) for name, value in spec.env.items()}
     env.update(
         {
             "MA_HOME": str(paths.root),
