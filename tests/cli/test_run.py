@@ -105,6 +105,24 @@ def test_set_and_input_flags(project: Path) -> None:
     assert "--sleep=0.1" in record["nodes"][0]["argv"]
 
 
+def test_secrets_stay_out_of_the_code_copy_unless_allowed(project: Path) -> None:
+    (project / "code" / ".env").write_text("TOKEN=1\n")
+    args = ["run", str(project / "spec.yaml"), "--runs-dir", str(project / "runs")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "[majob] left out of the code copy 1 file that may hold secrets: .env "
+        "(--allow-secrets, or a '!.env' line in .majobignore, keeps them)"
+    )
+    copies = list((project / "runs").glob("*/ma-user/modelarts/user-job-dir/code"))
+    assert [sorted(p.name for p in c.iterdir()) for c in copies] == [["train.py"]]
+    allowed = runner.invoke(app, [*args, "--allow-secrets"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "left out" not in allowed.output
+    copies = list((project / "runs").glob("*/ma-user/modelarts/user-job-dir/code/.env"))
+    assert len(copies) == 1
+
+
 @pytest.mark.parametrize("stage", ["debug", "formal"])
 def test_cloud_stages_are_refused_clearly(project: Path, stage: str) -> None:
     result = runner.invoke(app, ["run", str(project / "spec.yaml"), "--stage", stage])
