@@ -1,14 +1,19 @@
-"""What tests import, majob's own and users': a fake OBS and stores wired to it.
+"""What tests import, majob's own and users': emulators and clients wired to them.
 
-Use the fixtures by importing them into a ``conftest.py``::
+Everything here is a plain context manager or helper: it needs no pytest. The pytest fixtures
+over them live in ``majob.pytest_plugin``, which pytest loads by itself once majob is installed
+(the ``pytest11`` entry point; ``pip install 'majob[testing]'`` brings pytest and the OBS SDK).
 
-    from majob.testing import fake_obs_server, obs_env, obs_store  # noqa: F401
+OBS::
 
-``fake_obs_server`` runs the fake in a thread of the test process, with the bucket
-``FAKE_BUCKET`` created; ``obs_store`` is an ``ObsObjectStore`` (the real esdk-obs-python client)
-pointed at it; ``obs_env`` sets the environment variables the CLI reads. ``fake_obs_process``
-starts the fake as its own process (as a benchmark or a crash test needs) and drives its faults
-and request log over HTTP.
+    with fake_obs_server_running() as server, obs_store_for(server) as store:
+        store.put_bytes(FAKE_BUCKET, "k", b"data")          # the real esdk-obs-python client
+    with fake_obs_server_running() as server, obs_environment(server):
+        ...                                                   # the CLI and open_store use it
+
+``fake_obs_process`` starts the fake as its own process (as a benchmark or a crash test needs)
+and drives its faults and request log over HTTP. Fixtures of the same names without the
+suffixes: ``fake_obs_server``, ``obs_store``, ``obs_env``.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsServer, fake_obs
 from majob.storage.config import Credentials, ObsConfig, Signature
-from majob.storage.obs import ObsObjectStore
+
+if TYPE_CHECKING:
+    from majob.storage.obs import ObsObjectStore
 
 FAKE_BUCKET = "majob-test"
 FAKE_CREDENTIALS = Credentials(DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, source="test")
@@ -40,37 +45,56 @@ def obs_config(endpoint: str, *, signature: Signature = "v4", **settings: Any) -
     return ObsConfig(endpoint=endpoint, signature=signature, **settings)
 
 
-@pytest.fixture
-def fake_obs_server() -> Iterator[FakeObsServer]:
-    """A fake OBS in this process (in memory) with the bucket ``FAKE_BUCKET``."""
-    with fake_obs(buckets=(FAKE_BUCKET,)) as server:
+# -- OBS ---------------------------------------------------------------------------------------
+
+
+@contextmanager
+def fake_obs_server_running(
+    buckets: tuple[str, ...] = (FAKE_BUCKET,),
+) -> Iterator[FakeObsServer]:
+    """A fake OBS in this process (in memory, a thread) with ``buckets`` created."""
+    with fake_obs(buckets=buckets) as server:
         yield server
 
 
-@pytest.fixture
-def obs_store(fake_obs_server: FakeObsServer) -> Iterator[ObsObjectStore]:
-    """The real OBS backend talking to ``fake_obs_server``."""
-    store = ObsObjectStore(obs_config(fake_obs_server.endpoint))
+@contextmanager
+def obs_store_for(server: FakeObsServer) -> Iterator[ObsObjectStore]:
+    """The real OBS backend (esdk-obs-python) talking to ``server``; closed at the end."""
+    from majob.storage.obs import ObsObjectStore  # imports the OBS SDK: only when asked for
+
+    store = ObsObjectStore(obs_config(server.endpoint))
     try:
         yield store
     finally:
         store.close()
 
 
-@pytest.fixture
-def obs_env(fake_obs_server: FakeObsServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """Environment variables that point majob (CLI, ``open_store``) at ``fake_obs_server``."""
+# Variables of this machine that would point majob elsewhere than the fake.
+_OBS_VARIABLES_CLEARED = ("HUAWEICLOUD_SDK_SECURITY_TOKEN", "MAJOB_OBS_REGION")
+
+
+@contextmanager
+def obs_environment(server: FakeObsServer) -> Iterator[dict[str, str]]:
+    """Set the environment variables that point majob (CLI, ``open_store``) at ``server``; put
+    the previous values back at the end. Yields the variables set."""
     env = {
-        "MAJOB_OBS_ENDPOINT": fake_obs_server.endpoint,
+        "MAJOB_OBS_ENDPOINT": server.endpoint,
         "HUAWEICLOUD_SDK_AK": DEFAULT_ACCESS_KEY,
         "HUAWEICLOUD_SDK_SK": DEFAULT_SECRET_KEY,
         "MAJOB_OBS_TIMEOUT": "10",
     }
-    monkeypatch.delenv("HUAWEICLOUD_SDK_SECURITY_TOKEN", raising=False)
-    monkeypatch.delenv("MAJOB_OBS_REGION", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return env
+    saved = {name: os.environ.get(name) for name in (*env, *_OBS_VARIABLES_CLEARED)}
+    try:
+        for name in _OBS_VARIABLES_CLEARED:
+            os.environ.pop(name, None)
+        os.environ.update(env)
+        yield env
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class FakeObsProcess:
@@ -153,8 +177,8 @@ __all__ = [
     "FAKE_CREDENTIALS",
     "FakeObsProcess",
     "fake_obs_process",
-    "fake_obs_server",
+    "fake_obs_server_running",
     "obs_config",
-    "obs_env",
-    "obs_store",
+    "obs_environment",
+    "obs_store_for",
 ]

@@ -49,6 +49,14 @@ Region = Annotated[
     ),
 ]
 Jobs = Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="Transfers in flight.")]
+AllowSecrets = Annotated[
+    bool,
+    typer.Option(
+        "--allow-secrets",
+        help="Upload files that look like secrets (.env, id_rsa*, *.pem...) too; they are left "
+        "out otherwise ('!NAME' in .majobignore lets one in).",
+    ),
+]
 PartSize = Annotated[
     int, typer.Option("--part-size", min=1, max=5120, help="Multipart part size, in MiB.")
 ]
@@ -152,6 +160,7 @@ def cp(
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,
     region: Region = None,
+    allow_secrets: AllowSecrets = False,
 ) -> None:
     """Copy a file or (with -r) a directory to OBS, or an object or prefix from OBS."""
     if _is_obs(src) == _is_obs(dst):
@@ -162,7 +171,7 @@ def cp(
     options = _options(jobs, part_size, multipart_threshold)
     with _opened_store(endpoint, region) as store:
         if _is_obs(dst):
-            _upload(store, Path(src), _parse_obs(dst), recursive, options)
+            _upload(store, Path(src), _parse_obs(dst), recursive, options, allow_secrets)
         else:
             # "out/" names a directory even before it exists (Path drops the slash).
             into_dir = dst.endswith(("/", os.sep))
@@ -170,7 +179,12 @@ def cp(
 
 
 def _upload(
-    store: ObjectStore, src: Path, dst: ObsUri, recursive: bool, options: TransferOptions
+    store: ObjectStore,
+    src: Path,
+    dst: ObsUri,
+    recursive: bool,
+    options: TransferOptions,
+    allow_secrets: bool = False,
 ) -> None:
     from majob.storage.localstate import file_md5
     from majob.storage.plan import LocalFile, plan_sync
@@ -181,7 +195,14 @@ def _upload(
     if src.is_dir():
         if not recursive:
             raise UserInputError(f"{src} is a directory", hint="pass --recursive (-r)")
-        _, result = sync_dir(store, src, dst.as_dir(), options=options, on_plan=_print_plan)
+        _, result = sync_dir(
+            store,
+            src,
+            dst.as_dir(),
+            options=options,
+            on_plan=_print_plan,
+            allow_secrets=allow_secrets,
+        )
         assert result is not None
         typer.echo(result.summary_line())
         return
@@ -256,6 +277,7 @@ def sync(
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,
     region: Region = None,
+    allow_secrets: AllowSecrets = False,
 ) -> None:
     """Make an OBS prefix hold the files of a local directory (only what changed moves).
 
@@ -277,6 +299,7 @@ def sync(
             on_plan=lambda plan: _print_plan(
                 plan, None if verbose else HEAD_LINES if dry_run else 0
             ),
+            allow_secrets=allow_secrets,
         )
     if result is None:
         typer.echo("dry run: nothing uploaded or deleted")

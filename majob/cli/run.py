@@ -132,6 +132,13 @@ def run(
         typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
     ] = None,
     profile: ProfileOption = None,
+    allow_secrets: Annotated[
+        bool,
+        typer.Option(
+            "--allow-secrets",
+            help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
+        ),
+    ] = False,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
@@ -159,6 +166,7 @@ def run(
             timeout=limit,
             runs_dir=runs_dir,
             overwrite=overwrite,
+            allow_secrets=allow_secrets,
         )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

@@ -87,7 +87,8 @@ def compile_(
     """Print what ModelArts would receive for SPEC (a dry run: nothing is sent)."""
     from majob.spec.load import load_spec
 
-    spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
+    # A dry run shows what is sent, but not the values the spec took from the environment.
+    spec = load_spec(spec_path, overrides=set_ or (), profile=profile).masked()
     chosen = output_format or Format.json
     if target is Target.rest:
         if chosen is Format.python:

@@ -19,13 +19,14 @@ processes on 127.0.0.1 and see the same files).
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from majob import container
+from majob.runner.shellcmd import container_command
+from majob.spec.envrefs import MASK
 from majob.spec.models import Channel, JobSpec, render_scalar
 
 CONTAINER_HOME = container.HOME
@@ -45,6 +46,14 @@ class ContainerPaths:
     def _local(self, path: PurePosixPath) -> Path:
         """The run's stand-in for a container path."""
         return self.root / path.relative_to(container.HOME)
+
+    def local_value(self, value: str) -> str:
+        """An env value that is a ``/home/ma-user`` path, as the run's path (else unchanged):
+        the spec may name a container path the way the container's own variables do."""
+        home = str(container.HOME)
+        if value == home or value.startswith(home + "/"):
+            return str(self.root) + value[len(home) :]
+        return value
 
     @property
     def mount(self) -> Path:
@@ -76,12 +85,15 @@ def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
 
 @dataclass(frozen=True)
 class NodeCommand:
-    """How to start one node: ``argv`` (run with ``env``, in ``cwd``)."""
+    """How to start one node: ``argv`` (run with ``env``, in ``cwd``). ``shown`` is ``argv`` as
+    majob writes it (records, messages): values the spec took from the environment are
+    ``***``."""
 
     index: int
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: Path
+    shown: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -102,13 +114,14 @@ def node_env(
     run_id: str,
 ) -> dict[str, str]:
     """The variables ModelArts sets in the container of ``node`` (0-based) of ``nodes``, plus the
-    spec's ``env`` (which cannot override an ``MA_`` variable: the spec model forbids that prefix).
+    spec's ``env`` (which cannot override an ``MA_`` variable: the spec model forbids that prefix;
+    a value that is a ``/home/ma-user`` path becomes the run's path).
 
     Host names are ``127.0.0.1`` (the platform's ``<job>-worker-<i>.<job>`` names would not
     resolve here); the accelerator count is the flavor's (0 on a CPU flavor).
     """
     vj_name = job_name(run_id)
-    env = {name: render_scalar(value) for name, value in spec.env.items()}
+    env = {name: paths.local_value(render_scalar(value)) for name, value in spec.env.items()}
     env.update(
         {
             "MA_HOME": str(paths.root),
@@ -152,15 +165,19 @@ def script_args(
     node: int,
     nodes: int,
     master_port: int,
+    masked: bool = False,
 ) -> list[str]:
     """``--<channel>=<dir>`` for each parameter channel, ``--<name>=<value>`` per hyperparameter
-    and, for a preset engine on more than one node, ``--init_method --rank --world_size``."""
+    and, for a preset engine on more than one node, ``--init_method --rank --world_size``.
+    ``masked``: the arguments as majob shows them (a value from the environment is ``***``)."""
     args = [
         f"--{c.name}={channel_value(c, paths)}"
         for c in (*spec.inputs, *spec.outputs)
         if c.access_method == "parameter"
     ]
-    args += [f"--{name}={render_scalar(value)}" for name, value in spec.hyperparameters.items()]
+    for name, value in spec.hyperparameters.items():
+        hidden = masked and spec.from_environ.masks("hyperparameters", name)
+        args.append(f"--{name}={MASK if hidden else render_scalar(value)}")
     if nodes > 1 and not spec.image.is_custom:
         args += [
             f"--init_method=tcp://{LOCAL_HOST}:{master_port}",
@@ -168,37 +185,6 @@ def script_args(
             f"--world_size={nodes}",
         ]
     return args
-
-
-_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
-# /home/ma-user as a path of its own (not the tail of /x/home/ma-user, not /home/ma-user2).
-_CONTAINER_HOME_REF = re.compile(r"(?<![\w.-])" + re.escape(str(CONTAINER_HOME)) + r"(?![\w.-])")
-
-
-def expand_vars(text: str, env: Mapping[str, str]) -> str:
-    """``$VAR`` and ``${VAR}`` replaced from ``env``; an unset variable becomes empty, as in a
-    shell. Quoting is left to the shell that runs the result."""
-
-    def value(match: re.Match[str]) -> str:
-        return env.get(match.group(1) or match.group(2), "")
-
-    return _VAR.sub(value, text)
-
-
-def local_command(command: str, env: Mapping[str, str], root: Path, python: str) -> str:
-    """A custom image's boot ``command`` as this machine runs it: ``${VAR}`` expanded with the
-    container ``env``, ``/home/ma-user`` paths moved under ``root``, and an interpreter named
-    ``python``/``python3``/``python3.x`` (bare or by absolute path in the image) replaced by
-    ``python``, the configured interpreter."""
-    expanded = expand_vars(command, env)
-    words = []
-    for word in re.split(r"(\s+)", expanded):
-        if _PYTHON_NAME.match(word.rsplit("/", 1)[-1]):
-            words.append(shlex.quote(python))
-        else:
-            words.append(_CONTAINER_HOME_REF.sub(lambda _: str(root), word))
-    return "".join(words)
 
 
 def node_command(
@@ -212,13 +198,38 @@ def node_command(
     python: str,
 ) -> NodeCommand:
     """The full command of one node. A preset engine runs ``python <code>/<boot_file> args``; a
-    custom image runs its ``command`` through ``/bin/sh -c`` with the same arguments appended."""
+    custom image runs its ``command`` through ``/bin/sh -c`` (rewritten by ``shellcmd``: the
+    shell expands the variables) with the same arguments appended, and nothing after them: the
+    node's exit status is that of the command's last part, as in the container."""
     env = node_env(spec, paths, node=node, nodes=nodes, run_id=run_id)
-    args = script_args(spec, paths, node=node, nodes=nodes, master_port=master_port)
-    if spec.image.command:
-        line = local_command(spec.image.command, env, paths.root, python)
-        line = " ".join([line, *(shlex.quote(a) for a in args)])
-        argv: tuple[str, ...] = ("/bin/sh", "-c", line)
-    else:
-        argv = (python, str(paths.code_dir / spec.code.boot_file), *args)
-    return NodeCommand(index=node, argv=argv, env=env, cwd=paths.code_dir)
+
+    def argv_of(args: list[str]) -> tuple[str, ...]:
+        if spec.image.command:
+            line = container_command(
+                spec.image.command, root=paths.root, python=python, path_vars=path_vars(spec)
+            )
+            return ("/bin/sh", "-c", " ".join([line, *(shlex.quote(a) for a in args)]))
+        return (python, str(paths.code_dir / spec.code.boot_file), *args)
+
+    def args(masked: bool) -> list[str]:
+        return script_args(
+            spec, paths, node=node, nodes=nodes, master_port=master_port, masked=masked
+        )
+
+    return NodeCommand(
+        index=node,
+        argv=argv_of(args(masked=False)),
+        env=env,
+        cwd=paths.code_dir,
+        shown=argv_of(args(masked=True)),
+    )
+
+
+# The container variables that hold a path (node_env): a custom command may use them unquoted.
+PATH_VARIABLES = ("MA_HOME", "MA_MOUNT_PATH", "MA_JOB_DIR", "MA_LOG_DIR", "WORKSPACE")
+
+
+def path_vars(spec: JobSpec) -> tuple[str, ...]:
+    """``PATH_VARIABLES`` and the channels passed as env variables (their value is a dir)."""
+    channels = (c.name for c in (*spec.inputs, *spec.outputs) if c.access_method == "env")
+    return (*PATH_VARIABLES, *channels)

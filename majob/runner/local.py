@@ -14,6 +14,7 @@ differs unless asked to (``overwrite``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import filecmp
 import hashlib
@@ -39,8 +40,9 @@ from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
 from majob.runner.runs import RUNS_DIR, Retention, apply_retention
+from majob.spec.envrefs import Redactor
 from majob.spec.models import JobSpec, Stage
-from majob.storage.ignore import walk_files
+from majob.storage.ignore import walk_files, withheld_line
 from majob.text import counted
 
 STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
@@ -242,11 +244,21 @@ def image_notices(spec: JobSpec, interpreter: str) -> tuple[str, ...]:
 # -- building the tree -------------------------------------------------------------------------
 
 
-def copy_code(spec: JobSpec, target: Path) -> int:
-    """Copy the code dir with the upload's ignore rules; returns the number of files."""
+def copy_code(
+    spec: JobSpec,
+    target: Path,
+    *,
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
+) -> int:
+    """Copy the code dir with the upload's ignore rules (files that look like secrets left out
+    unless ``allow_secrets``, as the upload does); returns the number of files."""
     source = Path(spec.code.dir).resolve()
     count = 0
-    for rel in walk_files(source, spec.code.ignore):
+    walk = walk_files(
+        source, spec.code.ignore, allow_secrets=allow_secrets, on_withheld=on_withheld
+    )
+    for rel in walk:
         destination = target / rel
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source / rel, destination)
@@ -323,8 +335,16 @@ def _same_file(a: Path, b: Path) -> bool:
 class _Node:
     """One running node: its process (leader of its own session), log file and output reader."""
 
-    def __init__(self, command: NodeCommand, log: Path, sink: LineSink, lock: threading.Lock):
+    def __init__(
+        self,
+        command: NodeCommand,
+        log: Path,
+        sink: LineSink,
+        lock: threading.Lock,
+        redactor: Redactor | None = None,
+    ):
         self.command = command
+        self.redactor = redactor or Redactor()
         self.log = log
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._log_file: IO[bytes] = log.open("ab")
@@ -350,7 +370,9 @@ class _Node:
     def _pump(self, sink: LineSink, lock: threading.Lock) -> None:
         assert self.process.stdout is not None
         prefix = f"[{self.command.name}] "
-        for raw in iter(self.process.stdout.readline, b""):
+        for line_bytes in iter(self.process.stdout.readline, b""):
+            # A value the spec took from the environment is masked before it is kept or shown.
+            raw = self.redactor.raw(line_bytes)
             self._log_file.write(raw)
             self._log_file.flush()
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -450,13 +472,15 @@ def run_local(
     runs_dir: Path | None = None,
     on_line: LineSink | None = None,
     overwrite: bool = False,
+    allow_secrets: bool = False,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
     ``nodes``/``timeout`` override the stage's, ``inputs`` maps input names to local paths over
     their ``local``, ``python`` names the interpreter (default: this one), ``on_line`` receives
     each ``[worker-i]`` output line (default: stdout), ``overwrite`` lets a passed run replace
-    files that differ in an output's ``local`` (see ``copy_outputs``). Returns the result of a
+    files that differ in an output's ``local`` (see ``copy_outputs``), ``allow_secrets`` copies
+    files that look like secrets (``.env``, ``id_rsa``...) with the code. Returns the result of a
     passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard
     findings) ``RunnerError`` otherwise, after the record is written.
     """
@@ -476,7 +500,13 @@ def run_local(
 
     run_id = new_run_id(effective)
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
-    paths, guard_setup = _build_tree(effective, run_dir, input_sources)
+    withheld: list[str] = []
+    paths, guard_setup = _build_tree(
+        effective, run_dir, input_sources, allow_secrets, withheld.append
+    )
+    notices = (*image_notices(effective, interpreter), *standin.notices)
+    if withheld:
+        notices = (*notices, withheld_line(withheld, "code copy"))
     port = free_port()
     commands = [
         node_command(
@@ -496,7 +526,6 @@ def run_local(
         if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
     }
     sink, lock = on_line or _print_line, threading.Lock()
-    notices = (*image_notices(effective, interpreter), *standin.notices)
     for notice in notices:
         sink(f"[majob] {notice}")
     started = time.monotonic()
@@ -509,8 +538,9 @@ def run_local(
             env = _process_env(
                 command, base_env, guard_setup, paths, interpreter, standin.pythonpath
             )
-            command = NodeCommand(command.index, command.argv, env, command.cwd)
-            running.append(_Node(command, run_dir / "logs" / f"{command.name}.log", sink, lock))
+            command = dataclasses.replace(command, env=env)
+            log = run_dir / "logs" / f"{command.name}.log"
+            running.append(_Node(command, log, sink, lock, Redactor(effective.from_environ)))
         deadline = started + limit if limit else None
         status, failed = _wait(running, deadline)
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
@@ -564,13 +594,17 @@ def _prune_runs(run_dir: Path, retention: Retention | None) -> tuple[str, ...]:
 
 
 def _build_tree(
-    spec: JobSpec, run_dir: Path, input_sources: Mapping[str, Path]
+    spec: JobSpec,
+    run_dir: Path,
+    input_sources: Mapping[str, Path],
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
 ) -> tuple[ContainerPaths, guard.GuardSetup]:
     """The run's container tree with the code copied and the inputs linked, and its guard."""
     paths = container_paths(spec, run_dir / "ma-user")
     for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
         directory.mkdir(parents=True, exist_ok=True)
-    copy_code(spec, paths.code_dir)
+    copy_code(spec, paths.code_dir, allow_secrets=allow_secrets, on_withheld=on_withheld)
     stage_inputs(spec, paths, input_sources)
     guard_setup = guard.prepare(
         run_dir / "guard",
@@ -622,7 +656,7 @@ def _write_record(
             {
                 "name": node.name,
                 "exit_code": node.exit_code,
-                "argv": list(command.argv),
+                "argv": list(command.shown or command.argv),
                 "log": str(node.log.relative_to(result.run_dir)),
             }
             for node, command in zip(result.nodes, commands, strict=True)

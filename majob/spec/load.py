@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from majob.errors import SpecError, SpecProblem
-from majob.spec.envrefs import expand_refs
+from majob.spec.envrefs import expand_refs, from_environ
 from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
 from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
@@ -90,7 +90,8 @@ def load_spec(
     data = _parse(Path(path), label, positions, problems)
     problems.raise_if_any()
 
-    data, unset = expand_refs(data, env)
+    origin: set[tuple[Loc, str]] = set()
+    data, unset = expand_refs(data, env, origin=origin)
     for loc, message in unset:
         problems.add(loc, message)
     for text in overrides:
@@ -112,7 +113,7 @@ def load_spec(
     if check_files:
         _check_files(spec, problems)
     problems.raise_if_any()
-    return spec
+    return spec.with_from_environ(from_environ(origin))
 
 
 def _validate(data: dict[str, Any]) -> JobSpec | list[ErrorDetails]:

@@ -17,6 +17,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PrivateAttr,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -27,6 +28,7 @@ from pydantic import (
 )
 
 from majob.spec.durations import parse_duration
+from majob.spec.envrefs import MASK, FromEnviron
 from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
@@ -287,6 +289,44 @@ class JobSpec(SpecModel):
     auto_stop: Duration | None = Field(
         None, description="Stop the cloud job after this long (rounded up to whole hours)."
     )
+    # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
+    # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
+    _from_environ: FromEnviron = PrivateAttr(default_factory=FromEnviron)
+
+    @property
+    def from_environ(self) -> FromEnviron:
+        return self._from_environ
+
+    def with_from_environ(self, origin: FromEnviron) -> JobSpec:
+        """This spec, remembering ``origin`` (copies made from it keep it)."""
+        copy = self.model_copy()
+        copy._from_environ = origin
+        return copy
+
+    def masked(self) -> JobSpec:
+        """This spec as majob shows it (``majob compile``): the hyperparameters and env values
+        it took from the environment are ``***``, in the stages' overrides too."""
+        origin = self._from_environ
+        if not origin.fields:
+            return self
+
+        def hide(kind: str, values: dict[str, Scalar]) -> dict[str, Scalar]:
+            return {k: MASK if origin.masks(kind, k) else v for k, v in values.items()}
+
+        def part(holder: Any) -> dict[str, Any]:
+            return {
+                "hyperparameters": hide("hyperparameters", holder.hyperparameters),
+                "env": hide("env", holder.env),
+            }
+
+        stages: dict[str, StageOverride] = {
+            name: override.model_copy(update=part(override))
+            for name in STAGES
+            if (override := self.stages.get(name)) is not None
+        }
+        return self.model_copy(
+            update={**part(self), "stages": self.stages.model_copy(update=stages)}
+        )
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:

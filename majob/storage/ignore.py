@@ -5,12 +5,18 @@ built-in defaults (VCS dirs, caches), ``.gitignore`` files at every level (each 
 own directory), ``.majobignore`` files (same, read after ``.gitignore`` so they can override it),
 then the spec's ``code.ignore`` patterns (relative to the code root). Symlinks that point out of
 the tree are never followed; symlinked directories are not walked.
+
+Files whose name usually holds a secret (``SECRET_PATTERNS``: ``.env``, ``id_rsa``, ``*.pem``...)
+are left out too, and reported, unless the caller allows them (``--allow-secrets``) or the user
+names them in an un-ignore rule of their own (``!.env`` in ``.majobignore`` or ``code.ignore``;
+a ``.gitignore`` rule says what git tracks, not what may go to the cloud).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +38,58 @@ DEFAULT_IGNORES: tuple[str, ...] = (
     ".DS_Store",
 )
 IGNORE_FILES: tuple[str, ...] = (".gitignore", ".majobignore")
+MAJOB_IGNORE = ".majobignore"
+
+# Names that usually hold secrets; matched against each file's base name.
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials*",
+    ".netrc",
+    ".pgpass",
+    ".pypirc",
+    ".npmrc",
+    ".git-credentials",
+    "*.tfstate",
+)
+
+
+def looks_secret(rel: str) -> bool:
+    """Whether the file's name is one that usually holds a secret (``.env``, ``id_rsa``...)."""
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)
+
+
+def head_of(names: Sequence[str], shown: int = 5) -> str:
+    """``a, b, c and 4 more``."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def withheld_line(names: Sequence[str], what: str) -> str:
+    """The one line that says which files that look like secrets were left out of ``what``."""
+    count = f"{len(names)} file" + ("s" if len(names) != 1 else "")
+    return (
+        f"left out of the {what} {count} that may hold secrets: {head_of(names)} "
+        f"(--allow-secrets, or a '!{names[0]}' line in .majobignore, keeps them)"
+    )
 
 
 @dataclass(frozen=True)
 class _Scoped:
     base: str  # directory (relative, "" for the root, else ending with "/") the rules apply below
     spec: pathspec.PathSpec[Any]
+    own: bool = False  # majob's own rules (.majobignore, code.ignore): they may let a secret in
 
 
 def _read_rules(path: Path) -> list[str]:
@@ -53,7 +105,7 @@ class IgnoreRules:
     def __init__(self, root: Path, extra_patterns: Iterable[str] = ()) -> None:
         self.root = root
         self._scoped: list[_Scoped] = [_Scoped("", self._spec(DEFAULT_IGNORES))]
-        self._extra = _Scoped("", self._spec(extra_patterns))
+        self._extra = _Scoped("", self._spec(extra_patterns), own=True)
 
     @staticmethod
     def _spec(lines: Iterable[str]) -> pathspec.PathSpec[Any]:
@@ -66,7 +118,7 @@ class IgnoreRules:
         for name in IGNORE_FILES:
             lines = _read_rules(self.root / rel_dir / name)
             if lines:
-                self._scoped.append(_Scoped(rel_dir, self._spec(lines)))
+                self._scoped.append(_Scoped(rel_dir, self._spec(lines), own=name == MAJOB_IGNORE))
                 added += 1
         return added
 
@@ -85,10 +137,29 @@ class IgnoreRules:
                 verdict = result.include
         return verdict
 
+    def let_in(self, rel_path: str) -> bool:
+        """Whether majob's own rules name ``rel_path`` in an un-ignore (``!``) rule last."""
+        verdict = False
+        for scope in (*self._scoped, self._extra):
+            if not scope.own or not rel_path.startswith(scope.base):
+                continue
+            result = scope.spec.check_file(rel_path[len(scope.base) :])
+            if result.include is not None:
+                verdict = result.include is False
+        return verdict
 
-def walk_files(root: Path, extra_patterns: Iterable[str] = ()) -> Iterator[str]:
+
+def walk_files(
+    root: Path,
+    extra_patterns: Iterable[str] = (),
+    *,
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
+) -> Iterator[str]:
     """Yield the relative POSIX paths of the files under ``root`` that are not ignored, sorted
-    per directory. Symlinked files are yielded only when they resolve inside ``root``."""
+    per directory. Symlinked files are yielded only when they resolve inside ``root``. A file
+    that looks like a secret is left out (and passed to ``on_withheld``) unless
+    ``allow_secrets`` or an un-ignore rule of ``.majobignore``/``extra_patterns`` names it."""
     root = root.resolve()
     rules = IgnoreRules(root, extra_patterns)
 
@@ -105,8 +176,13 @@ def walk_files(root: Path, extra_patterns: Iterable[str] = ()) -> Iterator[str]:
                 elif entry.is_file(follow_symlinks=True):
                     if entry.is_symlink() and not _inside(root, Path(entry.path)):
                         continue
-                    if not rules.ignored(rel):
-                        yield rel
+                    if rules.ignored(rel):
+                        continue
+                    if looks_secret(rel) and not allow_secrets and not rules.let_in(rel):
+                        if on_withheld is not None:
+                            on_withheld(rel)
+                        continue
+                    yield rel
         finally:
             rules.leave(scopes)
 

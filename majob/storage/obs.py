@@ -61,6 +61,11 @@ AUTH_CODES = frozenset(
         "InvalidSecurity",
         "TokenRefreshRequired",
         "AllAccessDisabled",
+        # The account's or the user's state (OBS server-side error codes, all 403 Forbidden).
+        "AccessForbidden",
+        "AccountProblem",
+        "DeregisterUserId",
+        "FrozenUserId",
     }
 )
 NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload"})

@@ -15,7 +15,6 @@ file once, hashing each part as it is sent.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +24,7 @@ from typing import Literal, Protocol
 
 from majob.errors import UserInputError
 from majob.storage.base import ObjectInfo
-from majob.storage.ignore import walk_files
+from majob.storage.ignore import head_of, looks_secret, walk_files, withheld_line
 from majob.storage.localstate import HashCache
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
@@ -33,29 +32,6 @@ from majob.text import counted, human_bytes
 MD5_METADATA = "md5"  # stored as x-obs-meta-md5 / x-amz-meta-md5 on multipart objects
 PART_SIZE_METADATA = "md5-part-size"  # the part size that makes a multipart object's ETag
 _HEX_MD5 = re.compile(r"^[0-9a-f]{32}$")
-
-# Names that usually hold secrets; matched against each uploaded file's base name.
-SECRET_PATTERNS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "credentials*",
-    ".netrc",
-    ".pgpass",
-    ".pypirc",
-    ".npmrc",
-    ".git-credentials",
-    "*.tfstate",
-)
 
 
 @dataclass(frozen=True)
@@ -109,7 +85,8 @@ class SyncPlan:
     skipped: tuple[LocalFile, ...]
     extraneous: tuple[ObjectInfo, ...]
     delete: bool
-    secrets: tuple[str, ...] = field(default=())
+    secrets: tuple[str, ...] = field(default=())  # uploaded although they look like secrets
+    withheld: tuple[str, ...] = field(default=())  # left out because they look like secrets
 
     @property
     def deletes(self) -> tuple[ObjectInfo, ...]:
@@ -175,20 +152,16 @@ class SyncPlan:
         return [*lines[:limit], f"  ... and {counted(rest, 'more file')} (-v lists them all)"]
 
     def warning_lines(self) -> list[str]:
-        if not self.secrets:
-            return []
-        shown = ", ".join(self.secrets[:5]) + (" ..." if len(self.secrets) > 5 else "")
-        return [
-            f"warning: {counted(len(self.secrets), 'file')} that may hold secrets in the upload: "
-            f"{shown}",
-            "warning: add them to .majobignore (or code.ignore) to keep them off OBS",
-        ]
-
-
-def looks_secret(rel: str) -> bool:
-    """Whether the file's name is one that usually holds a secret (``.env``, ``id_rsa``...)."""
-    name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)
+        """One line for the files left out as secrets, one for those uploaded all the same."""
+        lines = []
+        if self.withheld:
+            lines.append(withheld_line(self.withheld, "upload"))
+        if self.secrets:
+            lines.append(
+                f"warning: uploading {counted(len(self.secrets), 'file')} that may hold "
+                f"secrets: {head_of(self.secrets)}"
+            )
+        return lines
 
 
 def scan_local(
@@ -197,13 +170,16 @@ def scan_local(
     cache: HashCache | None = None,
     *,
     lazy_from: int | None = None,
+    allow_secrets: bool = False,
+    on_withheld: Callable[[str], None] | None = None,
 ) -> list[LocalFile]:
     """The files under ``root`` that are not ignored, hashed (through ``cache`` when given).
     Files of ``lazy_from`` bytes or more are not read: their MD5 is what the cache knows, or
-    None."""
+    None. Files that look like secrets: see ``walk_files``."""
     cache = cache if cache is not None else HashCache(None)
     files = []
-    for rel in walk_files(root, extra_patterns):
+    walk = walk_files(root, extra_patterns, allow_secrets=allow_secrets, on_withheld=on_withheld)
+    for rel in walk:
         path = root / rel
         try:
             stat = os.stat(path)
@@ -238,6 +214,7 @@ def plan_sync(
     delete: bool = False,
     head: Callable[[str], ObjectInfo | None] | None = None,
     digests: ContentDigests | None = None,
+    withheld: Sequence[str] = (),
 ) -> SyncPlan:
     """Compare ``local`` with the ``remote`` listing of ``dest``. ``head`` is asked only for a
     same-size object whose listing carries no MD5 (a multipart ETag): its metadata tells the MD5
@@ -272,6 +249,7 @@ def plan_sync(
         extraneous=extraneous,
         delete=delete,
         secrets=secrets,
+        withheld=tuple(withheld),
     )
 
 

@@ -40,11 +40,13 @@ def make_plan(
     cache_dir: Path | None = None,
     attempts: int = 3,
     lazy_from: int | None = None,
+    allow_secrets: bool = False,
 ) -> SyncPlan:
     """Walk and hash ``source`` (files of ``lazy_from`` bytes or more only when a comparison
-    needs it), list ``dest`` once, and decide what a sync would do."""
+    needs it), list ``dest`` once, and decide what a sync would do. Files that look like
+    secrets are left out (``plan.withheld``) unless ``allow_secrets``."""
     cache = HashCache.for_root(source, cache_dir)
-    plan = _plan(store, source, dest, cache, ignore, delete, attempts, lazy_from)
+    plan = _plan(store, source, dest, cache, ignore, delete, attempts, lazy_from, allow_secrets)
     cache.save()
     return plan
 
@@ -58,13 +60,22 @@ def _plan(
     delete: bool,
     attempts: int,
     lazy_from: int | None,
+    allow_secrets: bool,
 ) -> SyncPlan:
     if not source.is_dir():
         raise UserInputError(
             f"{source} is not a directory",
             hint="sync takes a local directory and an obs://bucket/prefix/",
         )
-    local = scan_local(source, ignore, cache, lazy_from=lazy_from)
+    withheld: list[str] = []
+    local = scan_local(
+        source,
+        ignore,
+        cache,
+        lazy_from=lazy_from,
+        allow_secrets=allow_secrets,
+        on_withheld=withheld.append,
+    )
     dest = dest.as_dir()
     remote = list_remote(store, dest.bucket, dest.key, attempts=attempts)
     return plan_sync(
@@ -75,6 +86,7 @@ def _plan(
         delete=delete,
         head=lambda key: store.head(dest.bucket, key),
         digests=CachedDigests(cache),
+        withheld=withheld,
     )
 
 
@@ -90,9 +102,11 @@ def sync_dir(
     cache_dir: Path | None = None,
     console: Console | None = None,
     on_plan: Callable[[SyncPlan], None] | None = None,
+    allow_secrets: bool = False,
 ) -> tuple[SyncPlan, SyncResult | None]:
-    """Make ``dest`` hold the non-ignored files of ``source``. ``on_plan`` sees the plan before
-    anything moves; ``dry_run`` stops there (the result is then None)."""
+    """Make ``dest`` hold the non-ignored files of ``source`` (files that look like secrets
+    only with ``allow_secrets``). ``on_plan`` sees the plan before anything moves; ``dry_run``
+    stops there (the result is then None)."""
     options = options or TransferOptions()
     cache = HashCache.for_root(source, cache_dir)
     plan = _plan(
@@ -104,6 +118,7 @@ def sync_dir(
         delete,
         options.attempts,
         options.multipart_threshold,
+        allow_secrets,
     )
     cache.save()
     if on_plan is not None:
@@ -128,6 +143,7 @@ def sync_code(
     cache_dir: Path | None = None,
     console: Console | None = None,
     on_plan: Callable[[SyncPlan], None] | None = None,
+    allow_secrets: bool = False,
 ) -> tuple[SyncPlan, SyncResult | None]:
     """Upload the spec's ``code.dir`` to ``code.obs`` with its ``code.ignore`` rules. Objects
     under ``code.obs`` that are no longer in the code are deleted: the job must see exactly the
@@ -155,4 +171,5 @@ def sync_code(
         cache_dir=cache_dir,
         console=console,
         on_plan=on_plan,
+        allow_secrets=allow_secrets,
     )

@@ -35,8 +35,10 @@ pid_dir = os.environ.get("PID_DIR")
 if pid_dir:
     import subprocess
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    with open(os.path.join(pid_dir, os.environ["VC_TASK_INDEX"]), "w") as f:
+    part = os.path.join(pid_dir, "." + os.environ["VC_TASK_INDEX"])
+    with open(part, "w") as f:
         f.write(f"{os.getpid()} {child.pid}")
+    os.replace(part, os.path.join(pid_dir, os.environ["VC_TASK_INDEX"]))  # whole or absent
 time.sleep(args.sleep)
 """
 
@@ -50,6 +52,10 @@ inputs:
 outputs:
   - {name: train_url, obs: "obs://bucket/out/", local: out}
 """
+
+
+def _pid_files(directory: Path) -> list[Path]:
+    return [f for f in directory.iterdir() if not f.name.startswith(".")]
 
 
 @pytest.fixture
@@ -97,6 +103,24 @@ def test_set_and_input_flags(project: Path) -> None:
     assert (project / "out" / "out.txt").read_text() == "other data"
     record = json.loads(next((project / "runs").glob("*/record.json")).read_text())
     assert "--sleep=0.1" in record["nodes"][0]["argv"]
+
+
+def test_secrets_stay_out_of_the_code_copy_unless_allowed(project: Path) -> None:
+    (project / "code" / ".env").write_text("TOKEN=1\n")
+    args = ["run", str(project / "spec.yaml"), "--runs-dir", str(project / "runs")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == (
+        "[majob] left out of the code copy 1 file that may hold secrets: .env "
+        "(--allow-secrets, or a '!.env' line in .majobignore, keeps them)"
+    )
+    copies = list((project / "runs").glob("*/ma-user/modelarts/user-job-dir/code"))
+    assert [sorted(p.name for p in c.iterdir()) for c in copies] == [["train.py"]]
+    allowed = runner.invoke(app, [*args, "--allow-secrets"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "left out" not in allowed.output
+    copies = list((project / "runs").glob("*/ma-user/modelarts/user-job-dir/code/.env"))
+    assert len(copies) == 1
 
 
 @pytest.mark.parametrize("stage", ["debug", "formal"])
@@ -172,11 +196,11 @@ def test_ctrl_c_leaves_no_child_process(project: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    # Each node writes its file whole (a rename), so two files mean both nodes are up.
     deadline = time.monotonic() + 60
-    while len(list(pid_dir.iterdir())) < 2 and time.monotonic() < deadline:
+    while len(_pid_files(pid_dir)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.1)
-    pids = [int(p) for f in pid_dir.iterdir() for p in f.read_text().split()]
+    pids = [int(p) for f in _pid_files(pid_dir) for p in f.read_text().split()]
     assert len(pids) == 4 and all(_alive(p) for p in pids)
     majob.send_signal(signal.SIGINT)
     _, stderr = majob.communicate(timeout=30)

@@ -171,3 +171,17 @@ def test_compile_refuses_python_for_rest(tmp_path: Path, monkeypatch: pytest.Mon
     result = runner.invoke(app, ["compile", str(spec), "--format", "python"])
     assert result.exit_code == 2
     assert result.stderr == ("error: --format python is for --target sdk; the REST body is JSON\n")
+
+
+def test_compile_does_not_show_values_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("MY_TOKEN", "tok-very-secret-1")
+    spec = _write_project(tmp_path)
+    spec.write_text(spec.read_text() + "env: {API_TOKEN: '${MY_TOKEN}'}\n")
+    for target in (["--target", "rest"], ["--target", "sdk", "--format", "python"]):
+        shown = runner.invoke(app, ["compile", str(spec), *target])
+        assert shown.exit_code == 0, shown.output
+        assert "tok-very-secret-1" not in shown.output
+        assert "***" in shown.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import majob
 
 PUBLIC = [
@@ -55,9 +57,46 @@ def test_all_is_pinned_and_casefold_sorted() -> None:
     assert sorted(PUBLIC, key=str.casefold) == PUBLIC
 
 
-def test_every_public_name_resolves() -> None:
-    for name in majob.__all__:
-        assert getattr(majob, name) is not None, name
+# Where each public name is defined: the façade must hand out that very object.
+HOMES = {
+    "majob.compile.rest": ["to_rest_body"],
+    "majob.compile.sdk": ["EstimatorCall", "to_estimator"],
+    "majob.errors": [
+        "CompileError", "ConfigError", "MajobError", "MigrationError", "NodeFailedError",
+        "ObsUriError", "RunnerError", "RunTimeoutError", "ServiceError", "SpecError",
+        "SpecProblem", "StorageAuthError", "StorageError", "StorageIntegrityError",
+        "StorageNotFound", "StorageUnreachable", "UserInputError",
+    ],
+    "majob.migrate.checker": ["check_paths", "check_source"],
+    "majob.migrate.findings": ["FileReport", "Finding"],
+    "majob.migrate.rewrite": ["migrate_source"],
+    "majob.runner.local": ["RunResult", "run_local"],
+    "majob.spec.load": ["load_spec"],
+    "majob.spec.models": [
+        "Channel", "Code", "Distributed", "Image", "Input", "JobSpec", "Output", "Resources",
+        "StageOverride", "Stages",
+    ],
+    "majob.spec.profiles": ["Profile", "load_profile"],
+    "majob.spec.schema": ["spec_json_schema"],
+    "majob.storage.uri": ["ObsUri"],
+}  # fmt: skip
+
+
+def test_every_public_name_is_the_object_its_module_defines() -> None:
+    assert sorted(n for names in HOMES.values() for n in names) == sorted(PUBLIC)
+    for module_name, names in HOMES.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            exported = getattr(majob, name)
+            assert exported is getattr(module, name), name
+            assert exported.__module__ == module_name, name
+            assert exported.__name__ == name, name
+
+
+def test_every_error_name_is_a_majob_error() -> None:
+    for name in HOMES["majob.errors"]:
+        if name != "SpecProblem":  # one problem of a SpecError, not an exception
+            assert issubclass(getattr(majob, name), majob.MajobError), name
 
 
 def test_unknown_name_is_an_attribute_error() -> None:

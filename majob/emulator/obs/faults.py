@@ -48,9 +48,14 @@ class FaultRule:
             raise ValueError("a fault rule needs a status, reset=True or a latency")
         if not 0.0 <= self.probability <= 1.0:
             raise ValueError("probability must be between 0 and 1")
-        for pattern in (self.path, self.query):
+        for name, pattern in (("path", self.path), ("query", self.query)):
             if pattern is not None:
-                re.compile(pattern)
+                try:
+                    re.compile(pattern)
+                except re.error as error:  # not a ValueError: the control API would answer 500
+                    raise ValueError(
+                        f"{name} {pattern!r} is not a regular expression: {error}"
+                    ) from None
 
     def matches(self, method: str, path: str, query: str) -> bool:
         return (

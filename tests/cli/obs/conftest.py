@@ -1,14 +1,11 @@
-"""``majob obs`` against the fake OBS: the CLI reads the endpoint and keys from ``obs_env``."""
+"""``majob obs`` against the fake OBS: the CLI reads the endpoint and keys from ``obs_env``
+(the fixtures come from ``majob.pytest_plugin``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from majob.testing import fake_obs_server, obs_env, obs_store
-
-__all__ = ["fake_obs_server", "obs_env", "obs_store"]
 
 
 @pytest.fixture(autouse=True)

@@ -40,13 +40,23 @@ def test_sync_dry_run_then_sync_then_no_change(
 ) -> None:
     dry = runner.invoke(app, ["obs", "sync", str(src), PREFIX, "--dry-run", "--exclude", "*.md"])
     assert dry.exit_code == 0, dry.output
-    assert "upload       3 files" in dry.stdout and "dry run" in dry.stdout
-    assert "may hold secrets" in dry.stderr and ".env" in dry.stderr
+    assert "upload       2 files" in dry.stdout and "dry run" in dry.stdout
+    assert dry.stderr.splitlines() == [
+        "left out of the upload 1 file that may hold secrets: .env (--allow-secrets, "
+        "or a '!.env' line in .majobignore, keeps them)"
+    ]
     assert _keys(obs_store) == []
 
     done = runner.invoke(app, ["obs", "sync", str(src), PREFIX, "--exclude", "*.md", "-j", "2"])
     assert done.exit_code == 0, done.output
-    assert "uploaded 3 files" in done.stdout
+    assert "uploaded 2 files" in done.stdout
+    assert _keys(obs_store) == ["jobs/code/model/net.py", "jobs/code/train.py"]
+
+    allowed = runner.invoke(
+        app, ["obs", "sync", str(src), PREFIX, "--exclude", "*.md", "--allow-secrets"]
+    )
+    assert allowed.exit_code == 0, allowed.output
+    assert "warning: uploading 1 file that may hold secrets: .env" in allowed.stderr
     assert _keys(obs_store) == ["jobs/code/.env", "jobs/code/model/net.py", "jobs/code/train.py"]
 
     (src / ".env").unlink()
@@ -61,7 +71,9 @@ def test_sync_dry_run_then_sync_then_no_change(
 def test_ls_cp_and_rm(
     src: Path, tmp_path: Path, obs_env: dict[str, str], obs_store: ObsObjectStore
 ) -> None:
-    assert runner.invoke(app, ["obs", "cp", "-r", str(src), PREFIX]).exit_code == 0
+    copied = runner.invoke(app, ["obs", "cp", "-r", str(src), PREFIX])
+    assert copied.exit_code == 0 and "left out of the upload 1 file" in copied.stderr
+    assert "jobs/code/.env" not in _keys(obs_store)
     up = runner.invoke(app, ["obs", "cp", str(src / "train.py"), f"obs://{FAKE_BUCKET}/one/"])
     assert (
         up.exit_code == 0 and obs_store.get_bytes(FAKE_BUCKET, "one/train.py") == b"print('hi')\n"
@@ -93,9 +105,9 @@ def test_ls_cp_and_rm(
 
     refused = runner.invoke(app, ["obs", "rm", "-r", PREFIX])
     assert refused.exit_code == 2 and "pass --yes" in refused.stderr
-    assert len(_keys(obs_store)) == 4
+    assert len(_keys(obs_store)) == 3
     removed = runner.invoke(app, ["obs", "rm", "-r", PREFIX, "--yes"])
-    assert removed.exit_code == 0 and "removed 4 objects" in removed.stdout
+    assert removed.exit_code == 0 and "removed 3 objects" in removed.stdout
     assert _keys(obs_store) == []
     missing = runner.invoke(app, ["obs", "rm", PREFIX + "nothing.py", "--yes"])
     assert missing.exit_code == 1 and "NoSuchKey" in missing.stderr

@@ -1,6 +1,6 @@
 """Sync end-to-end: the real esdk-obs-python client (``ObsObjectStore``) against the fake OBS.
 
-The fake and the store come from ``tests/e2e/conftest.py`` (``majob.testing``).
+The fake and the store come from ``majob.pytest_plugin``.
 """
 
 from __future__ import annotations

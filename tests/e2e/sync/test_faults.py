@@ -61,20 +61,36 @@ def test_wrong_secret_key_one_clear_error_and_nothing_uploaded(
     assert fake_obs_server.log.count("PUT") == 0
 
 
-def test_unreachable_endpoint_fails_within_the_timeout(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # closed again: nothing listens there
+def test_silent_endpoint_fails_after_one_time_budget(tmp_path: Path) -> None:
+    # A socket that listens but never answers: each attempt waits out the timeout. The store
+    # stops retrying once the timeout is spent, and sync does not try again an endpoint that
+    # never answered, so the user gets the error after one time budget: one connection (two
+    # if a retry started just before the budget ran out), not one per retry of each layer.
     _files(tmp_path / "src", 2)
-    timeout = 2.0
-    store = ObsObjectStore(obs_config(f"http://127.0.0.1:{port}", timeout=timeout))
-    started = time.monotonic()
-    try:
-        with pytest.raises(StorageUnreachable, match="connection refused"):
-            sync_dir(store, tmp_path / "src", DEST)
-    finally:
-        store.close()
-    assert time.monotonic() - started < timeout + 1.0
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        store = ObsObjectStore(obs_config(f"http://127.0.0.1:{port}", timeout=1.0, retries=5))
+        try:
+            with pytest.raises(StorageUnreachable, match="did not answer in time"):
+                sync_dir(store, tmp_path / "src", DEST)
+        finally:
+            store.close()
+        assert 1 <= _accepted(silent) <= 2
+
+
+def _accepted(listening: socket.socket) -> int:
+    """How many connections reached ``listening`` (closed or not): one per request sent."""
+    listening.setblocking(False)
+    count = 0
+    while True:
+        try:
+            connection, _ = listening.accept()
+        except BlockingIOError:
+            return count
+        connection.close()
+        count += 1
 
 
 @pytest.mark.slow

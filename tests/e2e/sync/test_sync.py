@@ -84,7 +84,7 @@ def test_dry_run_moves_nothing(
     _tree(tmp_path / "src", {"a.py": b"a", ".env": b"TOKEN=1"})
     plan, result = sync_dir(obs_store, tmp_path / "src", DEST, dry_run=True)
     assert result is None
-    assert len(plan.uploads) == 2 and plan.secrets == (".env",)
+    assert len(plan.uploads) == 1 and plan.withheld == (".env",) and plan.secrets == ()
     assert _remote(obs_store) == {}
     assert fake_obs_server.log.count("PUT") == 0
 

@@ -1,7 +1,9 @@
 """Golden files: every spec in tests/golden/compile/specs compiled for every stage.
 
-Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest tests/unit/compile`` and
-review the diff: the golden files are what ModelArts receives.
+Regenerate after an intended change with ``UPDATE_GOLDEN=1 pytest tests/unit/compile``: each
+file that changes is rewritten and its test fails, saying so, so that a regenerating run never
+passes; review the diff (the golden files are what ModelArts receives) and run again without
+the variable. Under CI (``CI`` set) the variable is refused.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from majob.spec.models import STAGES, JobSpec, Stage
 
 LoadCase = Callable[[str], JobSpec]
 
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-
 
 def _check(path: Path, actual: str) -> None:
-    if UPDATE:
-        path.write_text(actual, encoding="utf-8")
-        return
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail("UPDATE_GOLDEN=1 is refused under CI: golden files are checked there")
+        if not path.exists() or path.read_text(encoding="utf-8") != actual:
+            path.write_text(actual, encoding="utf-8")
+            pytest.fail(f"rewrote {path.name}: review the diff, then run without UPDATE_GOLDEN")
     assert path.exists(), f"{path.name} is missing: run UPDATE_GOLDEN=1 pytest {__file__}"
     assert actual == path.read_text(encoding="utf-8"), (
         f"{path.name} differs; if the change is intended, regenerate with UPDATE_GOLDEN=1"
@@ -66,3 +69,20 @@ def test_every_golden_file_has_a_spec(golden_dir: Path) -> None:
         p.name for p in golden_dir.iterdir() if p.is_file() and p.name.split(".", 1)[0] not in specs
     ]
     assert orphans == []
+
+
+def test_regenerating_never_passes_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    golden = tmp_path / "case.formal.rest.json"
+    golden.write_text("old\n")
+    monkeypatch.setenv("UPDATE_GOLDEN", "1")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.fail.Exception, match=r"rewrote case\.formal\.rest\.json"):
+        _check(golden, "new\n")
+    assert golden.read_text() == "new\n"
+    _check(golden, "new\n")  # nothing to rewrite: checked, passes
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="refused under CI"):
+        _check(golden, "newer\n")
+    assert golden.read_text() == "new\n"

@@ -54,11 +54,13 @@ def test_clear_and_reseed() -> None:
     [
         ({}, "needs a status"),
         ({"status": 503, "probability": 2.0}, "between 0 and 1"),
-        ({"status": 503, "path": "("}, "missing"),
+        ({"status": 503, "path": "("}, r"path '\(' is not a regular expression: missing \)"),
+        ({"status": 503, "query": "[a"}, r"query '\[a' is not a regular expression"),
     ],
 )
 def test_invalid_rules(fields: dict[str, object], message: str) -> None:
-    with pytest.raises(Exception, match=message):
+    # ValueError, which the control API answers with 400 (a bare re.error would be a 500).
+    with pytest.raises(ValueError, match=message):
         FaultRule(**fields)  # type: ignore[arg-type]
 
 

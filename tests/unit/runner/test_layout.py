@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -8,12 +10,12 @@ import pytest
 
 from majob.runner.layout import (
     container_paths,
-    expand_vars,
-    local_command,
     node_command,
     node_env,
     script_args,
 )
+from majob.runner.shellcmd import container_command
+from majob.spec.envrefs import FromEnviron
 from majob.spec.models import JobSpec
 
 ROOT = Path("/runs/r1/ma-user")
@@ -75,6 +77,13 @@ def test_env_of_node_i_of_n(node: int, nodes: int) -> None:
         "OMP_NUM_THREADS": "2",
         "DEBUG": "true",
     }
+
+
+def test_env_values_that_are_container_paths_move_under_the_run_root() -> None:
+    spec = make_spec(env={"CKPT": "/home/ma-user/work/ckpt", "HOMEISH": "/home/ma-user2/x"})
+    env = node_env(spec, container_paths(spec, ROOT), node=0, nodes=1, run_id="r1")
+    assert env["CKPT"] == f"{ROOT}/work/ckpt"
+    assert env["HOMEISH"] == "/home/ma-user2/x"
 
 
 def test_accelerators_come_from_the_flavor() -> None:
@@ -153,38 +162,68 @@ def test_preset_engine_command_runs_the_boot_file_in_the_code_dir() -> None:
     assert command.env["VC_TASK_INDEX"] == "1"
 
 
-def test_expand_vars_behaves_like_a_shell() -> None:
-    env = {"MA_JOB_DIR": "/j", "X": "1"}
-    assert expand_vars("python ${MA_JOB_DIR}/code/train.py", env) == "python /j/code/train.py"
-    assert expand_vars("$X-$X ${X}a $Xa", env) == "1-1 1a "  # $Xa is the unset variable Xa
-    assert expand_vars("${UNSET}/x", env) == "/x"
-    assert expand_vars("cost $5", env) == "cost $5"
-
-
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
+        # The shell expands the variables; a container path variable is quoted.
         (
             "python ${MA_JOB_DIR}/code/train.py",
-            "'/my venv/python' /R/modelarts/user-job-dir/code/train.py",
+            """'/my venv/python' "${MA_JOB_DIR}"/code/train.py""",
         ),
         (
             "/home/ma-user/miniconda3/bin/python3.9 /home/ma-user/modelarts/user-job-dir/code/t.py",
             "'/my venv/python' /R/modelarts/user-job-dir/code/t.py",
         ),
         (
-            "cd ${WORKSPACE} && python3 t.py --out=/home/ma-user/x",
-            "cd /R/ws && '/my venv/python' t.py --out=/R/x",
+            "cd $WORKSPACE && python3 t.py --out=/home/ma-user/x",
+            """cd "${WORKSPACE}" && '/my venv/python' t.py --out=/R/x""",
         ),
         (
             "bash /opt/home/ma-user/run.sh; ls /home/ma-user2",
             "bash /opt/home/ma-user/run.sh; ls /home/ma-user2",
         ),
+        # Quoted text keeps its quoting: nothing expanded in '...', no extra quotes in "...".
+        (
+            """echo '$X ${WORKSPACE}' "$WORKSPACE" $HOME $PATH $1 $? python""",
+            """echo '$X ${WORKSPACE}' "$WORKSPACE" $HOME $PATH $1 $? '/my venv/python'""",
+        ),
+        (
+            """echo "python" 'python' x/python3 # python /home/ma-user""",
+            """echo "python" 'python' '/my venv/python' # python /home/ma-user""",
+        ),
     ],
 )
 def test_custom_command_is_rewritten_for_this_machine(command: str, expected: str) -> None:
-    env = {"MA_JOB_DIR": "/R/modelarts/user-job-dir", "WORKSPACE": "/R/ws"}
-    assert local_command(command, env, Path("/R"), "/my venv/python") == expected
+    rewritten = container_command(
+        command, root=Path("/R"), python="/my venv/python", path_vars=["MA_JOB_DIR", "WORKSPACE"]
+    )
+    assert rewritten == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("printf '<%s>' /home/ma-user/a", ["{root}/a"]),
+        ("""printf '<%s>' "x /home/ma-user/b" '/home/ma-user/c'""", ["x {root}/b", "{root}/c"]),
+        ("""printf '<%s>' "$(printf %s "/home/ma-user/d")" "`printf %s /home/ma-user`" """,
+         ["{root}/d", "{root}"]),
+        ("""printf '<%s>' $WORKSPACE/e ${WORKSPACE} "${WORKSPACE}" '$WORKSPACE'""",
+         ["{root}/ws/e", "{root}/ws", "{root}/ws", "$WORKSPACE"]),
+    ],
+)  # fmt: skip
+def test_the_root_stays_one_word_in_every_quoting_context(
+    command: str, words: list[str], tmp_path: Path
+) -> None:
+    root = tmp_path / "run dir" / "it's $HOME"
+    line = container_command(command, root=root, python="python", path_vars=["WORKSPACE"])
+    done = subprocess.run(
+        ["/bin/sh", "-c", line],
+        env={"WORKSPACE": f"{root}/ws", "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "".join(f"<{w.format(root=root)}>" for w in words)
 
 
 def test_custom_image_runs_its_command_through_sh_with_the_arguments_appended() -> None:
@@ -206,6 +245,32 @@ def test_custom_image_runs_its_command_through_sh_with_the_arguments_appended() 
     )
     assert command.argv[:2] == ("/bin/sh", "-c")
     words = shlex.split(command.argv[2])
-    assert words[:2] == ["/usr/bin/python3", f"{ROOT}/modelarts/user-job-dir/demo-code/train.py"]
+    # The shell expands ${MA_JOB_DIR} from the node's environment; majob pastes nothing in.
+    assert words[:2] == ["/usr/bin/python3", "${MA_JOB_DIR}/demo-code/train.py"]
+    assert command.env["MA_JOB_DIR"] == f"{ROOT}/modelarts/user-job-dir"
     assert "--arch=resnet 18" in words  # quoted for the shell
+    # The arguments come last: nothing of majob's runs after the user's command.
+    assert words[-1] == "--arch=resnet 18"
     assert not any(w.startswith("--init_method") for w in words)  # a preset-engine feature
+
+
+def test_values_from_the_environment_are_masked_in_the_shown_command() -> None:
+    spec = make_spec(hyperparameters={"token": "s3cr3t-value", "epochs": 3}).with_from_environ(
+        FromEnviron(frozenset({("hyperparameters", "token")}), frozenset({"s3cr3t-value"}))
+    )
+    for image in (None, {"swr": "swr.example.com/o/i:1", "command": "python train.py"}):
+        custom = (
+            spec.model_copy(update={"image": spec.image.model_validate(image)}) if image else spec
+        )
+        command = node_command(
+            custom,
+            container_paths(custom, ROOT),
+            node=0,
+            nodes=1,
+            run_id="r1",
+            master_port=1,
+            python="python",
+        )
+        assert "--token=s3cr3t-value" in " ".join(command.argv)
+        assert "s3cr3t-value" not in " ".join(command.shown)
+        assert "--token=***" in " ".join(command.shown) and "--epochs=3" in " ".join(command.shown)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from majob.errors import ConfigError, SpecError
+from majob.spec.envrefs import FromEnviron, Redactor
 from majob.spec.load import load_spec, parse_override
 from majob.spec.models import JobSpec
 
@@ -87,6 +88,33 @@ def test_env_refs_expand_except_in_the_container_command(project: Path) -> None:
         "13:10 inputs[0].obs: environment variable BUCKET is not set (export it, or write "
         "$${BUCKET} for a literal)"
     ]
+
+
+def test_values_from_the_environment_into_the_job_are_remembered(project: Path) -> None:
+    text = (project / "spec.yaml").read_text()
+    text = text.replace("my-bucket/data/", "${BUCKET}/data/")
+    text = text.replace("  arch: resnet18", "  arch: resnet18\n  token: 'Bearer ${TOKEN}'")
+    text = text.replace("hyperparameters: {epochs: 1}", "hyperparameters: {epochs: '${EPOCHS}'}")
+    text += "env:\n  API_KEY: ${KEY}\n"
+    (project / "spec.yaml").write_text(text)
+    environ = {"BUCKET": "env-bucket", "TOKEN": "tok-123456", "EPOCHS": "3", "KEY": "k-7890"}
+    spec = load_spec(project / "spec.yaml", environ=environ)
+    # A bucket is a location, not a secret: only what reaches the job as a value is masked.
+    assert spec.from_environ == FromEnviron(
+        frozenset(
+            {("hyperparameters", "token"), ("hyperparameters", "epochs"), ("env", "API_KEY")}
+        ),
+        frozenset({"tok-123456", "3", "k-7890"}),
+    )
+    assert spec.at_stage("local").from_environ == spec.from_environ
+    redactor = Redactor(spec.from_environ)
+    # "3" is too short to mask in free text (it would garble every number); whole fields are.
+    assert redactor.text("epoch 3: Bearer tok-123456 k-7890") == "epoch 3: Bearer *** ***"
+    assert redactor.raw(b"tok-123456\n") == b"***\n"
+    shown = spec.masked()
+    assert shown.hyperparameters["token"] == "***" and shown.env == {"API_KEY": "***"}
+    assert shown.stages.get("local").hyperparameters == {"epochs": "***"}  # type: ignore[union-attr]
+    assert shown.hyperparameters["arch"] == "resnet18"
 
 
 def test_custom_command_keeps_container_variables(project: Path) -> None:

@@ -110,22 +110,63 @@ def test_secret_names(rel: str, secret: bool) -> None:
     assert looks_secret(rel) is secret
 
 
-def test_scan_respects_ignore_rules_and_plan_warns_on_secrets(tmp_path: Path) -> None:
+def test_scan_respects_ignore_rules_and_leaves_secrets_out(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "train.py").write_text("print(1)\n")
     (tmp_path / ".env").write_text("TOKEN=x\n")
     (tmp_path / "sub" / "data.bin").write_bytes(b"\0" * 10)
     (tmp_path / "sub" / "keep.txt").write_text("k")
+    (tmp_path / "sub" / "id_rsa").write_text("KEY")
     (tmp_path / ".gitignore").write_text("*.bin\n")
     (tmp_path / "sub" / ".majobignore").write_text("keep.txt\n")
     (tmp_path / "notes.md").write_text("n")
-    files = scan_local(tmp_path, ["*.md"])
-    assert sorted(f.rel for f in files) == [".env", ".gitignore", "sub/.majobignore", "train.py"]
+    withheld: list[str] = []
+    files = scan_local(tmp_path, ["*.md"], on_withheld=withheld.append)
+    assert sorted(f.rel for f in files) == [".gitignore", "sub/.majobignore", "train.py"]
+    assert withheld == [".env", "sub/id_rsa"]
     by_rel = {f.rel: f for f in files}
     assert by_rel["train.py"].md5 == _md5(b"print(1)\n")
+    plan = plan_sync(tmp_path, files, DEST, [], withheld=withheld)
+    assert plan.secrets == () and plan.withheld == (".env", "sub/id_rsa")
+    assert plan.warning_lines() == [
+        "left out of the upload 2 files that may hold secrets: .env, sub/id_rsa "
+        "(--allow-secrets, or a '!.env' line in .majobignore, keeps them)"
+    ]
+
+
+def test_allow_secrets_uploads_them_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print(1)\n")
+    (tmp_path / "server.pem").write_text("PEM")
+    files = scan_local(tmp_path, allow_secrets=True)
+    assert sorted(f.rel for f in files) == ["server.pem", "train.py"]
     plan = plan_sync(tmp_path, files, DEST, [])
-    assert plan.secrets == (".env",)
-    assert ".env" in plan.warning_lines()[0]
+    assert plan.warning_lines() == ["warning: uploading 1 file that may hold secrets: server.pem"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "extra", "kept"),
+    [
+        ({".majobignore": "!.env\n"}, [], [".env", "conf/.env"]),  # at any depth, as in git
+        ({".majobignore": "!/.env\n"}, [], [".env"]),
+        ({"conf/.majobignore": "!.env\n"}, [], ["conf/.env"]),
+        ({}, ["!.env"], [".env", "conf/.env"]),
+        ({}, ["!conf/.env"], ["conf/.env"]),
+        # .gitignore says what git tracks, not what may go to the cloud.
+        ({".gitignore": "!.env\n"}, [], []),
+        # A later rule of majob's own that ignores it again wins.
+        ({".majobignore": "!.env\n.env\n"}, [], []),
+    ],
+)
+def test_an_explicit_unignore_of_majobs_own_lets_a_secret_in(
+    tmp_path: Path, rules: dict[str, str], extra: list[str], kept: list[str]
+) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / ".env").write_text("A=1\n")
+    (tmp_path / "conf" / ".env").write_text("B=2\n")
+    for name, text in rules.items():
+        (tmp_path / name).write_text(text)
+    files = [f.rel for f in scan_local(tmp_path, extra)]
+    assert [f for f in files if f.endswith(".env")] == kept
 
 
 def test_scan_never_follows_symlinks_out_of_the_tree(tmp_path: Path) -> None:

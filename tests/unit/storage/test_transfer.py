@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from majob.emulator.obs.models import multipart_etag as server_multipart_etag
 from majob.storage.base import UploadedPart
+from majob.storage.localstate import file_multipart_etag
 from majob.storage.transfer import MIN_PART_SIZE, SyncResult, TransferOptions, multipart_etag
 
 MiB = 1 << 20
@@ -20,12 +22,26 @@ def test_part_size_respects_obs_limits() -> None:
     assert TransferOptions(part_size=1).part_size_for(10 * MiB) == MIN_PART_SIZE
 
 
-def test_multipart_etag_matches_what_the_server_computes() -> None:
-    chunks = [b"a" * 200_000, b"b" * 200_000, b"tail"]
-    digests = [hashlib.md5(c).digest() for c in chunks]
-    parts = [UploadedPart(i + 1, hashlib.md5(c).hexdigest(), len(c)) for i, c in enumerate(chunks)]
-    assert multipart_etag(parts) == server_multipart_etag(digests)
-    assert multipart_etag(parts).endswith("-3")
+# S3's (and OBS's) multipart ETag: md5 of the parts' binary MD5s one after the other, "-" and
+# the part count. The expected value was computed apart from majob, with coreutils:
+#   (for f in p1 p2 p3; do md5sum $f | cut -d' ' -f1 | xxd -r -p; done) | md5sum
+# where p1 = 200,000 x "a", p2 = 200,000 x "b", p3 = "tail".
+CHUNKS = [b"a" * 200_000, b"b" * 200_000, b"tail"]
+KNOWN_ETAG = "6b249434e7d793411a9aeb9d7cde27e4-3"
+
+
+def test_multipart_etag_is_the_known_value() -> None:
+    parts = [UploadedPart(i + 1, hashlib.md5(c).hexdigest(), len(c)) for i, c in enumerate(CHUNKS)]
+    assert parts[0].etag == "561b1994f6baacd6e5eaf4baaa12849f"  # md5sum of p1
+    assert multipart_etag(parts) == KNOWN_ETAG
+    # The fake OBS computes the same (its own test pins it to a known value too).
+    assert server_multipart_etag(hashlib.md5(c).digest() for c in CHUNKS) == KNOWN_ETAG
+
+
+def test_a_files_multipart_etag_is_the_known_value(tmp_path: Path) -> None:
+    path = tmp_path / "weights.bin"
+    path.write_bytes(b"".join(CHUNKS))
+    assert file_multipart_etag(path, 200_000) == KNOWN_ETAG
 
 
 def test_summary_line() -> None:

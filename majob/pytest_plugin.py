@@ -1,0 +1,48 @@
+"""majob's pytest fixtures, over the context managers of ``majob.testing``.
+
+pytest loads this module by itself when majob is installed (entry point ``pytest11``, named
+``majob.pytest_plugin``; ``-p no:majob.pytest_plugin`` turns it off). Each fixture imports what
+it needs when used, so the plugin costs a pytest run that does not use it nothing.
+
+- ``fake_obs_server``: a fake OBS in the test process, with the bucket ``FAKE_BUCKET``;
+- ``obs_store``: the real OBS backend (esdk-obs-python) pointed at it;
+- ``obs_env``: the environment variables that point the CLI and ``open_store`` at it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from majob.emulator.obs import FakeObsServer
+    from majob.storage.obs import ObsObjectStore
+
+
+@pytest.fixture
+def fake_obs_server() -> Iterator[FakeObsServer]:
+    """A fake OBS in this process (in memory) with the bucket ``FAKE_BUCKET``."""
+    from majob.testing import fake_obs_server_running
+
+    with fake_obs_server_running() as server:
+        yield server
+
+
+@pytest.fixture
+def obs_store(fake_obs_server: FakeObsServer) -> Iterator[ObsObjectStore]:
+    """The real OBS backend talking to ``fake_obs_server``."""
+    from majob.testing import obs_store_for
+
+    with obs_store_for(fake_obs_server) as store:
+        yield store
+
+
+@pytest.fixture
+def obs_env(fake_obs_server: FakeObsServer) -> Iterator[dict[str, str]]:
+    """Environment variables that point majob (CLI, ``open_store``) at ``fake_obs_server``."""
+    from majob.testing import obs_environment
+
+    with obs_environment(fake_obs_server) as env:
+        yield env
