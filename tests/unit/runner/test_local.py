@@ -268,7 +268,8 @@ def test_custom_command_env_value_is_a_value_not_a_command(
     # As in the container: $NOTE is split into words, none of them runs.
     written = (tmp_path / "out" / "note.txt").read_text().splitlines()
     assert written[:3] == ["a;", "echo", "INJECTED"]
-    assert lines == []
+    # Nothing ran besides printf: the node printed nothing (majob's own notices aside).
+    assert [line for line in lines if not line.startswith("[majob]")] == []
 
 
 def test_custom_command_sees_this_machines_path_and_home(
