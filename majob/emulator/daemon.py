@@ -182,6 +182,7 @@ def serve(
 ) -> None:
     """Run both fakes in this process until SIGTERM or Ctrl-C."""
     from majob.emulator.cloud import EmulatedCloud
+    from majob.emulator.modelarts.store import SchemaError
     from majob.emulator.obs.models import ObsServiceError
 
     try:
@@ -190,6 +191,8 @@ def serve(
         )
     except ObsServiceError as error:
         raise ConfigError(error.message) from error
+    except SchemaError as error:
+        raise ConfigError(str(error)) from error
     except OSError as error:
         raise ConfigError(f"cannot start the emulator: {error.strerror or error}") from error
     stopping = threading.Event()
