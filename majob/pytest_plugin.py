@@ -6,17 +6,22 @@ it needs when used, so the plugin costs a pytest run that does not use it nothin
 
 - ``fake_obs_server``: a fake OBS in the test process, with the bucket ``FAKE_BUCKET``;
 - ``obs_store``: the real OBS backend (esdk-obs-python) pointed at it;
-- ``obs_env``: the environment variables that point the CLI and ``open_store`` at it.
+- ``obs_env``: the environment variables that point the CLI and ``open_store`` at it;
+- ``emulated_cloud_env``: the fake OBS and the fake ModelArts in the test process, found by
+  ``--profile emulator`` (``MAJOB_EMULATOR_DIR`` points at their state; an empty config dir keeps
+  the user's own profiles out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from majob.emulator.endpoints import EmulatorEndpoints
     from majob.emulator.obs import FakeObsServer
     from majob.storage.obs import ObsObjectStore
 
@@ -46,3 +51,17 @@ def obs_env(fake_obs_server: FakeObsServer) -> Iterator[dict[str, str]]:
 
     with obs_environment(fake_obs_server) as env:
         yield env
+
+
+@pytest.fixture
+def emulated_cloud_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[EmulatorEndpoints]:
+    """Both fakes in this process, found by ``--profile emulator``."""
+    from majob.testing import emulated_cloud
+
+    state_dir = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state_dir))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    with emulated_cloud(state_dir) as endpoints:
+        yield endpoints

@@ -14,6 +14,13 @@ OBS::
 ``fake_obs_process`` starts the fake as its own process (as a benchmark or a crash test needs)
 and drives its faults and request log over HTTP. Fixtures of the same names without the
 suffixes: ``fake_obs_server``, ``obs_store``, ``obs_env``.
+
+The emulated cloud (fake OBS + fake ModelArts that really runs the jobs)::
+
+    with emulated_cloud(tmp_dir) as endpoints:   # both fakes in threads, on free ports
+        ...                                       # endpoints.obs, endpoints.modelarts, keys
+
+and the fixture ``emulated_cloud_env``, which also points ``--profile emulator`` at it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from majob.emulator.cloud import EmulatedCloud, emulated_cloud
+from majob.emulator.endpoints import EmulatorEndpoints
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsServer, fake_obs
 from majob.storage.config import Credentials, ObsConfig, Signature
 
@@ -173,9 +182,12 @@ def fake_obs_process(
 
 
 __all__ = [
+    "EmulatedCloud",
+    "EmulatorEndpoints",
     "FAKE_BUCKET",
     "FAKE_CREDENTIALS",
     "FakeObsProcess",
+    "emulated_cloud",
     "fake_obs_process",
     "fake_obs_server_running",
     "obs_config",
