@@ -63,7 +63,9 @@ def parse_engine_version(text: str) -> EngineVersion:
     arch = parts[-1]
     os_part = _PART.match(parts[-2])
     if os_part is None or os_part.group(1) not in OS_NAMES:
-        raise EngineIdError(f"{text!r}: {parts[-2]!r} is not an OS like ubuntu_18.04 or euler_2.8.3")
+        raise EngineIdError(
+            f"{text!r}: {parts[-2]!r} is not an OS like ubuntu_18.04 or euler_2.8.3"
+        )
     os_name, os_version = os_part.groups()
     if os_name == "ubuntu" and re.fullmatch(r"\d{4}", os_version):
         os_version = f"{os_version[:2]}.{os_version[2:]}"

@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from majob.errors import UserInputError
 from majob.image.sizes import format_size
@@ -149,7 +149,7 @@ def _index(outer: tarfile.TarFile, path: Path) -> dict[str, tarfile.TarInfo]:
     except tarfile.ReadError as error:
         raise ImageTarError(
             f"{path}: truncated or damaged after {len(members)} entries ({error})",
-            hint="write the tarball again (docker save -o IMAGE.tar) and check the disk is not full",
+            hint="write the tarball again (docker save -o IMAGE.tar); is the disk full?",
         ) from None
     return members
 
@@ -204,8 +204,8 @@ def _manifests(
             raise ImageTarError(f"{path}: index.json lists no image manifest")
         return found
     raise ImageTarError(
-        f"{path}: not an image tarball: no manifest.json (docker save) or index.json (OCI layout)",
-        hint="create it with docker save -o IMAGE.tar IMAGE or skopeo copy ... oci-archive:IMAGE.tar",
+        f"{path}: not an image tarball: no manifest.json (docker save) or index.json (OCI)",
+        hint="create it with docker save -o IMAGE.tar IMAGE (or skopeo copy to oci-archive:)",
     )
 
 
@@ -311,8 +311,9 @@ def _layer(
 def _entries(layer: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     # TarFile keeps every member it reads in .members; dropping them keeps memory flat for
     # layers of millions of entries.
+    kept: list[tarfile.TarInfo] = layer.members  # type: ignore[attr-defined]  # not in typeshed
     while (info := layer.next()) is not None:
-        layer.members.clear()
+        kept.clear()
         yield info
 
 
@@ -322,10 +323,14 @@ def _count_seekable(stream: IO[bytes]) -> int:
         return sum(1 for _ in _entries(layer))
 
 
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class _Counting:
     """A read-only stream that counts the bytes read through it."""
 
-    def __init__(self, inner: IO[bytes]) -> None:
+    def __init__(self, inner: _Readable) -> None:
         self.inner = inner
         self.count = 0
 
@@ -335,8 +340,8 @@ class _Counting:
         return data
 
 
-def _count_stream(decompressed: IO[bytes]) -> tuple[int, int]:
-    """(uncompressed bytes, entries) of a compressed layer, decompressed once, a buffer at a time."""
+def _count_stream(decompressed: _Readable) -> tuple[int, int]:
+    """(uncompressed bytes, entries) of a compressed layer, decompressed once, in buffers."""
     counting = _Counting(decompressed)
     with tarfile.open(fileobj=counting, mode="r|", bufsize=_STREAM_BUFFER) as layer:  # type: ignore[call-overload]
         entries = sum(1 for _ in _entries(layer))
@@ -345,7 +350,7 @@ def _count_stream(decompressed: IO[bytes]) -> tuple[int, int]:
     return counting.count, entries
 
 
-def _zstd_reader(stream: IO[bytes], where: str) -> IO[bytes]:
+def _zstd_reader(stream: IO[bytes], where: str) -> _Readable:
     try:
         import zstandard
     except ImportError:
@@ -353,7 +358,7 @@ def _zstd_reader(stream: IO[bytes], where: str) -> IO[bytes]:
             f"{where} is zstd-compressed and the zstandard package is not installed",
             hint="pip install 'majob[image]'",
         ) from None
-    reader: IO[bytes] = zstandard.ZstdDecompressor().stream_reader(stream)
+    reader: _Readable = zstandard.ZstdDecompressor().stream_reader(stream)
     return reader
 
 
