@@ -187,12 +187,33 @@ def steps_of(command: str) -> set[Step]:
     """Which kinds of step a RUN command performs."""
     found = {step for step, pattern in _PATTERNS.items() if pattern.search(command)}
     for match in _PACKAGE_INSTALL.finditer(command):
-        words = [w for w in match.group("args").split() if not w.startswith("-")]
+        words = _package_words(match.group("args").split())
         if any(not _TORCH_WORDS.match(w) and not w.startswith("python=") for w in words):
             found.add(Step.PACKAGES)
         if "-r" in match.group("args").split() or "--requirement" in match.group("args"):
             found.add(Step.PACKAGES)
     return found
+
+
+_VALUED_OPTIONS = frozenset(
+    {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint"}
+    | {"-t", "--target", "--trusted-host", "--prefix", "--root", "-n", "--name", "-p"}
+    | {"--channel"}
+)
+
+
+def _package_words(words: list[str]) -> list[str]:
+    """The package arguments of an install command: options and their values left out."""
+    kept = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _VALUED_OPTIONS:
+            skip = True
+        elif not word.startswith("-"):
+            kept.append(word)
+    return kept
 
 
 def lint_dockerfile(text: str, path: str = "Dockerfile") -> list[LintFinding]:
