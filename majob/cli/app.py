@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from majob.cli import emulator, migrate, obs, run, spec_commands
+from majob.cli import emulator, image, migrate, obs, run, spec_commands
 
 app = typer.Typer(
     name="majob",
@@ -28,6 +28,8 @@ for _group in (
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,
+    image.image_app,
+    image.env_app,
 ):
     app.add_typer(_group)
 

@@ -15,6 +15,7 @@ an official ModelArts or Ascend CANN image).
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from dataclasses import dataclass
@@ -65,8 +66,8 @@ def find_requirements(spec: JobSpec, spec_dir: Path, local: LocalEnv) -> Require
 
 
 def _pyproject_dependencies(path: Path) -> list[str] | None:
-    try:
-        import tomllib
+    try:  # imported by name: mypy checks for Python 3.10, which has no tomllib
+        tomllib = importlib.import_module("tomllib")
     except ImportError:  # Python 3.10: no TOML reader in the standard library
         return None
     try:
