@@ -113,7 +113,31 @@ def same_release(a: str, b: str, depth: int = 2) -> bool:
 
 
 def closest_ids(text: str, known: Iterable[str], n: int = 3) -> list[str]:
-    """The known ids most like ``text`` (by spelling), best first."""
+    """The known ids most like ``text``, best first: by the frameworks, versions, Python and
+    accelerator they name when ``text`` parses, else by spelling."""
     candidates = list(known)
-    close = difflib.get_close_matches(text, candidates, n=n, cutoff=0.4)
-    return close or candidates[:n]
+    try:
+        target = parse_engine_version(text)
+    except EngineIdError:
+        close = difflib.get_close_matches(text, candidates, n=n, cutoff=0.4)
+        return close or candidates[:n]
+
+    def score(candidate: str) -> tuple[int, tuple[int, ...], bool, bool, float]:
+        other = parse_engine_version(candidate)
+        shared = [name for name, _ in target.frameworks if other.framework(name)]
+        distance: tuple[int, ...] = (999,)
+        if shared:
+            mine, theirs = (
+                version_key(target.framework(shared[0]) or ""),
+                version_key(other.framework(shared[0]) or ""),
+            )
+            distance = tuple(abs(a - b) for a, b in zip(mine, theirs, strict=False))
+        return (
+            -len(shared),
+            distance,
+            not same_release(target.python, other.python),
+            target.accelerator != other.accelerator,
+            -difflib.SequenceMatcher(None, text, candidate).ratio(),
+        )
+
+    return sorted(candidates, key=score)[:n]
