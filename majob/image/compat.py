@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from majob.image.engine_ids import EngineVersion, same_release, version_key
+from majob.image.engine_ids import EngineIdError, EngineVersion, same_release, version_key
 from majob.image.engines import PresetEngine, find_preset, preset_engines
 from majob.image.localenv import TORCH_FAMILY, LocalEnv
 from majob.spec.models import JobSpec
@@ -171,7 +171,12 @@ def check_env(
             local=local,
         )
     assert image.engine is not None and image.version is not None  # the model guarantees it
-    engine = find_preset(image.engine, image.version, known)
+    try:
+        engine = find_preset(image.engine, image.version, known)
+    except EngineIdError as error:
+        raise EngineIdError(
+            f"{spec_path}: image.version: {error.message}", hint=error.hint
+        ) from None
     comparison = compare(engine.version, local, imports)
     notes = list(comparison.notes) + extra_notes
     if packages:

@@ -68,8 +68,7 @@ def oci_layout(path: Path, layers: list[bytes], history: list[str], tag: str = "
     media = {b"\x1f\x8b": "tar+gzip", b"\x28\xb5": "tar+zstd"}
     descriptors = [
         {
-            "mediaType": "application/vnd.oci.image.layer.v1."
-            + media.get(data[:2], "tar"),
+            "mediaType": "application/vnd.oci.image.layer.v1." + media.get(data[:2], "tar"),
             "digest": _digest(data),
             "size": len(data),
         }
@@ -79,8 +78,11 @@ def oci_layout(path: Path, layers: list[bytes], history: list[str], tag: str = "
         {
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                       "digest": _digest(config), "size": len(config)},
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "digest": _digest(config),
+                "size": len(config),
+            },
             "layers": descriptors,
         }
     ).encode()

@@ -51,8 +51,13 @@ def spec(image: dict[str, str]) -> JobSpec:
 
 
 def test_matching_environment_is_compatible() -> None:
-    result = check_env(spec({"engine": "PyTorch", "version": PYTORCH}), "s.yaml", MATCHING,
-                       ["torch", "cv2"], PRESETS)
+    result = check_env(
+        spec({"engine": "PyTorch", "version": PYTORCH}),
+        "s.yaml",
+        MATCHING,
+        ["torch", "cv2"],
+        PRESETS,
+    )
     assert result.verdict == "compatible" and result.ok
     assert result.problems == ()
     assert result.notes == (
@@ -63,8 +68,9 @@ def test_matching_environment_is_compatible() -> None:
 
 
 def test_newer_environment_is_told_to_build_a_custom_image() -> None:
-    result = check_env(spec({"engine": "PyTorch", "version": PYTORCH}), "s.yaml", NEWER,
-                       ["torch"], PRESETS)
+    result = check_env(
+        spec({"engine": "PyTorch", "version": PYTORCH}), "s.yaml", NEWER, ["torch"], PRESETS
+    )
     assert result.verdict == "incompatible" and not result.ok
     assert result.problems == (
         "Python: 3.11.7 here, 3.7 in the engine",
@@ -76,8 +82,13 @@ def test_newer_environment_is_told_to_build_a_custom_image() -> None:
 
 
 def test_the_closest_matching_engine_is_suggested() -> None:
-    result = check_env(spec({"engine": "TensorFlow", "version": TENSORFLOW}), "s.yaml", MATCHING,
-                       ["torch"], PRESETS)
+    result = check_env(
+        spec({"engine": "TensorFlow", "version": TENSORFLOW}),
+        "s.yaml",
+        MATCHING,
+        ["torch"],
+        PRESETS,
+    )
     assert result.verdict == "incompatible"
     assert result.problems == ("PyTorch: the engine has none (tensorflow 2.1.0)",)
     assert result.closest == PYTORCH
@@ -100,8 +111,9 @@ def test_cpu_build_and_missing_imports_are_notes() -> None:
         cuda=None,
         third_party=(ThirdParty("einops", False, ()),),
     )
-    result = check_env(spec({"engine": "PyTorch", "version": PYTORCH}), "s.yaml", cpu,
-                       ["torch", "einops"], PRESETS)
+    result = check_env(
+        spec({"engine": "PyTorch", "version": PYTORCH}), "s.yaml", cpu, ["torch", "einops"], PRESETS
+    )
     assert result.verdict == "compatible"
     assert result.notes == (
         "torch here is a CPU build; the engine's torch uses CUDA 10.2, so test the GPU path in a "
@@ -151,6 +163,11 @@ def test_the_catalogue_parses() -> None:
 
 
 def test_spec_path_is_reported(tmp_path: Path) -> None:
-    result = check_env(spec({"engine": "PyTorch", "version": PYTORCH}), str(tmp_path / "s.yaml"),
-                       MATCHING, [], PRESETS)
+    result = check_env(
+        spec({"engine": "PyTorch", "version": PYTORCH}),
+        str(tmp_path / "s.yaml"),
+        MATCHING,
+        [],
+        PRESETS,
+    )
     assert result.to_dict()["spec"] == str(tmp_path / "s.yaml")

@@ -14,7 +14,12 @@ from majob.image.engine_ids import (
 def test_pytorch_gpu_id() -> None:
     engine = parse_engine_version("pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64")
     assert engine.frameworks == (("pytorch", "1.8.0"),)
-    assert (engine.pytorch, engine.python, engine.cuda, engine.cann) == ("1.8.0", "3.7", "10.2", None)
+    assert (engine.pytorch, engine.python, engine.cuda, engine.cann) == (
+        "1.8.0",
+        "3.7",
+        "10.2",
+        None,
+    )
     assert (engine.os, engine.os_version, engine.arch) == ("ubuntu", "18.04", "x86_64")
     assert engine.accelerator == "cuda"
 

@@ -37,7 +37,10 @@ def spec(code_dir: Path) -> JobSpec:
         {
             "name": "My-Job",
             "code": {"dir": str(code_dir), "boot_file": "train.py", "obs": "obs://bucket/x/src/"},
-            "image": {"engine": "PyTorch", "version": "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"},
+            "image": {
+                "engine": "PyTorch",
+                "version": "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
+            },
             "resources": {"flavor": "modelarts.vm.cpu.8u"},
         }
     )

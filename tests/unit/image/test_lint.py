@@ -62,7 +62,10 @@ USER root
 
 
 def test_two_runs_of_one_kind_should_be_one() -> None:
-    text = "FROM python:3.11-slim\nRUN pip install --no-cache-dir numpy\nRUN pip install --no-cache-dir pandas\n" + TAIL
+    text = (
+        "FROM python:3.11-slim\nRUN pip install --no-cache-dir numpy\nRUN pip install --no-cache-dir pandas\n"
+        + TAIL
+    )
     findings = lint_dockerfile(text)
     assert [(f.line, f.rule) for f in findings] == [(3, "separate-run")]
     assert "the RUN at line 2" in findings[0].message
@@ -96,7 +99,9 @@ def test_uid_1000_users_pass(user: str) -> None:
 
 
 def test_missing_user_points_at_the_final_stage() -> None:
-    text = "FROM python:3.11 AS build\nUSER ma-user\nFROM python:3.11-slim\nENV PYTHONUNBUFFERED=1\n"
+    text = (
+        "FROM python:3.11 AS build\nUSER ma-user\nFROM python:3.11-slim\nENV PYTHONUNBUFFERED=1\n"
+    )
     assert rules(text) == [(3, "user")]
 
 

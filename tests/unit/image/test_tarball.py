@@ -10,7 +10,11 @@ import pytest
 from majob.image import tarball
 from majob.image.tarball import ImageTarError, Limits, inspect_image
 
-HISTORY = ["/bin/sh -c #(nop) ADD file:base in /", "RUN pip install torch==2.1.0", "RUN pip install -r r.txt"]
+HISTORY = [
+    "/bin/sh -c #(nop) ADD file:base in /",
+    "RUN pip install torch==2.1.0",
+    "RUN pip install -r r.txt",
+]
 
 
 def _layers(tarballs: ModuleType) -> list[bytes]:
@@ -131,7 +135,10 @@ def test_gzipped_outer_tarball_is_refused_with_the_fix(
     zipped.write_bytes(gzip.compress(path.read_bytes()))
     with pytest.raises(ImageTarError) as caught:
         inspect_image(zipped)
-    assert caught.value.hint == f"decompress it first: gunzip -k {zipped} (or docker save without | gzip)"
+    assert (
+        caught.value.hint
+        == f"decompress it first: gunzip -k {zipped} (or docker save without | gzip)"
+    )
 
 
 def test_bzip2_layer_is_named_unsupported(tarballs: ModuleType, tmp_path: Path) -> None:
