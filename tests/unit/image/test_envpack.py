@@ -70,6 +70,6 @@ def test_packs_a_prefix_and_advises(tmp_path: Path) -> None:
     assert "no `conda activate`" in text
     assert "tar -xzf /home/ma-user/modelarts/inputs/env_url_0/env.tar.gz -C /cache/env" in text
     assert "/cache/env/bin/conda-unpack && /cache/env/bin/python ${MA_JOB_DIR}/" in text
-    with pytest.raises(UserInputError, match="env.tar.gz exists"):
+    with pytest.raises(UserInputError, match=r"env\.tar\.gz exists"):
         pack_env(None, prefix, tmp_path / "env.tar.gz")
     assert pack_env(None, prefix, tmp_path / "env.tar.gz", force=True).size > 0

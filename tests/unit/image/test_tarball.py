@@ -99,7 +99,7 @@ def test_truncated_before_the_manifest(tarballs: ModuleType, tmp_path: Path) -> 
     path = tarballs.oci_layout(tmp_path / "image.tar", _layers(tarballs), HISTORY)
     cut = tmp_path / "cut.tar"
     cut.write_bytes(path.read_bytes()[:512])  # the first header only: no content, no index
-    with pytest.raises(ImageTarError, match="truncated or damaged|is missing"):
+    with pytest.raises(ImageTarError, match=r"cut\.tar: truncated or damaged after 1 entries"):
         inspect_image(cut)
 
 
@@ -113,7 +113,7 @@ def test_damaged_gzip_layer_names_the_layer(tarballs: ModuleType, tmp_path: Path
 def test_not_a_tar_file(tmp_path: Path) -> None:
     path = tmp_path / "notes.tar"
     path.write_text("hello, this is not a tarball\n" * 40)
-    with pytest.raises(ImageTarError, match="notes.tar: not a readable tar file"):
+    with pytest.raises(ImageTarError, match=r"notes\.tar: not a readable tar file"):
         inspect_image(path)
 
 
@@ -123,7 +123,7 @@ def test_a_tar_that_is_not_an_image(tmp_path: Path) -> None:
     path = tmp_path / "plain.tar"
     with tarfile.open(path, "w") as tar:
         tar.add(source, arcname="readme.txt")
-    with pytest.raises(ImageTarError, match="not an image tarball: no manifest.json"):
+    with pytest.raises(ImageTarError, match=r"not an image tarball: no manifest\.json"):
         inspect_image(path)
 
 
