@@ -27,6 +27,7 @@ from typing import IO, Any, Literal, Protocol
 
 from majob.errors import UserInputError
 from majob.image.sizes import format_size
+from majob.image.tarscan import TarDamaged, count_entries
 
 GB = 10**9
 
@@ -116,10 +117,10 @@ def inspect_image(path: str | Path, limits: Limits | None = None) -> list[ImageR
             hint=f"decompress it first: gunzip -k {path} (or docker save without | gzip)",
         )
     try:
-        with tarfile.open(path, "r:") as outer:
+        with path.open("rb") as raw, tarfile.open(fileobj=raw, mode="r:") as outer:
             members = _index(outer, path)
             reports = [
-                _inspect_one(outer, members, path, manifest, limits)
+                _inspect_one(outer, raw.fileno(), members, path, manifest, limits)
                 for manifest in _manifests(outer, members, path)
             ]
     except tarfile.ReadError as error:
@@ -234,6 +235,7 @@ def _walk_index(
 
 def _inspect_one(
     outer: tarfile.TarFile,
+    fd: int,
     members: dict[str, tarfile.TarInfo],
     path: Path,
     manifest: _Manifest,
@@ -249,7 +251,7 @@ def _inspect_one(
                 hint="write it again with docker save -o IMAGE.tar",
             )
         created_by = history[number - 1] if len(history) == len(manifest.layers) else None
-        report.layers.append(_layer(outer, member, number, created_by, path))
+        report.layers.append(_layer(outer, fd, member, number, created_by, path))
     report.findings = _check(report, limits)
     return report
 
@@ -272,7 +274,12 @@ def _history(
 
 
 def _layer(
-    outer: tarfile.TarFile, member: tarfile.TarInfo, number: int, created_by: str | None, path: Path
+    outer: tarfile.TarFile,
+    fd: int,
+    member: tarfile.TarInfo,
+    number: int,
+    created_by: str | None,
+    path: Path,
 ) -> Layer:
     stream = outer.extractfile(member)
     assert stream is not None
@@ -291,8 +298,10 @@ def _layer(
             size, entries = _count_stream(_zstd_reader(stream, where))
         else:
             compression = "none"
-            size, entries = member.size, _count_seekable(stream)
-    except (tarfile.ReadError, EOFError, OSError, zlib.error) as error:
+            # Read in place: headers only, content skipped (see tarscan.py).
+            size = member.size
+            entries = count_entries(fd, member.offset_data, member.size)
+    except (tarfile.ReadError, EOFError, OSError, zlib.error, TarDamaged) as error:
         raise ImageTarError(
             f"{where} is truncated or damaged ({error})",
             hint="write the tarball again (docker save -o IMAGE.tar)",
@@ -315,12 +324,6 @@ def _entries(layer: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     while (info := layer.next()) is not None:
         kept.clear()
         yield info
-
-
-def _count_seekable(stream: IO[bytes]) -> int:
-    """Entries of an uncompressed layer read in place: headers only, content skipped by seek."""
-    with tarfile.open(fileobj=stream, mode="r:") as layer:
-        return sum(1 for _ in _entries(layer))
 
 
 class _Readable(Protocol):
