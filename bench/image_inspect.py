@@ -6,7 +6,9 @@ directory: a base layer of many small files, a large-file layer, and an over-1-G
 trips the per-layer check. The file is read once to warm the page cache, then, in interleaved
 rounds, as separate processes:
 
-- ``tar -tvf IMAGE.tar``: the peer the issue names (lists the outer entries only);
+- ``tar -tvf IMAGE.tar``: the peer the issue names. GNU tar seeks over member content on a
+  regular file and lists the outer entries only (a few), so it reads a few kilobytes;
+- ``tar --no-seek -tvf IMAGE.tar``: the same listing, reading every byte;
 - ``tar -xOf IMAGE.tar <layer> | tar -tvf -`` for every layer: what tar needs to tell what
   majob tells (each layer's entries);
 - ``majob image inspect IMAGE.tar --format json``, with its peak RSS (``wait4``).
@@ -145,26 +147,29 @@ def main() -> None:
         each_layer = " ; ".join(
             f"tar -xOf '{quoted}' {name} | tar -tvf - > /dev/null" for name in layers
         )
-        runs: dict[str, list[float]] = {"tar -tvf": [], "tar, every layer": [], "majob": []}
+        runs: dict[str, list[float]] = {
+            "tar -tvf": [],
+            "tar --no-seek -tvf": [],
+            "tar, every layer": [],
+            "majob": [],
+        }
         rss: list[int] = []
+        majob = [str(BIN / "majob"), "image", "inspect", str(image), "--format", "json"]
         for _ in range(args.rounds):
             runs["tar -tvf"].append(timed(["tar", "-tvf", str(image)])[0])
+            runs["tar --no-seek -tvf"].append(timed(["tar", "--no-seek", "-tvf", str(image)])[0])
             runs["tar, every layer"].append(timed(each_layer, shell=True)[0])
-            elapsed, peak = timed(
-                [str(BIN / "majob"), "image", "inspect", str(image), "--format", "json"]
-            )
+            elapsed, peak = timed(majob)
             runs["majob"].append(elapsed)
             rss.append(peak)
         print(f"image: {size / 10**9:.2f} GB, {len(layers)} layers, {args.rounds} rounds (median)")
         medians = {name: statistics.median(times) for name, times in runs.items()}
         for name, seconds in medians.items():
-            print(f"  {name:<18} {seconds:7.3f} s  {size / seconds / 10**9:7.2f} GB/s")
-        print(
-            f"  majob / tar -tvf throughput:         {medians['tar -tvf'] / medians['majob']:.2f}x (goal >= 0.8)"
-        )
-        print(
-            f"  majob / tar every layer throughput:  {medians['tar, every layer'] / medians['majob']:.2f}x"
-        )
+            print(f"  {name:<20} {seconds:7.3f} s  {size / seconds / 10**9:8.2f} GB/s")
+        for peer in ("tar -tvf", "tar --no-seek -tvf", "tar, every layer"):
+            goal = " (goal >= 0.8)" if peer == "tar -tvf" else ""
+            ratio = medians[peer] / medians["majob"]
+            print(f"  majob / {peer} throughput: {ratio:.2f}x{goal}")
         print(f"  majob peak RSS: {max(rss) / 1024:.1f} MiB (goal < 100 MiB)")
 
 
