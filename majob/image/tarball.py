@@ -123,6 +123,13 @@ def inspect_image(path: str | Path, limits: Limits | None = None) -> list[ImageR
                 _inspect_one(outer, raw.fileno(), members, path, manifest, limits)
                 for manifest in _manifests(outer, members, path)
             ]
+    except (KeyError, TypeError, AttributeError) as error:
+        # The JSON documents parsed but do not have the shape of an image manifest or config.
+        raise ImageTarError(
+            f"{path}: the manifest, index or config has an unexpected shape "
+            f"({type(error).__name__}: {error})",
+            hint="is this an image tarball? docker save -o IMAGE.tar IMAGE writes one",
+        ) from None
     except tarfile.ReadError as error:
         raise ImageTarError(
             f"{path}: not a readable tar file ({error})",

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import tarfile
 from pathlib import Path
 from types import ModuleType
@@ -153,3 +155,23 @@ def test_bzip2_layer_is_named_unsupported(tarballs: ModuleType, tmp_path: Path) 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ImageTarError, match="cannot read"):
         inspect_image(tmp_path / "absent.tar")
+
+
+def test_index_of_the_wrong_shape(tmp_path: Path) -> None:
+    path = tmp_path / "odd.tar"
+    data = json.dumps({"manifests": [{"no-digest": 1}]}).encode()
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo("index.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ImageTarError, match=r"has an unexpected shape \(KeyError: 'digest'\)"):
+        inspect_image(path)
+
+
+def test_truncated_zstd_layer(tarballs: ModuleType, tmp_path: Path) -> None:
+    good = tarballs.layer({f"f{i}": b"y" * 1000 for i in range(20)}, "zstd")
+    path = tarballs.oci_layout(tmp_path / "image.tar", [good[: len(good) // 2]], ["RUN x"])
+    with pytest.raises(
+        ImageTarError, match=r"layer 1 \(blobs/sha256/\w+\) is truncated or damaged"
+    ):
+        inspect_image(path)
