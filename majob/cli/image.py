@@ -59,14 +59,12 @@ def check_env_command(
 
     Exit 1 when it does not.
     """
-    from majob.image.compat import check_env
-    from majob.image.localenv import imported_modules, probe
+    from majob.image.compat import check_spec_env
     from majob.spec.load import display_path, load_spec
 
     spec = load_spec(spec_path, overrides=overrides or (), profile=profile)
-    imports = imported_modules(spec.code.dir)
-    local = probe(python, imports)
-    result = check_env(spec, display_path(spec_path), local, imports)
+    result = check_spec_env(spec, display_path(spec_path), python)
+    local = result.local
     if output_format is OutputFormat.JSON:
         _json(result.to_dict())
     else:

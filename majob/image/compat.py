@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from majob.image.engine_ids import EngineIdError, EngineVersion, same_release, version_key
 from majob.image.engines import PresetEngine, find_preset, preset_engines
-from majob.image.localenv import TORCH_FAMILY, LocalEnv
+from majob.image.localenv import TORCH_FAMILY, LocalEnv, imported_modules, probe
 from majob.spec.models import JobSpec
 
 Verdict = Literal["compatible", "incompatible", "unchecked"]
@@ -210,6 +210,13 @@ def check_env(
         advice=advice,
         local=local,
     )
+
+
+def check_spec_env(spec: JobSpec, spec_path: str, python: str | None = None) -> CheckEnvResult:
+    """The whole check in one call (what ``majob checklist`` asks): find the code's imports,
+    probe ``python`` (default: this interpreter), compare with the catalogue's engines."""
+    imports = imported_modules(spec.code.dir)
+    return check_env(spec, spec_path, probe(python, imports), imports)
 
 
 def _minor(version: str | None) -> str:
