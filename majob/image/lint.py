@@ -27,7 +27,7 @@ import shlex
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from majob.errors import UserInputError
 
@@ -129,7 +129,7 @@ def parse_dockerfile(text: str, path: str = "Dockerfile") -> list[Instruction]:
     return instructions
 
 
-def _syntax(path: str, line: int, message: str, hint: str | None) -> None:
+def _syntax(path: str, line: int, message: str, hint: str | None) -> NoReturn:
     raise DockerfileSyntaxError(f"{path}:{line}: {message}", hint=hint)
 
 
