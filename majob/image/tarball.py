@@ -16,6 +16,7 @@ with the history entry (``created_by``) that made it. Not supported: a compresse
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import tarfile
@@ -123,13 +124,6 @@ def inspect_image(path: str | Path, limits: Limits | None = None) -> list[ImageR
                 _inspect_one(outer, raw.fileno(), members, path, manifest, limits)
                 for manifest in _manifests(outer, members, path)
             ]
-    except (KeyError, TypeError, AttributeError) as error:
-        # The JSON documents parsed but do not have the shape of an image manifest or config.
-        raise ImageTarError(
-            f"{path}: the manifest, index or config has an unexpected shape "
-            f"({type(error).__name__}: {error})",
-            hint="is this an image tarball? docker save -o IMAGE.tar IMAGE writes one",
-        ) from None
     except tarfile.ReadError as error:
         raise ImageTarError(
             f"{path}: not a readable tar file ({error})",
@@ -183,6 +177,18 @@ def _read_json(
         raise ImageTarError(f"{path}: {name} is not valid JSON ({error})") from None
 
 
+@contextlib.contextmanager
+def _shape(path: Path, document: str) -> Iterator[None]:
+    """Turn a JSON document of the wrong shape (a missing key, a list for a dict) into one line."""
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ImageTarError(
+            f"{path}: {document} has an unexpected shape ({type(error).__name__}: {error})",
+            hint="is this an image tarball? docker save -o IMAGE.tar IMAGE writes one",
+        ) from None
+
+
 def _blob(digest: str) -> str:
     algorithm, _, hexdigest = digest.partition(":")
     return f"blobs/{algorithm}/{hexdigest}"
@@ -196,18 +202,21 @@ def _manifests(
         entries = _read_json(outer, members, "manifest.json", path)
         if not isinstance(entries, list) or not entries:
             raise ImageTarError(f"{path}: manifest.json lists no image")
-        return [
-            _Manifest(
-                tags=list(entry.get("RepoTags") or []),
-                format="docker-save",
-                config=entry.get("Config"),
-                layers=list(entry.get("Layers") or []),
-            )
-            for entry in entries
-        ]
+        with _shape(path, "manifest.json"):
+            return [
+                _Manifest(
+                    tags=list(entry.get("RepoTags") or []),
+                    format="docker-save",
+                    config=entry.get("Config"),
+                    layers=list(entry.get("Layers") or []),
+                )
+                for entry in entries
+            ]
     if "index.json" in members:
         found: list[_Manifest] = []
-        _walk_index(outer, members, path, _read_json(outer, members, "index.json", path), found)
+        index = _read_json(outer, members, "index.json", path)
+        with _shape(path, "index.json or an image manifest"):
+            _walk_index(outer, members, path, index, found)
         if not found:
             raise ImageTarError(f"{path}: index.json lists no image manifest")
         return found
@@ -270,11 +279,12 @@ def _history(
     if manifest.config is None:
         return []
     config = _read_json(outer, members, manifest.config, path)
-    return [
-        str(entry.get("created_by", "")).strip()
-        for entry in config.get("history") or []
-        if not entry.get("empty_layer")
-    ]
+    with _shape(path, f"the image config {manifest.config}"):
+        return [
+            str(entry.get("created_by", "")).strip()
+            for entry in config.get("history") or []
+            if not entry.get("empty_layer")
+        ]
 
 
 # -- one layer -------------------------------------------------------------------------------

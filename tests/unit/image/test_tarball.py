@@ -164,7 +164,10 @@ def test_index_of_the_wrong_shape(tmp_path: Path) -> None:
         info = tarfile.TarInfo("index.json")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    with pytest.raises(ImageTarError, match=r"has an unexpected shape \(KeyError: 'digest'\)"):
+    with pytest.raises(
+        ImageTarError,
+        match=r"index\.json or an image manifest has an unexpected shape \(KeyError: 'digest'\)",
+    ):
         inspect_image(path)
 
 
