@@ -6,6 +6,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from majob.image.tarscan import TarDamaged, count_entries
 
@@ -75,3 +77,42 @@ def test_truncated_and_garbage(tmp_path: Path) -> None:
                 count_entries(fd, 0, bad.stat().st_size)
         finally:
             os.close(fd)
+
+
+_entry = st.tuples(
+    st.text(alphabet="abcdefghij/._-", min_size=1, max_size=180).filter(
+        lambda n: not n.startswith("/") and n.strip("/.")
+    ),
+    st.sampled_from([tarfile.REGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE]),
+    st.integers(min_value=0, max_value=3000),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    entries=st.lists(_entry, max_size=12),
+    fmt=st.sampled_from([tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]),
+)
+def test_any_archive_counts_as_tarfile_counts(
+    tmp_path: Path, entries: list[tuple[str, bytes, int]], fmt: int
+) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=fmt) as tar:
+        for name, kind, size in entries:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.size = size if kind == tarfile.REGTYPE else 0
+            info.linkname = "t" * (size % 150) if kind == tarfile.SYMTYPE else ""
+            tar.addfile(info, io.BytesIO(b"z" * info.size) if info.size else None)
+    data = buffer.getvalue()
+    path = tmp_path / "layer.tar"
+    path.write_bytes(data)
+    with tarfile.open(path) as tar:
+        expected = len(tar.getmembers())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert count_entries(fd, 0, len(data)) == expected == len(entries)
+    finally:
+        os.close(fd)
