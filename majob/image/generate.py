@@ -88,7 +88,11 @@ def default_base(local: LocalEnv) -> str:
     python = ".".join(str(n) for n in version_key(local.python)[:2])
     if local.cuda is None or local.torch_release is None:
         return f"python:{python}-slim"
-    cudnn = 9 if version_key(local.torch_release) >= (2, 4) else 8
+    # Docker Hub's tags: cuDNN 7 with CUDA 10, 8 with CUDA 11-12 up to torch 2.3, 9 from 2.4.
+    if version_key(local.cuda)[:1] == (10,):
+        cudnn = 7
+    else:
+        cudnn = 9 if version_key(local.torch_release) >= (2, 4) else 8
     return f"pytorch/pytorch:{local.torch_release}-cuda{local.cuda}-cudnn{cudnn}-runtime"
 
 
@@ -109,6 +113,14 @@ def render_dockerfile(local: LocalEnv, requirements: Requirements, base: str | N
         "# "
         + ("OS, CUDA, Python and PyTorch" if official_torch else "OS and Python")
         + ": the base.",
+        *(
+            [
+                "# It ships its own Python: check it is "
+                f"{'.'.join(local.python.split('.')[:2])} (docker run IMAGE python --version).",
+            ]
+            if official_torch
+            else []
+        ),
         f"FROM {chosen}",
         "",
     ]

@@ -49,6 +49,8 @@ def spec(code_dir: Path) -> JobSpec:
 def test_bases_match_the_local_versions() -> None:
     assert default_base(CPU) == "python:3.11-slim"
     assert default_base(GPU) == "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"
+    older = dataclasses.replace(GPU, torch="1.8.1+cu102", cuda="10.2")
+    assert default_base(older) == "pytorch/pytorch:1.8.1-cuda10.2-cudnn7-runtime"
     newer = dataclasses.replace(GPU, torch="2.4.0+cu124", cuda="12.4")
     assert default_base(newer) == "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime"
     with pytest.raises(UserInputError, match="Ascend image needs a CANN base"):
