@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, migrate, obs, run, runs, spec_commands
+from majob.cli import emulator, image, migrate, obs, run, runs, spec_commands
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
@@ -58,6 +58,8 @@ for _group in (
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,
+    image.image_app,
+    image.env_app,
 ):
     app.add_typer(_group)
 
