@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import typer
 
-from majob.cli import emulator, migrate, obs, run, spec_commands
+from majob.cli import emulator, jobs, migrate, obs, run, spec_commands
 
 app = typer.Typer(
     name="majob",
-    help="Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run.",
+    help="Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run, "
+    "submit.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
@@ -25,6 +26,7 @@ app = typer.Typer(
 for _group in (
     spec_commands.commands,
     run.commands,
+    jobs.commands,
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,
