@@ -330,7 +330,7 @@ def logs(
     ] = False,
     profile: ProfileOption = None,
 ) -> None:
-    """Print a job's log: every task merged with [worker-i] prefixes, or one task's."""
+    """Print a job's log: all tasks merged, each line prefixed with its task, or one task's."""
     from majob.service.logs import iter_logs
 
     source = _with_service(profile)
