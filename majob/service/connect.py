@@ -28,7 +28,7 @@ CONSOLE = "https://console.huaweicloud.com/modelarts/?region={region}#/trainingJ
 
 
 def is_emulated(profile: Profile) -> bool:
-    return bool(getattr(profile, "emulated", False))
+    return profile.emulated
 
 
 def _emulator_credentials() -> Credentials:
@@ -51,7 +51,7 @@ def service_config(profile: Profile, environ: Mapping[str, str] | None = None) -
     from majob.service.rest import ServiceConfig
 
     env = os.environ if environ is None else environ
-    endpoint = env.get("MAJOB_MODELARTS_ENDPOINT") or getattr(profile, "modelarts_endpoint", None)
+    endpoint = env.get("MAJOB_MODELARTS_ENDPOINT") or profile.modelarts_endpoint
     if not endpoint:
         if not profile.region:
             raise ConfigError(
@@ -88,7 +88,7 @@ def obs_config(profile: Profile, environ: Mapping[str, str] | None = None) -> Ob
     """How to reach the profile's OBS: its ``obs_endpoint`` and region win over the
     ``MAJOB_OBS_*`` settings; an emulated profile signs with the emulator's keys."""
     overrides: dict[str, object] = {
-        "endpoint": getattr(profile, "obs_endpoint", None),
+        "endpoint": profile.obs_endpoint,
         "region": profile.region,
     }
     if is_emulated(profile):

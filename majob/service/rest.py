@@ -51,7 +51,7 @@ T = TypeVar("T")
 INSTALL_HINT = "install the ModelArts extra: pip install 'majob[modelarts]'"
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 #: Codes the gateway and IAM use for a refused signature or token (besides 401/403).
-AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305", "ModelArts.0104"})
+AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
 MAX_SEARCH_LIMIT = 50  # the service's page size limit (reference §2.2)
 
 
@@ -127,6 +127,8 @@ def service_error(
             "status": status,
         }
         text = f"{action}: {message}"
+        if status == 404:
+            return ServiceNotFound(text, **details)
         if status in (401, 403) or code in AUTH_CODES:
             return ServiceAuthError(
                 text,
@@ -134,8 +136,6 @@ def service_error(
                 "HUAWEICLOUD_SDK_SK or the credentials file) and the profile's project_id",
                 **details,
             )
-        if status == 404:
-            return ServiceNotFound(text, **details)
         return ServiceError(text, **details)
     name = type(failure).__name__
     reason = clean(str(getattr(failure, "error_msg", "") or failure) or name)

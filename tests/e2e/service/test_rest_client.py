@@ -16,6 +16,7 @@ from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
 from majob.storage.config import Credentials
+from majob.storage.sync import sync_code
 
 DEADLINE = 60.0
 
@@ -72,8 +73,11 @@ def test_every_endpoint(project: Path, profile: Profile, service, store) -> None
         service.get(job.id)
 
 
-def test_a_refused_create_carries_code_and_remedy(project: Path, profile: Profile, service) -> None:
+def test_a_refused_create_carries_code_and_remedy(
+    project: Path, profile: Profile, service, store
+) -> None:
     spec = load_spec(project / "spec.yaml", profile=profile)
+    sync_code(spec, store)  # the code is there: the flavor is what is wrong
     body = to_rest_body(spec, "debug")
     body["spec"]["resource"]["flavor_id"] = "modelarts.vm.cpu.9u"
     with pytest.raises(ServiceError) as caught:
