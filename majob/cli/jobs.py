@@ -20,6 +20,7 @@ from majob.errors import ServiceNotFound, UserInputError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from majob.service.base import Job, TrainingService
     from majob.service.connect import ServiceSource
@@ -41,6 +42,14 @@ def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _print_table(table: Table) -> None:
+    """A table on the terminal fits it; piped, it is never wrapped (ids stay whole)."""
+    console = _console()
+    if not console.is_terminal:
+        console.width = 240
+    console.print(table)
 
 
 def _profile(name: str | None) -> Profile:
@@ -382,7 +391,7 @@ def list_(
     if not found:
         typer.echo("no jobs")
         return
-    _console().print(table)
+    _print_table(table)
 
 
 @commands.command()
@@ -438,7 +447,7 @@ def flavors(
             flavor.gpu or flavor.npu or "-",
             flavor.memory,
         )
-    _console().print(table)
+    _print_table(table)
 
 
 @commands.command()
@@ -456,7 +465,7 @@ def engines(
     table = Table("ENGINE", "VERSION")
     for engine in sorted(offered.engines, key=lambda e: (e.name, e.version)):
         table.add_row(engine.name, engine.version)
-    _console().print(table)
+    _print_table(table)
 
 
 def _offerings(profile: str | None, refresh: bool) -> Offerings:
