@@ -149,6 +149,13 @@ class ModelArtsBackend:
         run.start()
         return self.render(job, plan)
 
+    def phase_counts(self) -> dict[str, int]:
+        """How many jobs are in each phase (for ``majob emulator status``)."""
+        counts: dict[str, int] = {}
+        for job in self.store.all():
+            counts[job.phase] = counts.get(job.phase, 0) + 1
+        return counts
+
     def _forget(self, job_id: str) -> None:
         with self._lock:
             self._runs.pop(job_id, None)

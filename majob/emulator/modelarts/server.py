@@ -332,6 +332,8 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
             if what == "job-faults" and self.command == "DELETE":
                 backend.clear_job_faults()
                 return 200, {"cleared": True}
+            if what == "jobs" and self.command == "GET":
+                return 200, backend.phase_counts()
             found = re.match(rf"^logs/{_ID}/{_TASK}$", what)
             if found is not None and self.command == "GET":
                 path = backend.log_file(found["job"], found["task"])
