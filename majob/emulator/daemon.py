@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -84,18 +83,10 @@ def start(
     for name in buckets:
         command += ["--bucket", name]
     log_path = state_dir / LOG_FILE
-    with log_path.open("ab") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # outlives this command and its terminal's Ctrl-C
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+    pid = _spawn(command, log_path)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        code = process.poll()
+        code = _exit_code(pid)
         if code is not None:
             tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
             raise MajobError(
@@ -104,15 +95,44 @@ def start(
                 hint=f"see {log_path}",
             )
         found = _running(state_dir)
-        if found is not None and found[1] == process.pid:
+        if found is not None and found[1] == pid:
             endpoints = found[0]
             if _answers(endpoints.obs) and _answers(endpoints.modelarts):
-                return Started(endpoints, process.pid, already_running=False)
+                return Started(endpoints, pid, already_running=False)
         time.sleep(0.05)
-    process.terminate()
+    os.kill(pid, signal.SIGTERM)
     raise MajobError(
         f"the emulator did not answer within {START_TIMEOUT:.0f}s", hint=f"see {log_path}"
     )
+
+
+def _spawn(command: list[str], log_path: Path) -> int:
+    """Start the daemon in a session of its own (it outlives this command and its terminal's
+    Ctrl-C), output appended to ``log_path``. No ``Popen`` object: nothing here waits for it."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        return os.posix_spawn(
+            command[0],
+            command,
+            {**os.environ, "PYTHONUNBUFFERED": "1"},
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log, 1),
+                (os.POSIX_SPAWN_DUP2, log, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(log)
+
+
+def _exit_code(pid: int) -> int | None:
+    """The exit code of our child ``pid`` once it ended (reaping it), else None."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None if pid_alive(pid) else 1
+    return os.waitstatus_to_exitcode(status) if done else None
 
 
 def stop(state_dir: Path) -> int | None:
@@ -162,6 +182,7 @@ def serve(
 ) -> None:
     """Run both fakes in this process until SIGTERM or Ctrl-C."""
     from majob.emulator.cloud import EmulatedCloud
+    from majob.emulator.modelarts.store import SchemaError
     from majob.emulator.obs.models import ObsServiceError
 
     try:
@@ -170,6 +191,8 @@ def serve(
         )
     except ObsServiceError as error:
         raise ConfigError(error.message) from error
+    except SchemaError as error:
+        raise ConfigError(str(error)) from error
     except OSError as error:
         raise ConfigError(f"cannot start the emulator: {error.strerror or error}") from error
     stopping = threading.Event()

@@ -480,7 +480,10 @@ def _matches(job: JobRecord, filters: Any) -> bool:
         elif operator == "between":
             if key != "create_time" or len(values) != 2:
                 raise bad_request("between takes create_time and two values [start, end] (ms)")
-            ok = int(values[0]) <= job.create_time <= int(values[1])
+            try:
+                ok = int(values[0]) <= job.create_time <= int(values[1])
+            except ValueError:
+                raise bad_request("between takes two times in ms since the epoch") from None
         else:
             raise bad_request(
                 f"filter operator {operator!r} is invalid", "use between, like, in, not"

@@ -162,6 +162,7 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY:
+            self.close_connection = True  # the unread body would be taken for the next request
             raise errors.bad_request("the request body is too large")
         return self.rfile.read(length) if length else b""
 

@@ -19,6 +19,9 @@ from huaweicloudsdkmodelarts.v1.model import ShowTrainingJobDetailsRequest
 from majob.emulator.cloud import EmulatedCloud
 from majob.emulator.endpoints import EmulatorEndpoints
 from majob.emulator.obs.models import Blob, ObsBackend
+from majob.testing import emulated_cloud_env
+
+__all__ = ["emulated_cloud_env"]
 
 BUCKET = "majob-demo"
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")

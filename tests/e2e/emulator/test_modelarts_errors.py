@@ -90,6 +90,31 @@ def test_documented_validation_codes(
     assert words in error.error_msg
 
 
+@pytest.mark.parametrize(
+    ("change", "status", "code", "words"),
+    [
+        ({"kind": "visualization_job"}, 400, "ModelArts.0101", "not supported by the emulator"),
+        ({"metadata": {"name": "bad name!"}}, 400, "ModelArts.0101", "metadata.name"),
+        ({"algorithm": {"id": "a1b2"}}, 404, "ModelArts.2755", "algorithm not found"),
+        ({"algorithm": {"environments": {"1BAD": "x"}}}, 400, "ModelArts.0101", "not a variable name"),
+        ({"algorithm": {"inputs": [{"name": "d", "remote": {"dataset": {"id": "x"}}}]}}, 400,
+         "ModelArts.2753", "no datasets"),
+        ({"spec": {"resource": {"flavor_id": "modelarts.vm.cpu.8u", "node_count": 0}}}, 400,
+         "ModelArts.0101", "node_count"),
+    ],
+)  # fmt: skip
+def test_other_malformed_bodies(
+    harness: Harness, change: dict[str, Any], status: int, code: str, words: str
+) -> None:
+    harness.upload_job()
+    body = harness.body("malformed")
+    for part, value in change.items():
+        body[part] = {**body[part], **value} if isinstance(body.get(part), dict) else value
+    error = refused(harness, body)
+    assert (error.status_code, error.error_code) == (status, code)
+    assert words in error.error_msg
+
+
 def test_bodies_the_service_documents_are_accepted(harness: Harness) -> None:
     """obs:// URLs, an engine by id, a custom image with a command, a preset engine in a
     custom image."""
