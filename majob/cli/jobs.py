@@ -17,6 +17,7 @@ import typer
 
 from majob.cli.common import ProfileOption, SetOption, user_errors
 from majob.errors import ServiceNotFound, UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -126,15 +127,17 @@ def _print_dry_run(plan: SubmitPlan, profile: Profile, upload_inputs: bool) -> N
                 )
             finally:
                 store.close()
-            count = f"{len(sync.uploads)} of {len(plan.code_files)} file(s)"
+            count = f"{len(sync.uploads)} of {counted(len(plan.code_files), 'file')}"
             out(f"code: {count} to upload to {code_obs}")
             for upload in sync.uploads:
                 out(f"  {upload.reason:7} {upload.file.rel} ({upload.file.size} bytes)")
             if sync.extraneous:
-                out(f"  and {len(sync.extraneous)} object(s) no longer in the code to delete")
+                extra = counted(len(sync.extraneous), "object")
+                out(f"  and {extra} no longer in the code to delete")
         except Exception as error:  # any failure here only means "not compared"
             reason = getattr(error, "message", None) or str(error)
-            out(f"code: {len(plan.code_files)} file(s) for {code_obs} (OBS not compared: {reason})")
+            files = counted(len(plan.code_files), "file")
+            out(f"code: {files} for {code_obs} (OBS not compared: {reason})")
             for file in plan.code_files:
                 out(f"  {file.rel} ({file.size} bytes)")
     if upload_inputs:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from majob.errors import CompileError, MajobError, PreflightError, ServiceError, ServiceUnreachable
 from majob.service.base import SUBMIT_ID_ANNOTATION, Job, JobFilter, TrainingService
 from majob.spec.models import JobSpec, Stage
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.spec.profiles import Profile
@@ -213,7 +214,9 @@ class Submitter:
             if local.is_dir():
                 _, result = sync_dir(self.store, local, target.as_dir(), cache_dir=self.cache_dir)
                 sent = result.uploaded if result is not None else 0
-                self.report(f"input {name}: {local} -> {target.as_dir()} ({sent} file(s) sent)")
+                self.report(
+                    f"input {name}: {local} -> {target.as_dir()} ({counted(sent, 'file')} sent)"
+                )
             else:
                 key = target.key if not target.is_dir else target.key + local.name
                 self.store.put_file(target.bucket, key, local)
@@ -233,7 +236,7 @@ class Submitter:
             self.upload_inputs(plan)
         sync_plan = self.sync_code(plan)
         self.report(
-            f"code: {len(sync_plan.uploads)} of {len(plan.code_files)} file(s) sent to "
+            f"code: {len(sync_plan.uploads)} of {counted(len(plan.code_files), 'file')} sent to "
             f"{plan.spec.code.obs}"
         )
         try:

@@ -28,6 +28,7 @@ from majob.migrate.standin import npu_standin_for
 from majob.runner.layout import ContainerPaths, container_paths, node_command
 from majob.runner.local import free_port
 from majob.spec.models import JobSpec
+from majob.text import counted
 
 ACTIVE = ("Creating", "Pending", "Running", "Terminating")
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")
@@ -143,7 +144,9 @@ class JobRun(threading.Thread):
             return
         self._move(("Pending",), "Running", "Running", "the job is running", start_time=now_ms())
         spec, paths = self._container()
-        self._service_line(f"training job {self.job_id} starting on {self.plan.nodes} node(s)")
+        self._service_line(
+            f"training job {self.job_id} starting on {counted(self.plan.nodes, 'node')}"
+        )
         self._download(spec, paths)
         self._phase_delay("Running")
         if self._fails_at("Running"):
@@ -266,13 +269,16 @@ class JobRun(threading.Thread):
 
     def _download(self, spec: JobSpec, paths: ContainerPaths) -> None:
         count = self.storage.download(self.plan.code_dir, paths.code_dir)
-        self._service_line(f"downloaded {count} code file(s) from {self.plan.code_dir.rest_path}")
+        self._service_line(
+            f"downloaded {counted(count, 'code file')} from {self.plan.code_dir.rest_path}"
+        )
         for channel in self.plan.inputs:
             if not self.storage.exists(channel.uri):
                 raise RuntimeError(f"input {channel.name}: no data at {channel.uri.rest_path}")
             count = self.storage.download(channel.uri, paths.inputs[channel.name])
+            files = counted(count, "file")
             self._service_line(
-                f"downloaded input {channel.name}: {count} file(s) from {channel.uri.rest_path}"
+                f"downloaded input {channel.name}: {files} from {channel.uri.rest_path}"
             )
 
     def _start(self, spec: JobSpec, paths: ContainerPaths) -> None:

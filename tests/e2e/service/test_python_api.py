@@ -35,7 +35,7 @@ def test_submit_wait_logs_refresh_and_jobs(project: Path, profile: Profile, stor
         assert "done" in result.tail_of("worker-0")
         assert job.refresh().phase == "Completed"
         assert "[worker-0] done" in list(job.logs())
-        assert any(r.startswith("code: 1 of 1 file(s) sent") for r in reports)
+        assert any(r.startswith("code: 1 of 1 file sent") for r in reports)
         assert [j.id for j in majob.jobs(name="tiny", phase="Completed", profile=profile)] == [
             job.id
         ]

@@ -45,7 +45,7 @@ def wait_until(check, what: str):
 def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store) -> None:
     result = submit(project, "--wait")
     assert result.exit_code == 0, result.output
-    assert "code: 1 of 1 file(s) sent to obs://majob-demo/tiny/code/" in result.output
+    assert "code: 1 of 1 file sent to obs://majob-demo/tiny/code/" in result.output
     assert "[worker-0] step 2" in result.output
     assert "[worker-0] done" in result.output
     assert "phase: Completed" in result.output
@@ -71,7 +71,7 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     assert job_id in listed.output and "tiny-debug" in listed.output
 
     second = submit(project)  # unchanged code: nothing to send
-    assert "code: 0 of 1 file(s) sent" in second.output, second.output
+    assert "code: 0 of 1 file sent" in second.output, second.output
     two = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
     assert two.exit_code == 2
     assert "2 jobs are named 'tiny-debug'" in two.output
