@@ -151,8 +151,7 @@ def train(args, device, use_cuda, local_rank):
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)
         model.train()
-        # [sum of the losses, number of samples] of this rank; summed over the ranks below
-        loss_sum = torch.zeros(2, dtype=torch.float64, device=device)
+        loss_sum = 0.0
         for x, y in train_loader:
             x, y = x.to(device), y.to(device)
             optimizer.zero_grad()
@@ -160,9 +159,12 @@ def train(args, device, use_cuda, local_rank):
             loss.backward()
             optimizer.step()
             scheduler.step()
-            loss_sum += torch.stack([loss.detach().double() * len(y), loss_sum.new_tensor(len(y))])
-        dist.all_reduce(loss_sum)
-        train_loss = (loss_sum[0] / loss_sum[1]).item()
+            loss_sum += loss.item() * len(y)
+        # This rank's [sum of the losses, number of samples], summed over the ranks: the mean
+        # training loss of the epoch over the whole data set (float32: NPUs have no float64).
+        totals = torch.tensor([loss_sum, len(sampler)], device=device)
+        dist.all_reduce(totals)
+        train_loss = (totals[0] / totals[1]).item()
         if args.rank == 0:
             accuracy = evaluate(model.module, test_loader, device)
             history.append({"epoch": epoch, "train_loss": train_loss, "test_accuracy": accuracy})
@@ -174,7 +176,7 @@ def train(args, device, use_cuda, local_rank):
         )
         os.makedirs(args.train_url, exist_ok=True)
         torch.save(model.module.state_dict(), os.path.join(args.train_url, "model.pth"))
-        metrics = {"test_accuracy": accuracy, "world_size": args.world_size, "epochs": history}
+        metrics = {"test_accuracy": accuracy, "world_size": args.world_size, "history": history}
         with open(os.path.join(args.train_url, "metrics.json"), "w") as out:
             json.dump(metrics, out)
         print(f"final test accuracy {accuracy:.4f}")
