@@ -212,10 +212,12 @@ def main(argv=None):
         # Rank 0 hosts the rendezvous store: no rank may leave while another still needs it.
         dist.barrier()
     finally:
-        # Every rank, also on an error: a process that exits with its gloo group alive dies at
-        # exit with SIGABRT ("terminate called without an active exception"): the group's C++
-        # threads are still joinable when the interpreter tears it down, and it happens most to
-        # the ranks that outlive rank 0. destroy_process_group stops them first.
+        # Every rank, also after an error. Without it a rank can die of SIGABRT at exit
+        # ("terminate called without an active exception"): a gloo worker thread frees the last
+        # collective's work (here the barrier's) after the call has returned; freeing its tensors
+        # needs the GIL, and a thread that asks for the GIL while the interpreter is shutting
+        # down is ended by pthread_exit, whose unwinding through that C++ destructor calls
+        # std::terminate. destroy_process_group joins those threads while Python is still alive.
         dist.destroy_process_group()
 
 
