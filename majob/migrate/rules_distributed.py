@@ -74,6 +74,9 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
             torch_name = facts.binding("torch") or "torch"
             if facts.binding("torch") is None:
                 imports["import torch\n"] = None
+            atexit_name = facts.binding("atexit") or "atexit"
+            if facts.binding("atexit") is None:
+                imports["import atexit\n"] = None
             ddp_fixes.append(
                 Fix(
                     Codemod.DDP,
@@ -89,6 +92,13 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
                         f"        rank={args}.rank,\n"
                         f"        world_size={args}.world_size,\n"
                         f"    )\n"
+                        # A gloo rank that exits with its group alive can die of SIGABRT at
+                        # exit: a worker thread frees the last collective's tensors and needs
+                        # the GIL while Python shuts down. Leave the group before that.
+                        "    # Leave the group before Python exits: a rank that exits in it can\n"
+                        "    # die of SIGABRT.\n"
+                        f"    {atexit_name}.register(lambda: {dist_name}.is_initialized() "
+                        f"and {dist_name}.destroy_process_group())\n"
                     ),
                 )
             )

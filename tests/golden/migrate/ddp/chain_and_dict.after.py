@@ -1,4 +1,5 @@
 import argparse
+import atexit
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -24,6 +25,9 @@ def main():
             rank=args.rank,
             world_size=args.world_size,
         )
+        # Leave the group before Python exits: a rank that exits in it can
+        # die of SIGABRT.
+        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
     model = nn.Linear(8, 8)
     model = model.cuda()
     if dist.is_initialized():

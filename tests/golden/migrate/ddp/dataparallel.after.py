@@ -1,4 +1,5 @@
 import argparse
+import atexit
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -22,6 +23,9 @@ def main():
             rank=args.rank,
             world_size=args.world_size,
         )
+        # Leave the group before Python exits: a rank that exits in it can
+        # die of SIGABRT.
+        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
 
     dataset = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
     loader = DataLoader(
