@@ -51,6 +51,7 @@ class _ApplyFixes(cst.CSTTransformer):
         self.stmt_fixes: list[Fix] = []
         self.body_fixes: dict[tuple[int, int], list[Fix]] = defaultdict(list)
         self.top: list[Fix] = []
+        self.function_fixes: dict[int, list[Fix]] = defaultdict(list)
         self.applied: set[int] = set()
         for fix in fixes:
             s = fix.span
@@ -60,6 +61,8 @@ class _ApplyFixes(cst.CSTTransformer):
                 self.stmt_fixes.append(fix)
             elif fix.action == "prepend-body":
                 self.body_fixes[(s.line, s.col)].append(fix)
+            elif fix.action == "prepend-function":
+                self.function_fixes[s.line].append(fix)
             elif fix.action == "insert-top":
                 self.top.append(fix)
             else:
@@ -235,6 +238,22 @@ class _ApplyFixes(cst.CSTTransformer):
         result = self._prepend(original_node, updated_node)
         assert isinstance(result, cst.For)
         return result
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        where = self._range(original_node.name)
+        fixes = self.function_fixes.get(where.start.line, []) if where else []
+        if not fixes or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        new: list[cst.BaseStatement] = []
+        for fix in fixes:
+            new.extend(_statements(fix.code))
+            self._mark(fix)
+        body = list(updated_node.body.body)
+        index = 1 if body and _is_preamble(body[0], first=True) else 0  # after the docstring
+        block = updated_node.body.with_changes(body=[*body[:index], *new, *body[index:]])
+        return updated_node.with_changes(body=block)
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.top:

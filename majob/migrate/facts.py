@@ -34,6 +34,8 @@ class Scope:
 
     is_module: bool
     rank_guarded: bool = False
+    function: str | None = None  # the function's name, for guards followed through calls
+    span: Span | None = None  # the ``def`` line (name's line), for fixes at the top of the body
 
 
 @dataclass
@@ -55,6 +57,8 @@ class PathSite:
     use: pt.PathUse
     scope: Scope
     line: int
+    neutral: bool = False  # an existence test or a copy source: its direction comes from others
+    mkdir: Span | None = None  # the os.mkdir/os.makedirs call without exist_ok around the literal
 
 
 @dataclass
@@ -67,7 +71,21 @@ class PathConstant:
     base_name: str  # the last literal segment (the file name for a file)
     is_file: bool
     kind: pt.PathKind | None  # from a use in a path position, else from the name
+    literal_span: Span  # where the user edits it: the literal (or the joined call)
+    routable: bool = True  # False when the value keeps a variable part (join('data', name))
     uses: list[tuple[Span, Scope, int]] = field(default_factory=list)
+
+
+@dataclass
+class DefaultPath:
+    """A path literal that is the default of a function parameter or of an argparse flag."""
+
+    name: str  # the parameter, or the flag's dest (used as ``args.<dest>``)
+    span: Span
+    value: str
+    origin: str  # "parameter" or "argument"
+    scope: Scope | None  # the function, for a parameter
+    kind: pt.PathKind | None = None  # from a use in a path position
 
 
 @dataclass
@@ -79,6 +97,7 @@ class Loader:
     shuffles: bool
     has_sampler: bool
     dataset: str | None
+    scope: Scope | None = None
 
 
 @dataclass
@@ -88,6 +107,7 @@ class EpochLoop:
     span: Span
     target: str | None
     nested: bool
+    scope: Scope | None = None
     refs: dict[str, None] = field(default_factory=dict)
 
 
@@ -98,6 +118,16 @@ class Save:
     span: Span
     stmt: Span | None  # the statement when the save is a whole expression statement
     guard: str | None  # None, "global" or "local"
+    scope: Scope | None = None
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of a function defined in the file (``f(...)``, ``self.f(...)``) and its guard."""
+
+    callee: str
+    guard: str | None
+    caller: str | None  # the calling function's name, None at module level
 
 
 @dataclass
@@ -161,7 +191,12 @@ class FileFacts:
         self.skip_strings: set[int] = set()
         self.paths: list[PathSite] = []
         self.constants: dict[str, PathConstant] = {}
+        self.defaults: list[DefaultPath] = []
         self.in_add_argument = False
+        self.in_display = False
+        self.functions: dict[str, None] = {}
+        self.call_sites: list[CallSite] = []
+        self.loads: list[tuple[Span, ast.Name]] = []
         self.loaders: list[Loader] = []
         self.samplers: list[tuple[Span, str | None]] = []
         self.sets_epoch = False
@@ -335,6 +370,8 @@ class FileFacts:
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
         words = self.words(node.test)
+        if _compares_device_index_to_zero(node.test):
+            words = words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
         kind = self.guard_kind(words)
         if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
             # `if rank != 0: return` guards what follows in the same scope.
@@ -355,6 +392,7 @@ class FileFacts:
             self.span(node),
             node.target.id if type(node.target) is ast.Name else None,
             nested=bool(self.loops),
+            scope=self.scope,
         )
         self.all_loops.append(loop)
         self.visit(node.iter)
@@ -373,14 +411,43 @@ class FileFacts:
             args: ast.arguments = node.args  # type: ignore[attr-defined]
             for default in [*args.defaults, *(d for d in args.kw_defaults if d)]:
                 self.visit(default)
-            name: str = node.name.lower()  # type: ignore[attr-defined]
-            self.scope = Scope(False, rank_guarded=self.guard_kind([name]) == "global")
+            function: str = node.name  # type: ignore[attr-defined]
+            self.functions[function] = None
+            line = node.lineno  # type: ignore[attr-defined]
+            self.scope = Scope(
+                False,
+                rank_guarded=self.guard_kind([function.lower()]) == "global",
+                function=function,
+                span=Span(line, 0, line, 0),
+            )
+            self._parameter_defaults(args, self.scope)
             for child in node.body:  # type: ignore[attr-defined]
                 self.visit(child)
         else:
             self.scope = Scope(False)
             self.children(node)
         self.scope = outer
+
+    def _parameter_defaults(self, args: ast.arguments, scope: Scope) -> None:
+        """``def save(state, filename='checkpoint.pth')``: a path the user edits in the ``def``."""
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(
+            zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        )
+        pairs += [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        ]
+        for arg, default in pairs:
+            if type(default) is not ast.Constant or type(default.value) is not str:
+                continue
+            if not pt.is_local_path_literal(default.value):
+                continue
+            if not (pt.path_constant_name(arg.arg) or pt.looks_like_data_file(default.value)):
+                continue
+            self.skip_strings.add(id(default))
+            self.defaults.append(
+                DefaultPath(arg.arg, self.span(default), default.value, "parameter", scope)
+            )
 
     # ------------------------------------------------------------------ expressions
 
@@ -392,6 +459,7 @@ class FileFacts:
             constant is not None
             and type(node.ctx) is ast.Load
             and not self.in_add_argument
+            and not self.in_display
             and (not self.scope.is_module or node.lineno > constant.line)
         ):
             constant.uses.append((self.span(node), self.scope, node.lineno))
@@ -505,6 +573,13 @@ class FileFacts:
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
+        self._call_site(func)
+        if self._is_display(func):
+            # print(PATH) or log.info(PATH) shows a path; it does not use it.
+            outer, self.in_display = self.in_display, True
+            self.children(node)
+            self.in_display = outer
+            return
         if type(func) is ast.Attribute:
             self._method_call(node, func)
             if func.attr == "add_argument":
@@ -518,6 +593,28 @@ class FileFacts:
             self._qualified_call(node, qual)
         self.children(node)
 
+    def _is_display(self, func: ast.AST) -> bool:
+        if type(func) is ast.Name:
+            return func.id == "print" and "print" not in self.aliases
+        return type(func) is ast.Attribute and func.attr in pt.DISPLAY_METHODS
+
+    def _call_site(self, func: ast.AST) -> None:
+        """Calls of local functions, for rank guards that the caller holds (``if rank == 0:``)."""
+        if type(func) is ast.Name:
+            callee = func.id
+        elif type(func) is ast.Attribute and type(func.value) is ast.Name:
+            callee = func.attr  # self.save_snapshot(...), trainer.save(...)
+        else:
+            return
+        guard = "global" if self.scope.rank_guarded else self.guard_kind(self._guard_words())
+        self.call_sites.append(CallSite(callee, guard, self.scope.function))
+
+    def _guard_words(self) -> set[str]:
+        words: set[str] = set()
+        for guard_words in self.guards:
+            words |= guard_words
+        return words
+
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
         attr = func.attr
         if attr == "cuda":
@@ -527,6 +624,8 @@ class FileFacts:
                 self.candidates.append(NpuCandidate("MA303", span, "", fix))
         elif attr == "state_dict" and not node.args and type(func.value) is ast.Name:
             self.state_dicts.append((self.span(node), func.value))
+        elif attr == "load_state_dict" and type(func.value) is ast.Name:
+            self.loads.append((self.span(func.value), func.value))
         elif attr == "double" and not node.args and self.npu:
             self.candidates.append(NpuCandidate("MA326", self.span(func), ".double()"))
         elif attr == "parse_args":
@@ -549,8 +648,32 @@ class FileFacts:
 
     def _add_argument(self, node: ast.Call) -> None:
         default = next((k.value for k in node.keywords if k.arg == "default"), None)
-        if default is not None:
+        dest = pt.argument_dest(
+            [a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)],
+            next(
+                (
+                    k.value.value
+                    for k in node.keywords
+                    if k.arg == "dest" and type(k.value) is ast.Constant
+                ),
+                None,
+            ),
+        )
+        if default is not None and dest in pt.INJECTED_DIST_FLAGS:
+            # --init_method's default is replaced by what ModelArts passes on a cluster.
             self.arg_defaults.add(id(default))
+        if (
+            dest
+            and dest not in pt.CHANNEL_FLAGS.values()
+            and type(default) is ast.Constant
+            and type(default.value) is str
+            and pt.is_local_path_literal(default.value)
+            and (pt.path_argument_name(dest) or pt.looks_like_data_file(default.value))
+        ):
+            self.skip_strings.add(id(default))
+            self.defaults.append(
+                DefaultPath(dest, self.span(default), default.value, "argument", None)
+            )
         for arg in node.args:
             if (
                 type(arg) is ast.Constant
@@ -567,16 +690,24 @@ class FileFacts:
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)
-        if spec is not None:
+        if spec is not None and not self.in_display:
             kind = spec.kind
             if qual in pt.OPEN_CALLS:
                 mode = node.args[1] if len(node.args) > 1 else None
                 mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
                 literal = mode.value if type(mode) is ast.Constant else None
                 kind = pt.open_kind(literal if isinstance(literal, str) else None)
-            self._path_arg(node, spec, kind)
+            if qual in pt.MEMMAP_CALLS:
+                mode = next((k.value for k in node.keywords if k.arg == "mode"), None)
+                literal = mode.value if type(mode) is ast.Constant else None
+                kind = "output" if isinstance(literal, str) and "+" in literal else kind
+            self._path_arg(node, spec, kind, mkdir=qual in pt.MKDIR_CALLS)
             if qual == "torch.save":
                 self._save(node)
+        if qual in pt.NEUTRAL_PATH_CALLS:
+            self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
+        if spec is not None:
+            pass
         elif qual in pt.DATA_PARALLEL:
             self._data_parallel(node)
         elif qual == pt.DATA_PARALLEL_FUNCTION:
@@ -652,19 +783,26 @@ class FileFacts:
                 dataset=self.segment(dataset)
                 if dataset is not None and type(dataset) in (ast.Name, ast.Attribute)
                 else None,
+                scope=self.scope,
             )
         )
 
     def _save(self, node: ast.Call) -> None:
         stmt = self.stmt
         whole = type(stmt) is ast.Expr and stmt.value is node
-        words: set[str] = set()
-        for guard_words in self.guards:
-            words |= guard_words
-        guard = "global" if self.scope.rank_guarded else self.guard_kind(words)
-        self.saves.append(Save(self.span(node), self.span(stmt) if whole and stmt else None, guard))
+        guard = "global" if self.scope.rank_guarded else self.guard_kind(self._guard_words())
+        self.saves.append(
+            Save(self.span(node), self.span(stmt) if whole and stmt else None, guard, self.scope)
+        )
 
-    def _path_arg(self, node: ast.Call, spec: pt.PathArg, kind: pt.PathKind) -> None:
+    def _path_arg(
+        self,
+        node: ast.Call,
+        spec: pt.PathArg,
+        kind: pt.PathKind,
+        neutral: bool = False,
+        mkdir: bool = False,
+    ) -> None:
         arg = node.args[spec.index] if 0 <= spec.index < len(node.args) else None
         if arg is None:
             arg = next((k.value for k in node.keywords if k.arg == spec.keyword), None)
@@ -675,7 +813,10 @@ class FileFacts:
         head = arg.args[0] if type(arg) is ast.Call and arg.args else arg
         if type(head) is ast.Name and head.id in self.constants:
             constant = self.constants[head.id]
-            constant.kind = constant.kind or kind
+            if not neutral:
+                constant.kind = constant.kind or kind
+            return
+        if not neutral and self._default_used(head, kind):
             return
         if type(arg) is ast.Constant:
             literal = arg
@@ -694,14 +835,31 @@ class FileFacts:
         if not pt.is_local_path_literal(literal.value):
             return
         self.skip_strings.add(id(literal))
+        exist_ok = any(k.arg == "exist_ok" for k in node.keywords)
         self.paths.append(
             PathSite(
                 self.span(literal),
                 pt.PathUse(literal.value, kind, is_dir),
                 self.scope,
                 literal.lineno,
+                neutral=neutral,
+                mkdir=self.span(node) if mkdir and arg is literal and not exist_ok else None,
             )
         )
+
+    def _default_used(self, head: ast.AST, kind: pt.PathKind) -> bool:
+        """``head`` names a parameter or ``args.<flag>`` with a path default: give it ``kind``."""
+        found = False
+        for default in self.defaults:
+            if default.origin == "parameter":
+                hit = type(head) is ast.Name and head.id == default.name
+                hit = hit and default.scope is self.scope
+            else:
+                hit = type(head) is ast.Attribute and head.attr == default.name
+            if hit:
+                default.kind = default.kind or kind
+                found = True
+        return found
 
     # ------------------------------------------------------------------ module level
 
@@ -746,16 +904,35 @@ class FileFacts:
                     continue
                 literal = value.value
                 last = value.value
-            elif (
+            literal_node: ast.AST = value
+            routable = True
+            elif_join = (
                 type(value) is ast.Call
                 and type(value.func) is ast.Attribute
                 and value.func.attr == "join"
-                and value.args
+                and bool(value.args)
+            )
+            if literal is not None:
+                pass
+            elif (
+                elif_join
+                and type(value) is ast.Call
                 and type(value.args[-1]) is ast.Constant
                 and isinstance(value.args[-1].value, str)
                 and pt.path_constant_name(name)
             ):
                 last = value.args[-1].value
+            elif (
+                elif_join
+                and type(value) is ast.Call
+                and type(value.args[0]) is ast.Constant
+                and isinstance(value.args[0].value, str)
+                and pt.is_local_path_literal(value.args[0].value)
+            ):
+                # data_dir = os.path.join('data', dataset): 'data' is what the user edits.
+                literal_node, routable = value.args[0], False
+                last = value.args[0].value
+                self.skip_strings.add(id(literal_node))
             else:
                 continue
             base = last.rstrip("/").rsplit("/", 1)[-1]
@@ -766,6 +943,8 @@ class FileFacts:
                 base,
                 is_file=pt.looks_like_file(base),
                 kind=None,
+                literal_span=self.span(literal_node),
+                routable=routable,
             )
         for assigned, count in seen.items():
             if count > 1:
@@ -793,6 +972,23 @@ class FileFacts:
         if "torch" in code and self.first_torch_import is not None:
             anchor = self.first_torch_import
         return insert_after(anchor, codemod, rule, code)
+
+
+def _compares_device_index_to_zero(test: ast.AST) -> bool:
+    """``gpu == 0`` / ``self.gpu_id == 0``: the first process of a node, not of the job."""
+    for sub in ast.walk(test):
+        if type(sub) is not ast.Compare or len(sub.comparators) != 1:
+            continue
+        sides = (sub.left, sub.comparators[0])
+        zero = any(type(x) is ast.Constant and x.value == 0 for x in sides)
+        named = [
+            x.id if type(x) is ast.Name else x.attr
+            for x in sides
+            if type(x) in (ast.Name, ast.Attribute)
+        ]  # type: ignore[attr-defined]
+        if zero and any(pt.device_index_name(n) for n in named):
+            return True
+    return False
 
 
 def insert_after(anchor: Span | None, codemod: Codemod, rule: str, code: str) -> Fix:

@@ -74,6 +74,8 @@ class Fix:
     ``name`` of the call at span becomes ``code``), ``insert-before`` / ``insert-after`` (statements
     around the statement line containing span), ``replace-stmt``, ``wrap-stmt`` (``if code:``
     around it), ``prepend-body`` (statements at the top of the compound statement at span),
+    ``prepend-function`` (statements at the top of the body of the function defined on span's
+    line, after its docstring),
     ``insert-top`` (after the module docstring and ``__future__`` imports).
     """
 

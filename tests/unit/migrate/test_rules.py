@@ -168,6 +168,8 @@ if args.local_rank == 0:
     ("MA325", NPU, "import torch\nx = x.to(memory_format=torch.channels_last)\n", set()),
     ("MA326", NPU, "import torch\nx = torch.zeros(2, dtype=torch.float64)\n", set()),
     ("MA326", NPU, "y = x.double()\n", set()),
+    ("MA327", NPU, "from apex import amp\n", set()),
+    ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
 ]
 
 # (rule, target, source): the rule must stay quiet.
