@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from majob.migrate import patterns as pt
 from majob.migrate.findings import Fix, Span
@@ -602,7 +602,11 @@ class FileFacts:
         """Calls of local functions, for rank guards that the caller holds (``if rank == 0:``)."""
         if type(func) is ast.Name:
             callee = func.id
-        elif type(func) is ast.Attribute and type(func.value) is ast.Name:
+        elif (
+            type(func) is ast.Attribute
+            and type(func.value) is ast.Name
+            and func.value.id not in self.aliases  # torch.save is no call of a local save()
+        ):
             callee = func.attr  # self.save_snapshot(...), trainer.save(...)
         else:
             return
@@ -654,7 +658,9 @@ class FileFacts:
                 (
                     k.value.value
                     for k in node.keywords
-                    if k.arg == "dest" and type(k.value) is ast.Constant
+                    if k.arg == "dest"
+                    and type(k.value) is ast.Constant
+                    and isinstance(k.value.value, str)
                 ),
                 None,
             ),
@@ -974,6 +980,10 @@ class FileFacts:
         return insert_after(anchor, codemod, rule, code)
 
 
+def _named(node: ast.expr) -> TypeGuard[ast.Name | ast.Attribute]:
+    return type(node) in (ast.Name, ast.Attribute)
+
+
 def _compares_device_index_to_zero(test: ast.AST) -> bool:
     """``gpu == 0`` / ``self.gpu_id == 0``: the first process of a node, not of the job."""
     for sub in ast.walk(test):
@@ -981,11 +991,7 @@ def _compares_device_index_to_zero(test: ast.AST) -> bool:
             continue
         sides = (sub.left, sub.comparators[0])
         zero = any(type(x) is ast.Constant and x.value == 0 for x in sides)
-        named = [
-            x.id if type(x) is ast.Name else x.attr
-            for x in sides
-            if type(x) in (ast.Name, ast.Attribute)
-        ]  # type: ignore[attr-defined]
+        named = [x.id if isinstance(x, ast.Name) else x.attr for x in sides if _named(x)]
         if zero and any(pt.device_index_name(n) for n in named):
             return True
     return False

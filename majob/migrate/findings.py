@@ -111,8 +111,12 @@ class FileFindings:
         self.findings: list[Finding] = []
         self.fixes: list[Fix] = []
 
-    def report(self, rule: str, span: Span, detail: str = "", *fixes: Fix) -> None:
-        """A finding of ``rule`` at ``span``, auto-fixable by the codemods of ``fixes``."""
+    def report(
+        self, rule: str, span: Span, detail: str = "", *fixes: Fix, severity: Severity | None = None
+    ) -> None:
+        """A finding of ``rule`` at ``span``, auto-fixable by the codemods of ``fixes``.
+
+        ``severity`` overrides the rule's own (a rule whose weight depends on the file)."""
         message = RULES[rule].summary + (f": {detail}" if detail else "")
         fixed_by = tuple(dict.fromkeys(f.codemod for f in fixes))
         self.findings.append(
@@ -121,7 +125,7 @@ class FileFindings:
                 span.line,
                 span.col + 1,
                 rule,
-                rule_severity(rule, self.target),
+                severity or rule_severity(rule, self.target),
                 message,
                 fixed_by,
             )

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts import FileFacts, ParseSite, Save
+from majob.migrate.facts import DataParallelCall, FileFacts, ParseSite, Save
 from majob.migrate.findings import FileFindings, Fix, Span
 from majob.migrate.rules import Codemod
 
@@ -114,7 +114,7 @@ def _ma208_tcp_addresses(facts: FileFacts, out: FileFindings) -> None:
         out.report("MA208", site.span, site.detail)
 
 
-def _ma201_data_parallel(plan: _Plan, convertible: list[object]) -> None:
+def _ma201_data_parallel(plan: _Plan, convertible: list[DataParallelCall]) -> None:
     """DataParallel -> DDP on the device this process was given (``device_ids``)."""
     facts = plan.facts
     for dp in facts.data_parallel:
