@@ -62,15 +62,11 @@ def score(corpus: Path, target: Target = Target.NPU) -> Scores:
         expected = labels(source, path.name)
         report = check_source(source, path.name, target)
         got = {
-            (path.name, f.line, f.rule)
-            for f in report.findings
-            if f.severity >= Severity.WARNING
+            (path.name, f.line, f.rule) for f in report.findings if f.severity >= Severity.WARNING
         }
         if '"""Control:' in source.split("\n", 1)[0]:
             scores.control_errors += sorted(
-                (path.name, f.line, f.rule)
-                for f in report.findings
-                if f.severity >= Severity.ERROR
+                (path.name, f.line, f.rule) for f in report.findings if f.severity >= Severity.ERROR
             )
         for key in got & expected:
             scores.true_pos[key[2]] = scores.true_pos.get(key[2], 0) + 1
