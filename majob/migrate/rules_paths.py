@@ -164,9 +164,15 @@ def _ma101_ma102_constants(plan: _Plan, out: FileFindings) -> None:
         for constant in group:
             shown = repr(constant.value) if constant.value is not None else "a joined path"
             fixes: list[Fix] = []
+            root = plan.roots[group_kind]
+            rel: str | None = None
+            if routed:
+                rel = constant.base_name if constant.is_file else ""
+            elif constant.value is not None and constant.routable and root:
+                # OUTPUT_DIR = "./output" beside "./output/train.log": both move to --train_url.
+                rel = pt.relative_to_root(constant.value, root)
             for span, scope, line in constant.uses:
-                if routed and parse is not None and facts.visible(parse, scope, line):
-                    rel = constant.base_name if constant.is_file else ""
+                if rel is not None and parse is not None and facts.visible(parse, scope, line):
                     expr = plan.channel_expr(group_kind, rel)
                     fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", span, code=expr))
             if len(fixes) != len(constant.uses):
