@@ -157,7 +157,8 @@ def _spec(tmp_path: Path, name: str, code: Path, nodes: int) -> Path:
         f"name: corpus-{name.replace('_', '-')}\ncode: {{dir: '{code}', boot_file: train.py}}\n"
         "image: {engine: Ascend-Powered-Engine, "
         "version: pytorch_2.1.0-cann_8.0.rc1-py_3.9-euler_2.10.7-aarch64}\n"
-        f"resources: {{flavor: modelarts.bm.snt9.xlarge.8, nodes: {nodes}}}\n"
+        # one card per node: ModelArts starts one process per node, as the runner does
+        f"resources: {{flavor: modelarts.bm.snt9.xlarge.1, nodes: {nodes}}}\n"
         f"inputs: [{{name: data_url, obs: 'obs://bucket/data/', "
         f"local: '{tmp_path / f'{name}-data'}'}}]\n"
         f"outputs: [{{name: train_url, obs: 'obs://bucket/out/', "
