@@ -21,7 +21,7 @@ from majob.migrate.rules import RULES, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
-from majob.migrate.source_text import source_lines
+from majob.migrate.source_text import source_lines, top_level_ranges
 
 __all__ = [
     "check_file",
@@ -62,7 +62,10 @@ def check_source(
     check_distributed(facts, out)
     if facts.npu:
         check_npu(facts, out, torch_version)
-    return out.file_report()
+    report = out.file_report()
+    if report.fixes:  # the codemods apply them per top-level statement
+        report.top_level = top_level_ranges(tree)
+    return report
 
 
 def read_source(path: Path) -> str | None:

@@ -97,6 +97,7 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
     parsed: bool = True
+    top_level: list[tuple[int, int]] | None = None  # the top-level statements' line ranges
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]
