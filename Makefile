@@ -42,6 +42,7 @@ bench: bytecode
 	$(BIN)/python bench/compile_speed.py
 	$(BIN)/python bench/obs_sync.py --quick
 	$(BIN)/python bench/check_speed.py --rounds 1
+	$(BIN)/python bench/migrate_quality.py
 
 clean:
 	rm -rf $(VENV) .majob .mypy_cache .pytest_cache .ruff_cache
