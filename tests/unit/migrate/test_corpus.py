@@ -61,3 +61,18 @@ def test_every_chain_parses_is_idempotent_and_leaves_nothing_fixable(
     assert fixable == []
     introduced = {f.rule for f in report.findings} - before
     assert introduced == set()
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_text_splicing_writes_what_libcst_writes(
+    script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from majob.migrate import codemods
+
+    source = script.read_text(encoding="utf-8")
+    for codemod in Codemod:
+        spliced, _ = migrate_source(source, codemod, script.name)
+        with monkeypatch.context() as patch:
+            patch.setattr(codemods, "_apply_as_text", lambda *_: None)  # libcst for every edit
+            through_libcst, _ = migrate_source(source, codemod, script.name)
+        assert spliced == through_libcst, codemod
