@@ -299,7 +299,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             return
         if self.npu:
             self._cuda_string(node, value, device_rule="MA304", nccl_rule="MA301")
-        if value.startswith("tcp://") and id(node) not in self.arg_defaults:
+        if value.startswith("tcp://") and id(node) not in self.injected_defaults:
             self.tcp_addresses.append(Site(self.span(node), value))
 
     def _joined_str(self, node: ast.JoinedStr) -> None:
@@ -389,24 +389,10 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)
-        if spec is not None and not self.in_display:
-            kind = spec.kind
-            if qual in pt.OPEN_CALLS:
-                mode = node.args[1] if len(node.args) > 1 else None
-                mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
-                literal = mode.value if type(mode) is ast.Constant else None
-                kind = pt.open_kind(literal if isinstance(literal, str) else None)
-            if qual in pt.MEMMAP_CALLS:
-                mode = next((k.value for k in node.keywords if k.arg == "mode"), None)
-                literal = mode.value if type(mode) is ast.Constant else None
-                kind = "output" if isinstance(literal, str) and "+" in literal else kind
-            self._path_arg(node, spec, kind, mkdir=qual in pt.MKDIR_CALLS)
-            if qual == "torch.save":
-                self._save(node)
-        if qual in pt.NEUTRAL_PATH_CALLS:
+        if qual in pt.NEUTRAL_PATH_CALLS:  # shutil.copyfile: its source here, its target below
             self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
         if spec is not None:
-            pass
+            self._path_call(node, qual, spec)
         elif qual in pt.DATA_PARALLEL:
             self._data_parallel(node)
         elif qual == pt.DATA_PARALLEL_FUNCTION:
@@ -422,6 +408,22 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self._loader(node)
         elif qual == "os.putenv" and node.args:
             self._environ_write("os.environ", node.args[0], node)
+
+    def _path_call(self, node: ast.Call, qual: str, spec: pt.PathArg) -> None:
+        """A call that takes a path; ``open`` and ``np.memmap`` write when their mode says so."""
+        kind = spec.kind
+        if qual in pt.OPEN_CALLS or qual in pt.MEMMAP_CALLS:
+            mode = node.args[1] if qual in pt.OPEN_CALLS and len(node.args) > 1 else None
+            mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
+            literal = mode.value if type(mode) is ast.Constant else None
+            literal = literal if isinstance(literal, str) else None
+            if qual in pt.OPEN_CALLS:
+                kind = pt.open_kind(literal)
+            elif literal is not None and "+" in literal:
+                kind = "output"
+        self._path_arg(node, spec, kind, mkdir=qual in pt.MKDIR_CALLS)
+        if qual == "torch.save":
+            self._save(node)
 
     # ------------------------------------------------------------------ module level
 

@@ -175,7 +175,7 @@ class FactsBase:
         self.all_loops: list[EpochLoop] = []
         self.parses: list[ParseSite] = []
         self.flags: dict[str, str | None] = {}
-        self.arg_defaults: set[int] = set()
+        self.injected_defaults: set[int] = set()  # defaults of --init_method (ModelArts passes it)
         self.skip_strings: set[int] = set()
         self.paths: list[PathSite] = []
         self.constants: dict[str, PathConstant] = {}

@@ -58,7 +58,7 @@ class PathFacts(FactsBase):
         )
         if default is not None and dest in pt.INJECTED_DIST_FLAGS:
             # --init_method's default is replaced by what ModelArts passes on a cluster.
-            self.arg_defaults.add(id(default))
+            self.injected_defaults.add(id(default))
         if (
             dest
             and dest not in pt.CHANNEL_FLAGS.values()

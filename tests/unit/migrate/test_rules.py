@@ -182,6 +182,7 @@ if args.local_rank == 0:
     ),
     ("MA102", GPU, "import shutil\nshutil.copyfile(f, 'model_best.pth.tar')\n", set()),
     ("MA101", GPU, "import numpy as np\nd = np.memmap('train.bin', mode='r')\n", set()),
+    ("MA101", GPU, "print(open('data/labels.txt').read())\n", set()),  # a use inside print
     (
         "MA208",
         GPU,
