@@ -87,6 +87,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             ast.If: self._if,
             ast.For: self._for,
             ast.AsyncFor: self._for,
+            ast.While: self._while,
             ast.FunctionDef: self._function,
             ast.AsyncFunctionDef: self._function,
             ast.ClassDef: self._function,
@@ -212,7 +213,12 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self.visit(child)
         self.guards.pop()
 
+    def _while(self, node: ast.While) -> None:
+        self.scope.loops_or_syncs = True
+        self.children(node)
+
     def _for(self, node: ast.For | ast.AsyncFor) -> None:
+        self.scope.loops_or_syncs = True
         names = [n.id for n in ast.walk(node.target) if type(n) is ast.Name]
         if not any("epoch" in n.lower() for n in names):
             self.children(node)
@@ -402,6 +408,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self._wrapper_target(node)
         elif qual == pt.INIT_PROCESS_GROUP:
             self.has_init = True
+        elif qual.startswith("torch.distributed.") and qual not in pt.RANK_QUERIES:
+            self.scope.loops_or_syncs = True  # a barrier or collective: every rank must get here
         elif qual in pt.DISTRIBUTED_SAMPLER:
             self.samplers.append((self.span(node), self._assigned_name(node)))
         elif qual in pt.DATA_LOADER:

@@ -27,6 +27,8 @@ class Scope:
     rank_guarded: bool = False
     function: str | None = None  # the function's name, for guards followed through calls
     span: Span | None = None  # the ``def`` line (name's line), for fixes at the top of the body
+    # A function that loops or calls a collective is no save helper to return early from.
+    loops_or_syncs: bool = False
 
 
 @dataclass

@@ -283,6 +283,11 @@ DISTRIBUTED_SAMPLER = frozenset(
 DATA_LOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 RENDEZVOUS_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT"})
 RANK_GUARD_WORDS = ("rank", "master", "main_process", "is_main", "is_primary")
+# torch.distributed calls that are no collective: a rank may skip them.
+RANK_QUERIES = frozenset(
+    f"torch.distributed.{name}"
+    for name in ("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend")
+)
 INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
 
 # ------------------------------------------------------------------ Ascend

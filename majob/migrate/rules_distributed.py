@@ -283,7 +283,8 @@ def _save_guard(save: Save, guards: dict[str, str | None]) -> str | None:
 
 
 def _ma204_ma206_saves(plan: _Plan) -> None:
-    """Saves run on global rank 0; a save helper is guarded whole (its copies and logs too)."""
+    """Saves run on global rank 0; a save helper (named for saving, with no loop and no
+    collective, so no rank can be left waiting) is guarded whole, its copies and logs too."""
     facts = plan.facts
     guards = _function_guards(facts)
     cond = f"not {plan.dist}.is_initialized() or {plan.dist}.get_rank() == 0"
@@ -302,6 +303,7 @@ def _ma204_ma206_saves(plan: _Plan) -> None:
             and scope.function is not None
             and scope.span is not None
             and _SAVE_HELPER.search(scope.function)
+            and not scope.loops_or_syncs
         ):
             code = (
                 f"if {plan.dist}.is_initialized() and {plan.dist}.get_rank() != 0:\n"
