@@ -56,12 +56,29 @@ def check(
     fail_on: Annotated[
         FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at least this severe.")
     ] = FailOn.ERROR,
+    torch_version: Annotated[
+        str | None,
+        typer.Option(
+            "--torch-version",
+            help="torch of the target image (e.g. 2.1): from 2.5 torch_npu loads itself.",
+        ),
+    ] = None,
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="Job spec whose image engine version gives the torch version."),
+    ] = None,
 ) -> None:
-    """Report what keeps training code from running on ModelArts (rule ids MA000-MA326)."""
-    from majob.migrate.checker import check_paths
+    """Report what keeps training code from running on ModelArts (rule ids MA000-MA327)."""
+    from majob.migrate.checker import check_paths, parse_torch_version
     from majob.migrate.report import all_findings, render_json, render_sarif, render_text
 
-    reports = check_paths(paths, target)
+    version = parse_torch_version(torch_version) if torch_version else None
+    if version is None and spec is not None:
+        from majob.spec.load import load_spec
+
+        engine_version = load_spec(spec).image.version
+        version = parse_torch_version(engine_version) if engine_version else None
+    reports = check_paths(paths, target, version)
     if output_format is OutputFormat.JSON:
         sys.stdout.write(render_json(reports))
     elif output_format is OutputFormat.SARIF:

@@ -9,6 +9,7 @@ codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from majob.migrate.rules import RULES, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
-from majob.migrate.source_text import source_lines
+from majob.migrate.source_text import source_lines, top_level_ranges
 
 __all__ = [
     "check_file",
@@ -35,8 +36,14 @@ __all__ = [
 # ---------------------------------------------------------------------- files
 
 
-def check_source(source: str, path: str = "<string>", target: Target = Target.GPU) -> FileReport:
-    """Check one file's text; a syntax error becomes an ``MA000`` finding."""
+def check_source(
+    source: str,
+    path: str = "<string>",
+    target: Target = Target.GPU,
+    torch_version: tuple[int, int] | None = None,
+) -> FileReport:
+    """Check one file's text; a syntax error becomes an ``MA000`` finding. ``torch_version``
+    (of the target image) decides whether a missing ``import torch_npu`` is an error."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to raise
@@ -54,8 +61,11 @@ def check_source(source: str, path: str = "<string>", target: Target = Target.GP
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
     if facts.npu:
-        check_npu(facts, out)
-    return out.file_report()
+        check_npu(facts, out, torch_version)
+    report = out.file_report()
+    if report.fixes:  # the codemods apply them per top-level statement
+        report.top_level = top_level_ranges(tree)
+    return report
 
 
 def read_source(path: Path) -> str | None:
@@ -67,7 +77,12 @@ def read_source(path: Path) -> str | None:
         return None
 
 
-def check_file(path: Path, display: str | None = None, target: Target = Target.GPU) -> FileReport:
+def check_file(
+    path: Path,
+    display: str | None = None,
+    target: Target = Target.GPU,
+    torch_version: tuple[int, int] | None = None,
+) -> FileReport:
     """Check one file on disk; unreadable or non-UTF-8 files become ``MA000`` findings."""
     shown = display or str(path)
     try:
@@ -82,7 +97,7 @@ def check_file(path: Path, display: str | None = None, target: Target = Target.G
         return FileReport(
             shown, [Finding(shown, 1, 1, "MA000", RULES["MA000"].severity, message)], parsed=False
         )
-    return check_source(source, shown, target)
+    return check_source(source, shown, target, torch_version)
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
@@ -109,6 +124,21 @@ def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
             )
 
 
-def check_paths(paths: Iterable[Path], target: Target = Target.GPU) -> list[FileReport]:
+def check_paths(
+    paths: Iterable[Path],
+    target: Target = Target.GPU,
+    torch_version: tuple[int, int] | None = None,
+) -> list[FileReport]:
     """Check every Python file under ``paths``."""
-    return [check_file(path, shown, target) for path, shown in python_files(paths)]
+    return [check_file(path, shown, target, torch_version) for path, shown in python_files(paths)]
+
+
+def parse_torch_version(text: str) -> tuple[int, int]:
+    """``2.1`` / ``2.1.0`` / an engine version id (``pytorch_2.1.0-cann_8.0...``) -> (2, 1)."""
+    match = re.search(r"(?:^|pytorch_|torch_)(\d+)\.(\d+)", text)
+    if match is None:
+        raise UserInputError(
+            f"cannot read a torch version from {text!r}",
+            hint="pass --torch-version like 2.1 (the torch of the target image)",
+        )
+    return int(match.group(1)), int(match.group(2))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
+import re
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -19,7 +21,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from majob.errors import MigrationError
 from majob.migrate.findings import Fix, Span
-from majob.migrate.source_text import source_lines
+from majob.migrate.source_text import source_lines, top_level_ranges
 
 _EXPR_ACTIONS = frozenset(
     {
@@ -51,6 +53,7 @@ class _ApplyFixes(cst.CSTTransformer):
         self.stmt_fixes: list[Fix] = []
         self.body_fixes: dict[tuple[int, int], list[Fix]] = defaultdict(list)
         self.top: list[Fix] = []
+        self.function_fixes: dict[int, list[Fix]] = defaultdict(list)
         self.applied: set[int] = set()
         for fix in fixes:
             s = fix.span
@@ -60,6 +63,8 @@ class _ApplyFixes(cst.CSTTransformer):
                 self.stmt_fixes.append(fix)
             elif fix.action == "prepend-body":
                 self.body_fixes[(s.line, s.col)].append(fix)
+            elif fix.action == "prepend-function":
+                self.function_fixes[s.line].append(fix)
             elif fix.action == "insert-top":
                 self.top.append(fix)
             else:
@@ -236,6 +241,22 @@ class _ApplyFixes(cst.CSTTransformer):
         assert isinstance(result, cst.For)
         return result
 
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        where = self._range(original_node.name)
+        fixes = self.function_fixes.get(where.start.line, []) if where else []
+        if not fixes or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        new: list[cst.BaseStatement] = []
+        for fix in fixes:
+            new.extend(_statements(fix.code))
+            self._mark(fix)
+        body = list(updated_node.body.body)
+        index = 1 if body and _is_preamble(body[0], first=True) else 0  # after the docstring
+        block = updated_node.body.with_changes(body=[*body[:index], *new, *body[index:]])
+        return updated_node.with_changes(body=block)
+
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if not self.top:
             return updated_node
@@ -276,36 +297,78 @@ def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]
 
 
 def _top_level_ranges(source: str) -> list[tuple[int, int]] | None:
-    """Line ranges (1-based, inclusive) of the top-level statements, decorators included;
-    statements sharing a line are merged."""
+    """Line ranges of the top-level statements (see ``top_level_ranges``), parsing ``source``."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    ranges: list[tuple[int, int]] = []
-    for stmt in tree.body:
-        decorators = getattr(stmt, "decorator_list", [])
-        start = min([stmt.lineno, *(d.lineno for d in decorators)])
-        end = stmt.end_lineno or stmt.lineno
-        if ranges and start <= ranges[-1][1]:
-            ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
-        else:
-            ranges.append((start, end))
-    return ranges
+    return top_level_ranges(tree)
 
 
-def apply_fixes(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+# Edits inside one expression's own text: applied as text when they do not overlap.
+_TEXT_ACTIONS = frozenset({"replace-expr", "replace-string", "rename-attr"})
+_TRAILING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _text_edit(text: str, fix: Fix) -> str | None:
+    """The new text of the span ``fix`` edits, or None when it does not fit the text."""
+    if fix.action == "replace-expr":
+        return fix.code
+    if fix.action == "replace-string":
+        return text.replace(fix.old, fix.new, 1) if fix.old in text else None
+    if fix.action == "rename-attr" and _TRAILING_NAME.search(text):
+        return _TRAILING_NAME.sub(fix.code, text)
+    return None
+
+
+def _apply_as_text(lines: list[str], start: int, end: int, fixes: Sequence[Fix]) -> str | None:
+    """Lines ``start``..``end`` (1-based) with ``fixes`` spliced in, or None when a fix is not a
+    plain text edit or two overlap (libcst then does the chunk). The spans are the checker's,
+    in characters, and exclude parentheses, as libcst's node ranges do."""
+    if any(f.action not in _TEXT_ACTIONS for f in fixes):
+        return None
+    chunk = "".join(lines[start - 1 : end])
+    offsets = [0]
+    for line in lines[start - 1 : end]:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(line: int, col: int) -> int:
+        return offsets[line - start] + col
+
+    spans = sorted(
+        (
+            (offset(f.span.line, f.span.col), offset(f.span.end_line, f.span.end_col), f)
+            for f in fixes
+        ),
+        key=lambda item: item[0],
+    )
+    for (_, first_end, _), (second_start, _, _) in itertools.pairwise(spans):
+        if second_start < first_end:
+            return None
+    for begin, stop, fix in reversed(spans):
+        new = _text_edit(chunk[begin:stop], fix)
+        if new is None:
+            return None
+        chunk = chunk[:begin] + new + chunk[stop:]
+    return chunk
+
+
+def apply_fixes(
+    source: str, fixes: Sequence[Fix], ranges: list[tuple[int, int]] | None = None
+) -> tuple[str, list[Fix]]:
     """``source`` with ``fixes`` applied, and the fixes that found no node to apply to.
 
     libcst's parse and position metadata cost more than the rest of a migration, so only the
-    top-level statements that hold a fix go through libcst, each on its own; the text between
-    them is kept byte for byte.
+    top-level statements that hold a fix go through libcst, each on its own, and only when a fix
+    there is more than a text edit of one expression (a renamed attribute, a replaced name or
+    string): those are spliced into the text directly. The text between them is kept byte for
+    byte. ``ranges``: the top-level statements' lines when the caller has parsed ``source``.
     """
     if not fixes:
         return source, []
-    ranges = _top_level_ranges(source)
+    ranges = ranges if ranges is not None else _top_level_ranges(source)
     if ranges is None or any(f.action == "insert-top" for f in fixes):
         return _apply_to_module(source, fixes)
     starts = [start for start, _ in ranges]
@@ -326,6 +389,10 @@ def apply_fixes(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
             )
             for f in group
         ]
+        text = _apply_as_text(lines, start, end, group)
+        if text is not None:
+            lines[start - 1 : end] = [text]
+            continue
         chunk, chunk_missed = _apply_to_module("".join(lines[start - 1 : end]), local)
         missed.extend(group[local.index(f)] for f in chunk_missed)
         lines[start - 1 : end] = [chunk]

@@ -74,6 +74,8 @@ class Fix:
     ``name`` of the call at span becomes ``code``), ``insert-before`` / ``insert-after`` (statements
     around the statement line containing span), ``replace-stmt``, ``wrap-stmt`` (``if code:``
     around it), ``prepend-body`` (statements at the top of the compound statement at span),
+    ``prepend-function`` (statements at the top of the body of the function defined on span's
+    line, after its docstring),
     ``insert-top`` (after the module docstring and ``__future__`` imports).
     """
 
@@ -95,6 +97,7 @@ class FileReport:
     findings: list[Finding] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
     parsed: bool = True
+    top_level: list[tuple[int, int]] | None = None  # the top-level statements' line ranges
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]
@@ -109,8 +112,12 @@ class FileFindings:
         self.findings: list[Finding] = []
         self.fixes: list[Fix] = []
 
-    def report(self, rule: str, span: Span, detail: str = "", *fixes: Fix) -> None:
-        """A finding of ``rule`` at ``span``, auto-fixable by the codemods of ``fixes``."""
+    def report(
+        self, rule: str, span: Span, detail: str = "", *fixes: Fix, severity: Severity | None = None
+    ) -> None:
+        """A finding of ``rule`` at ``span``, auto-fixable by the codemods of ``fixes``.
+
+        ``severity`` overrides the rule's own (a rule whose weight depends on the file)."""
         message = RULES[rule].summary + (f": {detail}" if detail else "")
         fixed_by = tuple(dict.fromkeys(f.codemod for f in fixes))
         self.findings.append(
@@ -119,7 +126,7 @@ class FileFindings:
                 span.line,
                 span.col + 1,
                 rule,
-                rule_severity(rule, self.target),
+                severity or rule_severity(rule, self.target),
                 message,
                 fixed_by,
             )

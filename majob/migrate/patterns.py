@@ -62,7 +62,7 @@ PATH_CALLS: dict[str, PathArg] = {
     **_spec(["builtins.open", "io.open", "codecs.open"], 0, "file", "input", False),
     **_spec(["torch.load"], 0, "f", "input", False),
     **_spec(["torch.save"], 1, "f", "output", False),
-    **_spec(["numpy.load", "numpy.fromfile"], 0, "file", "input", False),
+    **_spec(["numpy.load", "numpy.fromfile", "numpy.memmap"], 0, "filename", "input", False),
     **_spec(["numpy.loadtxt", "numpy.genfromtxt"], 0, "fname", "input", False),
     **_spec(["numpy.save", "numpy.savez", "numpy.savez_compressed"], 0, "file", "output", False),
     **_spec(["numpy.savetxt"], 0, "fname", "output", False),
@@ -82,6 +82,11 @@ PATH_CALLS: dict[str, PathArg] = {
     **_spec(["scipy.io.loadmat"], 0, "file_name", "input", False),
     **_spec(["glob.glob"], 0, "pathname", "input", False),
     **_spec(["os.listdir"], 0, "path", "input", True),
+    **_spec(
+        ["shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move"], 1, "dst", "output", False
+    ),
+    **_spec(["shutil.copytree"], 1, "dst", "output", True),
+    **_spec(["shutil.rmtree"], 0, "path", "output", True),
     **_spec(["os.makedirs", "os.mkdir"], 0, "name", "output", True),
     **_spec(["logging.FileHandler"], 0, "filename", "output", False),
     **_spec(["logging.basicConfig"], -1, "filename", "output", False),
@@ -100,6 +105,21 @@ PATH_METHODS: dict[str, PathArg] = {
     **_spec(["to_csv", "to_json", "to_parquet", "to_pickle"], 0, "path_or_buf", "output", False),
     **_spec(["savefig"], 0, "fname", "output", False),
 }
+
+# Calls whose path argument takes its direction from the other uses of the same literal
+# (``os.path.isdir('checkpoint')`` before ``os.mkdir('checkpoint')``); alone, they read.
+NEUTRAL_PATH_CALLS: dict[str, PathArg] = {
+    **_spec(["os.path.exists", "os.path.isdir", "os.path.isfile"], 0, "path", "input", False),
+    **_spec(
+        ["shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move"], 0, "src", "input", False
+    ),
+}
+# A ``mode=`` of np.memmap that writes ('w+', 'r+') makes it an output.
+MEMMAP_CALLS = frozenset({"numpy.memmap"})
+MKDIR_CALLS = frozenset({"os.mkdir", "os.makedirs"})
+# Calls whose arguments only show a path (a log line), never use it.
+DISPLAY_CALLS = frozenset({"print", "builtins.print"})
+DISPLAY_METHODS = frozenset({"info", "debug", "warning", "log"})
 
 OPEN_CALLS = frozenset({"builtins.open", "io.open", "codecs.open"})
 
@@ -168,13 +188,62 @@ def relative_to_root(value: str, root: str) -> str | None:
 
 
 _PATH_NAME = re.compile(r"(?:^|_)(?:FILE|FILES|DIR|DIRS|PATH|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
-_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export")
+_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export", "snapshot", "best")
 _INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
 
 
 def path_constant_name(name: str) -> bool:
     """A module constant's name that says it holds a path (``DATA_DIR``, ``ckpt_path``...)."""
     return bool(_PATH_NAME.search(name))
+
+
+# argparse dests that name a path even without DIR/PATH in them (--data, --resume, --out).
+_PATH_ARGUMENTS = frozenset(
+    {
+        "data",
+        "dataset",
+        "data_root",
+        "root",
+        "out",
+        "output",
+        "outdir",
+        "checkpoint",
+        "save",
+        "logdir",
+        "resume",
+        "pretrained",
+        "weights",
+    }
+)
+_DATA_FILE = re.compile(
+    r"\.(?:pt|pth|tar|ckpt|bin|npy|npz|pkl|pickle|csv|json|jsonl|txt|h5|hdf5|safetensors)$"
+)
+
+
+def path_argument_name(dest: str) -> bool:
+    """An argparse dest that holds a path (``data``, ``out_dir``, ``checkpoint_path``...)."""
+    return path_constant_name(dest) or dest.lower() in _PATH_ARGUMENTS
+
+
+def looks_like_data_file(value: str) -> bool:
+    """A literal naming a checkpoint or data file by its extension (``snapshot.pt``)."""
+    return bool(_DATA_FILE.search(value)) and " " not in value
+
+
+def argument_dest(option_strings: list[str], dest: str | None) -> str | None:
+    """argparse's dest for ``add_argument(*option_strings, dest=dest)``: the first long flag."""
+    if dest:
+        return dest
+    long = [o for o in option_strings if o.startswith("--")]
+    if long:
+        return long[0][2:].replace("-", "_")
+    return None
+
+
+def device_index_name(name: str) -> bool:
+    """``gpu``, ``gpu_id``, ``device_id``: a device index, i.e. the process's rank on its node."""
+    lowered = name.lower()
+    return lowered in ("gpu", "gpu_id", "device_id", "local_gpu", "gpu_idx")
 
 
 def kind_from_name(name: str) -> PathKind | None:
@@ -214,6 +283,11 @@ DISTRIBUTED_SAMPLER = frozenset(
 DATA_LOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 RENDEZVOUS_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT"})
 RANK_GUARD_WORDS = ("rank", "master", "main_process", "is_main", "is_primary")
+# torch.distributed calls that are no collective: a rank may skip them.
+RANK_QUERIES = frozenset(
+    f"torch.distributed.{name}"
+    for name in ("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend")
+)
 INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
 
 # ------------------------------------------------------------------ Ascend
@@ -242,6 +316,7 @@ CUDA_EXTENSION = frozenset(
 APEX_FUSED = frozenset({"apex.optimizers.FusedAdam", "apex.optimizers.FusedLAMB"})
 BLOCKER_MODULES: dict[str, str] = {
     "amp_C": "MA321",
+    "apex": "MA327",
     "triton": "MA322",
     "cupy": "MA323",
     "numba.cuda": "MA323",
@@ -252,11 +327,12 @@ FP64 = frozenset({"torch.float64", "torch.double", "torch.cuda.DoubleTensor", "t
 CHANNELS_LAST = "torch.channels_last"
 TRANSFER_TO_NPU_MODULE = "torch_npu.contrib.transfer_to_npu"
 
-_CUDA_DEVICE = re.compile(r"^cuda(?::\d+)?$")
+# 'cuda', 'cuda:N', and the formats that build one: 'cuda:{}', 'cuda:{0}', 'cuda:%d', 'cuda:'.
+_CUDA_DEVICE = re.compile(r"^cuda(?::(?:\d+|\{[^{}]*\}|%[sdi]|))?$")
 
 
 def is_cuda_device_string(value: str) -> bool:
-    """``'cuda'`` or ``'cuda:N'`` as a whole literal."""
+    """``'cuda'``, ``'cuda:N'`` or a format/prefix that builds one (``'cuda:{}'``, ``'cuda:'``)."""
     return bool(_CUDA_DEVICE.match(value))
 
 

@@ -65,7 +65,7 @@ def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tup
         return source, []
     from majob.migrate.codemods import apply_fixes
 
-    return apply_fixes(source, fixes)
+    return apply_fixes(source, fixes, report.top_level)
 
 
 def plan(paths: Iterable[Path], codemod: Codemod) -> MigrationResult:
@@ -92,7 +92,7 @@ def plan(paths: Iterable[Path], codemod: Codemod) -> MigrationResult:
         from majob.migrate.codemods import apply_fixes
 
         try:
-            after, missed = apply_fixes(source, fixes)
+            after, missed = apply_fixes(source, fixes, report.top_level)
         except MigrationError as error:
             result.skipped.append(f"{display}: {error.message}")
             continue

@@ -291,6 +291,17 @@ RULES: dict[str, Rule] = {
             True,
         ),
         Rule(
+            "MA327",
+            "apex",
+            _E,
+            "apex (amp, parallel.DistributedDataParallel, fused kernels) has no Ascend build",
+            "use torch.autocast(device_type='npu') and torch_npu.npu.amp.GradScaler for apex amp, "
+            "torch.nn.parallel.DistributedDataParallel for apex DDP, torch.optim for fused "
+            "optimizers",
+            (),
+            True,
+        ),
+        Rule(
             "MA322",
             "triton-kernel",
             _E,

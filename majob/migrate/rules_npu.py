@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from majob.migrate.facts import TOP_OF_FILE, FileFacts, insert_after
 from majob.migrate.findings import FileFindings, Fix
-from majob.migrate.rules import Codemod
+from majob.migrate.rules import Codemod, Severity
+
+# torch 2.5 loads out-of-tree device backends on `import torch` (entry points), and the torch_npu
+# releases built for it register there: with them the explicit import is no longer required.
+AUTOLOAD_FROM = (2, 5)
 
 
-def check_npu(facts: FileFacts, out: FileFindings) -> None:
+def check_npu(
+    facts: FileFacts, out: FileFindings, torch_version: tuple[int, int] | None = None
+) -> None:
     """MA301-MA326: CUDA uses on an Ascend target, and the torch_npu imports that cover them."""
     covered = {"MA301", "MA302", "MA303", "MA304", "MA306"}
     uncovered = [] if facts.has_transfer else [c for c in facts.candidates if c.rule in covered]
@@ -42,6 +48,14 @@ def check_npu(facts: FileFacts, out: FileFindings) -> None:
         out.report(cand.rule, cand.span, cand.detail, *fixes)
     if manual_import:
         fixes = [f for f in (auto_fix, manual_import) if f]
-        out.report("MA305", anchor or TOP_OF_FILE, "", *fixes)
+        severity: Severity | None = None
+        if torch_version is not None and torch_version >= AUTOLOAD_FROM:
+            shown = ".".join(map(str, torch_version))
+            detail, severity = f"torch {shown} loads it by itself", Severity.NOTE
+        elif not facts.candidates:
+            detail, severity = "the file is device-agnostic", Severity.NOTE
+        else:
+            detail, severity = "", None
+        out.report("MA305", anchor or TOP_OF_FILE, detail, *fixes, severity=severity)
     elif auto_fix:
         out.fixes.append(auto_fix)

@@ -18,6 +18,21 @@ def source_lines(source: str) -> list[str]:
     return io.StringIO(source, newline="").readlines()
 
 
+def top_level_ranges(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line ranges (1-based, inclusive) of the top-level statements, decorators included;
+    statements sharing a line are merged."""
+    ranges: list[tuple[int, int]] = []
+    for stmt in tree.body:
+        decorators = getattr(stmt, "decorator_list", [])
+        start = min([stmt.lineno, *(d.lineno for d in decorators)])
+        end = stmt.end_lineno or stmt.lineno
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(end, ranges[-1][1]))
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
 class SourceText:
     """Spans and source segments of the nodes parsed from ``source``."""
 

@@ -61,7 +61,7 @@ def test_fail_on_threshold(tmp_path: Path) -> None:
     script.write_text("import os\nos.environ['MASTER_ADDR'] = 'h'\n", encoding="utf-8")
     assert runner.invoke(app, ["check", str(script)]).exit_code == 0  # a warning only
     assert runner.invoke(app, ["check", str(script), "--fail-on", "warning"]).exit_code == 1
-    script.write_text("import torch\n", encoding="utf-8")
+    script.write_text("import torch\nx = torch.zeros(1).cuda()\n", encoding="utf-8")
     assert runner.invoke(app, ["check", str(script), "--target", "npu"]).exit_code == 1
     args = ["check", str(script), "--target", "npu", "--fail-on", "never"]
     assert runner.invoke(app, args).exit_code == 0

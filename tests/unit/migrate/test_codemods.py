@@ -110,3 +110,32 @@ def test_text_between_statements_is_kept_byte_for_byte() -> None:
         "    pass\r\n"
         "x = f(1).npu()"
     )
+
+
+def _ddp(source: str) -> str:
+    result, missed = migrate_source(source, Codemod.DDP, "train.py")
+    assert missed == []
+    return result
+
+
+HELPER = """\
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+
+
+def {name}(state):
+{body}
+"""
+
+
+def test_a_save_helper_is_guarded_whole_but_not_one_that_loops_or_syncs() -> None:
+    helper = _ddp(HELPER.format(name="save_checkpoint", body="    torch.save(state, 'c.pt')"))
+    assert "if dist.is_initialized() and dist.get_rank() != 0:\n        return" in helper
+    for body in (
+        "    for part in state:\n        torch.save(part, 'c.pt')",
+        "    torch.save(state, 'c.pt')\n    dist.barrier()",
+    ):
+        wrapped = _ddp(HELPER.format(name="save_checkpoint", body=body))
+        assert "return" not in wrapped  # an early return would leave the other ranks waiting
+        assert "if not dist.is_initialized() or dist.get_rank() == 0:" in wrapped

@@ -11,6 +11,7 @@ from majob.migrate.checker import check_source
 from majob.migrate.rules import RULES, Codemod, Severity, Target
 
 GPU, NPU = Target.GPU, Target.NPU
+NPU_FIX = {Codemod.NPU_AUTO, Codemod.NPU_MANUAL}
 
 PARSER = """
 import argparse
@@ -168,10 +169,39 @@ if args.local_rank == 0:
     ("MA325", NPU, "import torch\nx = x.to(memory_format=torch.channels_last)\n", set()),
     ("MA326", NPU, "import torch\nx = torch.zeros(2, dtype=torch.float64)\n", set()),
     ("MA326", NPU, "y = x.double()\n", set()),
+    ("MA327", NPU, "from apex import amp\n", set()),
+    ("MA304", NPU, "import torch_npu\nd = 'cuda:{}'.format(gpu)\n", NPU_FIX),
+    ("MA304", NPU, "import torch_npu\nd = 'cuda:%d' % gpu\n", NPU_FIX),
+    ("MA304", NPU, "import torch_npu\nd = 'cuda:' + str(gpu)\n", NPU_FIX),
+    ("MA101", GPU, PARSER + "parser.add_argument('--data', default='./imagenet')\n", set()),
+    (
+        "MA102",
+        GPU,
+        "import torch\ndef save(s, filename='ckpt.pth.tar'):\n    torch.save(s, filename)\n",
+        set(),
+    ),
+    ("MA102", GPU, "import shutil\nshutil.copyfile(f, 'model_best.pth.tar')\n", set()),
+    ("MA101", GPU, "import numpy as np\nd = np.memmap('train.bin', mode='r')\n", set()),
+    ("MA101", GPU, "print(open('data/labels.txt').read())\n", set()),  # a use inside print
+    (
+        "MA208",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--dist-url', default='tcp://224.66.41.62:23456')\n",
+        set(),
+    ),
+    ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
 ]
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    ("MA102", GPU, "OUT_DIR = './out'\nprint(OUT_DIR)\n"),
+    (
+        "MA204",
+        GPU,
+        "import torch\nimport torch.distributed as dist\ndist.init_process_group('gloo')\n"
+        "def save(m):\n    torch.save(m, '/o/m.pt')\nif dist.get_rank() == 0:\n    save(1)\n",
+    ),
     ("MA101", GPU, "import torch\ntorch.load(path)\n"),
     ("MA101", GPU, "import torch\ntorch.load('obs://bucket/x.pt')\n"),
     ("MA104", GPU, "import argparse\np = argparse.ArgumentParser()\na, _ = p.parse_known_args()\n"),
@@ -287,3 +317,16 @@ def test_unparsable_file_is_one_finding_and_skipped() -> None:
     assert not report.parsed
     assert [(f.rule, f.severity) for f in report.findings] == [("MA000", Severity.ERROR)]
     assert report.fixes == []
+
+
+def _ma305(source: str, version: tuple[int, int] | None = None) -> list[Severity]:
+    report = check_source(source, "case.py", NPU, version)
+    return [f.severity for f in report.findings if f.rule == "MA305"]
+
+
+def test_missing_torch_npu_import_depends_on_the_code_and_the_torch_version() -> None:
+    cuda = "import torch\nx = torch.zeros(2).cuda()\n"
+    assert _ma305(cuda) == [Severity.ERROR]
+    assert _ma305(cuda, (2, 1)) == [Severity.ERROR]
+    assert _ma305(cuda, (2, 5)) == [Severity.NOTE]  # torch_npu loads itself from torch 2.5
+    assert _ma305("import torch\nx = torch.zeros(2)\n") == [Severity.NOTE]  # device-agnostic

@@ -1,5 +1,6 @@
 import argparse
 import atexit
+import os
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -8,8 +9,9 @@ import torch.nn as nn
 
 
 def save_checkpoint(state, filename="checkpoint.pth.tar"):
-    if not dist.is_initialized() or dist.get_rank() == 0:
-        torch.save(state, filename)
+    if dist.is_initialized() and dist.get_rank() != 0:
+        return  # rank 0 writes the checkpoint (and its copies)
+    torch.save(state, filename)
 
 
 def main():
@@ -19,6 +21,9 @@ def main():
     parser.add_argument("--rank", type=int, default=0)
     args = parser.parse_args()
     if args.world_size > 1:
+        if torch.cuda.is_available():
+            # one process per device: LOCAL_RANK when a launcher starts several
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group(
             backend="nccl" if torch.cuda.is_available() else "gloo",
             init_method=args.init_method,
@@ -31,7 +36,10 @@ def main():
     model = nn.Linear(8, 8)
     model = model.cuda()
     if dist.is_initialized():
-        model = DistributedDataParallel(model)
+        model = DistributedDataParallel(
+            model,
+            device_ids=[torch.cuda.current_device()] if torch.cuda.is_available() else None,
+        )
     for epoch in range(2):
         save_checkpoint({"epoch": epoch, "state_dict": getattr(model, "module", model).state_dict()})
 

@@ -1,5 +1,6 @@
 import argparse
 import atexit
+import os
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -17,6 +18,9 @@ def main():
     parser.add_argument("--world_size", type=int, default=1)
     args = parser.parse_args()
     if args.world_size > 1:
+        if torch.cuda.is_available():
+            # one process per device: LOCAL_RANK when a launcher starts several
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group(
             backend="nccl" if torch.cuda.is_available() else "gloo",
             init_method=args.init_method,
@@ -37,7 +41,10 @@ def main():
     model = nn.Linear(4, 2)
     # Use every GPU of the machine.
     if dist.is_initialized():
-        model = DistributedDataParallel(model)
+        model = DistributedDataParallel(
+            model,
+            device_ids=[torch.cuda.current_device()] if torch.cuda.is_available() else None,
+        )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(args.epochs):
         if isinstance(loader.sampler, DistributedSampler):

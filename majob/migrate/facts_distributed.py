@@ -1,0 +1,125 @@
+"""The distributed-training collector of the single pass (MA2xx facts): loaders, samplers, saves
+and their rank guards, DataParallel/DDP wrappers, calls of local functions, environment writes."""
+
+from __future__ import annotations
+
+import ast
+from typing import TypeGuard
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts_base import CallSite, DataParallelCall, FactsBase, Loader, Save, Site
+
+
+class DistributedFacts(FactsBase):
+    """Records what DDP needs to be right: samplers, saves, wrappers, guards through calls."""
+
+    def _environ_write(self, obj: str | None, key: ast.AST, node: ast.AST) -> None:
+        if obj != "os.environ" or type(key) is not ast.Constant or not isinstance(key.value, str):
+            return
+        self.environ_writes.append(Site(self.span(node), key.value))
+
+    def _call_site(self, func: ast.AST) -> None:
+        """Calls of local functions, for rank guards that the caller holds (``if rank == 0:``)."""
+        if type(func) is ast.Name:
+            callee = func.id
+        elif (
+            type(func) is ast.Attribute
+            and type(func.value) is ast.Name
+            and func.value.id not in self.aliases  # torch.save is no call of a local save()
+        ):
+            callee = func.attr  # self.save_snapshot(...), trainer.save(...)
+        else:
+            return
+        if self.scope.rank_guarded:
+            guard: str | None = "global"
+        else:
+            guard = self.guard_kind(self._guard_words()) if self.guards else None
+        self.call_sites.append(CallSite(callee, guard, self.scope.function))
+
+    def _assigned_name(self, node: ast.Call) -> str | None:
+        """``X`` in ``X = node`` (the first target of the statement)."""
+        stmt = self.stmt
+        if type(stmt) is ast.Assign and stmt.value is node and type(stmt.targets[0]) is ast.Name:
+            return stmt.targets[0].id
+        return None
+
+    def _wrapper_target(self, node: ast.Call) -> str | None:
+        """``X`` in ``X = Wrapper(...)`` or ``X = Wrapper(...).cuda()`` (any method chain)."""
+        stmt = self.stmt
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+            return None
+        value: ast.AST = stmt.value
+        while value is not node and type(value) is ast.Call and type(value.func) is ast.Attribute:
+            value = value.func.value
+        target = stmt.targets[0]
+        if value is node and type(target) is ast.Name:
+            self.wrapped[target.id] = None
+            return target.id
+        return None
+
+    def _data_parallel(self, node: ast.Call) -> None:
+        target = self._wrapper_target(node)
+        module = node.args[0] if node.args else None
+        module = next((k.value for k in node.keywords if k.arg == "module"), module)
+        stmt = self.stmt
+        module_src = self.segment(module) if module is not None else None
+        if module_src is not None and type(stmt) is ast.Assign and stmt.value is not node:
+            # X = DataParallel(m).cuda() keeps the chain on the unwrapped module: X = m.cuda()
+            whole_src, call_src = self.segment(stmt.value), self.segment(node)
+            if whole_src is None or call_src is None or not whole_src.startswith(call_src):
+                module_src = None
+            else:
+                module_src = f"{module_src}{whole_src[len(call_src) :]}"
+        whole = target is not None and stmt is not None and type(stmt) is ast.Assign
+        self.data_parallel.append(
+            DataParallelCall(
+                self.span(node),
+                self.span(stmt) if whole and stmt is not None else None,
+                target,
+                module_src,
+                self.scope,
+                node.lineno,
+            )
+        )
+
+    def _loader(self, node: ast.Call) -> None:
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        shuffle = keywords.get("shuffle")
+        dataset = node.args[0] if node.args else keywords.get("dataset")
+        self.loaders.append(
+            Loader(
+                self.span(node),
+                self._assigned_name(node),
+                shuffles=type(shuffle) is ast.Constant and shuffle.value is True,
+                has_sampler="sampler" in keywords or "batch_sampler" in keywords,
+                dataset=self.segment(dataset)
+                if dataset is not None and type(dataset) in (ast.Name, ast.Attribute)
+                else None,
+                scope=self.scope,
+            )
+        )
+
+    def _save(self, node: ast.Call) -> None:
+        stmt = self.stmt
+        whole = type(stmt) is ast.Expr and stmt.value is node
+        guard = "global" if self.scope.rank_guarded else self.guard_kind(self._guard_words())
+        self.saves.append(
+            Save(self.span(node), self.span(stmt) if whole and stmt else None, guard, self.scope)
+        )
+
+
+def _named(node: ast.expr) -> TypeGuard[ast.Name | ast.Attribute]:
+    return type(node) in (ast.Name, ast.Attribute)
+
+
+def compares_device_index_to_zero(test: ast.AST) -> bool:
+    """``gpu == 0`` / ``self.gpu_id == 0``: the first process of a node, not of the job."""
+    for sub in ast.walk(test):
+        if type(sub) is not ast.Compare or len(sub.comparators) != 1:
+            continue
+        sides = (sub.left, sub.comparators[0])
+        zero = any(type(x) is ast.Constant and x.value == 0 for x in sides)
+        named = [x.id if isinstance(x, ast.Name) else x.attr for x in sides if _named(x)]
+        if zero and any(pt.device_index_name(n) for n in named):
+            return True
+    return False

@@ -1,0 +1,70 @@
+"""The Ascend collector of the single pass (MA3xx facts): CUDA uses that may become NPU findings,
+with the fixes ``npu-manual`` applies."""
+
+from __future__ import annotations
+
+import ast
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts_base import FactsBase, NpuCandidate
+from majob.migrate.findings import Fix
+from majob.migrate.rules import Codemod
+
+_ATTR_QUALIFIED = (
+    pt.CUDA_ONLY_QUALIFIED | pt.CUDA_EXTENSION | pt.APEX_FUSED | pt.JIT_SCRIPT | pt.FP64
+) | {pt.CHANNELS_LAST}
+ATTR_TRIGGERS = frozenset(q.rsplit(".", 1)[1] for q in _ATTR_QUALIFIED)
+
+
+class NpuFacts(FactsBase):
+    """Records CUDA APIs, methods, device strings and blockers as NPU candidates."""
+
+    def _torch_cuda(self, node: ast.Attribute) -> None:
+        span = self.span(node)
+        if node.attr in pt.CUDA_ONLY:
+            self.candidates.append(NpuCandidate("MA311", span, f"torch.cuda.{node.attr}"))
+            return
+        fix = Fix(
+            Codemod.NPU_MANUAL, "MA302", "replace-expr", span, code=f"torch_npu.npu.{node.attr}"
+        )
+        self.candidates.append(NpuCandidate("MA302", span, f"torch.cuda.{node.attr}", fix))
+
+    def _qualified_use(self, qual: str, node: ast.AST) -> None:
+        rule = None
+        if qual in pt.CUDA_ONLY_QUALIFIED:
+            rule = "MA311"
+        elif qual in pt.CUDA_EXTENSION:
+            rule = "MA320"
+        elif qual in pt.APEX_FUSED:
+            rule = "MA321"
+        elif qual in pt.JIT_SCRIPT:
+            rule = "MA324"
+        elif qual == pt.CHANNELS_LAST:
+            rule = "MA325"
+        elif qual in pt.FP64:
+            rule = "MA326"
+        if rule:
+            self.candidates.append(NpuCandidate(rule, self.span(node), qual))
+
+    def _cuda_string(
+        self, node: ast.Constant, value: str, device_rule: str, nccl_rule: str
+    ) -> bool:
+        """Record ``value`` when it is a cuda device string or the nccl backend's name."""
+        if pt.is_cuda_device_string(value):
+            self._string_candidate(device_rule, node, value, pt.npu_device_string(value))
+        elif value.lower() == "nccl":
+            self._string_candidate(nccl_rule, node, value, "HCCL" if value.isupper() else "hccl")
+        else:
+            return False
+        return True
+
+    def _string_candidate(self, rule: str, node: ast.Constant, old: str, new: str) -> None:
+        span = self.span(node)
+        text = self.segment(node) or ""
+        # Implicitly concatenated literals are left alone (no single token to rewrite).
+        fix = (
+            Fix(Codemod.NPU_MANUAL, rule, "replace-string", span, old=old, new=new)
+            if text[-1:] in "'\"" and text.count(old) == 1
+            else None
+        )
+        self.candidates.append(NpuCandidate(rule, span, repr(old), fix))

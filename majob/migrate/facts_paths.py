@@ -1,0 +1,232 @@
+"""The path collector of the single pass (MA1xx facts): path literals in path positions, the
+defaults and module constants that hold paths, argument parsers and their flags."""
+
+from __future__ import annotations
+
+import ast
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts_base import (
+    DefaultPath,
+    FactsBase,
+    ParseSite,
+    PathConstant,
+    PathSite,
+    Scope,
+    Site,
+)
+
+
+class PathFacts(FactsBase):
+    """Records path literals, path defaults and constants, parse sites and flags."""
+
+    def _parameter_defaults(self, args: ast.arguments, scope: Scope) -> None:
+        """``def save(state, filename='checkpoint.pth')``: a path the user edits in the ``def``."""
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(
+            zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        )
+        pairs += [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        ]
+        for arg, default in pairs:
+            if type(default) is not ast.Constant or type(default.value) is not str:
+                continue
+            if not pt.is_local_path_literal(default.value):
+                continue
+            if not (pt.path_constant_name(arg.arg) or pt.looks_like_data_file(default.value)):
+                continue
+            self.skip_strings.add(id(default))
+            self.defaults.append(
+                DefaultPath(arg.arg, self.span(default), default.value, "parameter", scope)
+            )
+
+    def _add_argument(self, node: ast.Call) -> None:
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        dest = pt.argument_dest(
+            [a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)],
+            next(
+                (
+                    k.value.value
+                    for k in node.keywords
+                    if k.arg == "dest"
+                    and type(k.value) is ast.Constant
+                    and isinstance(k.value.value, str)
+                ),
+                None,
+            ),
+        )
+        if default is not None and dest in pt.INJECTED_DIST_FLAGS:
+            # --init_method's default is replaced by what ModelArts passes on a cluster.
+            self.injected_defaults.add(id(default))
+        if (
+            dest
+            and dest not in pt.CHANNEL_FLAGS.values()
+            and type(default) is ast.Constant
+            and type(default.value) is str
+            and pt.is_local_path_literal(default.value)
+            and (pt.path_argument_name(dest) or pt.looks_like_data_file(default.value))
+        ):
+            self.skip_strings.add(id(default))
+            self.defaults.append(
+                DefaultPath(dest, self.span(default), default.value, "argument", None)
+            )
+        for arg in node.args:
+            if (
+                type(arg) is ast.Constant
+                and isinstance(arg.value, str)
+                and arg.value.startswith("--")
+            ):
+                flag = arg.value[2:].replace("-", "_")
+                literal = (
+                    default.value
+                    if type(default) is ast.Constant and isinstance(default.value, str)
+                    else None
+                )
+                self.flags[flag] = literal
+
+    def _path_arg(
+        self,
+        node: ast.Call,
+        spec: pt.PathArg,
+        kind: pt.PathKind,
+        neutral: bool = False,
+        mkdir: bool = False,
+    ) -> None:
+        arg = node.args[spec.index] if 0 <= spec.index < len(node.args) else None
+        if arg is None:
+            arg = next((k.value for k in node.keywords if k.arg == spec.keyword), None)
+        if arg is None:
+            return
+        literal: ast.AST | None = None
+        is_dir = spec.is_dir
+        head = arg.args[0] if type(arg) is ast.Call and arg.args else arg
+        if type(head) is ast.Name and head.id in self.constants:
+            constant = self.constants[head.id]
+            if not neutral:
+                constant.kind = constant.kind or kind
+            return
+        if not neutral and self._default_used(head, kind):
+            return
+        if type(arg) is ast.Constant:
+            literal = arg
+        elif (
+            type(arg) is ast.Call
+            and self.qualname(arg.func) in ("os.path.join", "posixpath.join")
+            and arg.args
+            and type(arg.args[0]) is ast.Constant
+        ):
+            literal, is_dir = arg.args[0], True
+        elif kind == "output" and any("data_url" in w for w in self.words(arg)):
+            self.writes_into_input.append(Site(self.span(arg), self.segment(arg) or ""))
+            return
+        if type(literal) is not ast.Constant or type(literal.value) is not str:
+            return
+        if not pt.is_local_path_literal(literal.value):
+            return
+        self.skip_strings.add(id(literal))
+        exist_ok = any(k.arg == "exist_ok" for k in node.keywords)
+        self.paths.append(
+            PathSite(
+                self.span(literal),
+                pt.PathUse(literal.value, kind, is_dir),
+                self.scope,
+                literal.lineno,
+                neutral=neutral,
+                mkdir=self.span(node) if mkdir and arg is literal and not exist_ok else None,
+            )
+        )
+
+    def _default_used(self, head: ast.AST, kind: pt.PathKind) -> bool:
+        """``head`` names a parameter or ``args.<flag>`` with a path default: give it ``kind``."""
+        found = False
+        for default in self.defaults:
+            if default.origin == "parameter":
+                hit = type(head) is ast.Name and head.id == default.name
+                hit = hit and default.scope is self.scope
+            else:
+                hit = type(head) is ast.Attribute and head.attr == default.name
+            if hit:
+                default.kind = default.kind or kind
+                found = True
+        return found
+
+    def _find_path_constants(self, tree: ast.Module) -> None:
+        """Module-level ``NAME = "path"`` constants; a name assigned twice is none."""
+        seen: dict[str, int] = {}
+        for stmt in tree.body:
+            if type(stmt) is not ast.Assign:
+                continue
+            for target in stmt.targets:
+                for sub in ast.walk(target):
+                    if type(sub) is ast.Name:
+                        seen[sub.id] = seen.get(sub.id, 0) + 1
+            if len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+                continue
+            name = stmt.targets[0].id
+            value = stmt.value
+            literal: str | None = None
+            if type(value) is ast.Constant and isinstance(value.value, str):
+                if not pt.is_local_path_literal(value.value):
+                    continue
+                literal = value.value
+                last = value.value
+            literal_node: ast.AST = value
+            routable = True
+            elif_join = (
+                type(value) is ast.Call
+                and type(value.func) is ast.Attribute
+                and value.func.attr == "join"
+                and bool(value.args)
+            )
+            if literal is not None:
+                pass
+            elif (
+                elif_join
+                and type(value) is ast.Call
+                and type(value.args[-1]) is ast.Constant
+                and isinstance(value.args[-1].value, str)
+                and pt.path_constant_name(name)
+            ):
+                last = value.args[-1].value
+            elif (
+                elif_join
+                and type(value) is ast.Call
+                and type(value.args[0]) is ast.Constant
+                and isinstance(value.args[0].value, str)
+                and pt.is_local_path_literal(value.args[0].value)
+            ):
+                # data_dir = os.path.join('data', dataset): 'data' is what the user edits.
+                literal_node, routable = value.args[0], False
+                last = value.args[0].value
+                self.skip_strings.add(id(literal_node))
+            else:
+                continue
+            base = last.rstrip("/").rsplit("/", 1)[-1]
+            self.constants[name] = PathConstant(
+                name,
+                stmt.end_lineno or stmt.lineno,
+                literal,
+                base,
+                is_file=pt.looks_like_file(base),
+                kind=None,
+                literal_span=self.span(literal_node),
+                routable=routable,
+            )
+        for assigned, count in seen.items():
+            if count > 1:
+                self.constants.pop(assigned, None)
+
+    def entry_parse(self) -> ParseSite | None:
+        """The first ``args = parser.parse_args()`` with both names known: fixes refer to them."""
+        for parse in self.parses:
+            if parse.args_name and parse.parser_name:
+                return parse
+        return None
+
+    @staticmethod
+    def visible(parse: ParseSite, scope: Scope, line: int) -> bool:
+        """Whether the parsed arguments of ``parse`` are in scope at ``line`` of ``scope``."""
+        if parse.scope.is_module:
+            return not scope.is_module or line > parse.end_line
+        return parse.scope is scope and line > parse.end_line
