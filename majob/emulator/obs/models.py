@@ -11,18 +11,25 @@ from __future__ import annotations
 import base64
 import bisect
 import hashlib
-import io
 import json
 import os
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, TextIO
 
+from majob.emulator.obs.blobs import INLINE_LIMIT, Blob, BlobRange, BlobWriter
+from majob.emulator.obs.errors import (
+    ObsServiceError,
+    malformed,
+    no_such_bucket,
+    no_such_key,
+    no_such_upload,
+)
 from majob.storage.uri import MAX_KEY_BYTES, bucket_name_problem
 
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB (S3 says 5 MiB)
@@ -30,178 +37,6 @@ MAX_PART_SIZE = 5 * 1024**3
 MAX_PARTS = 10_000
 MAX_KEYS = 1000
 MAX_DELETE_KEYS = 1000
-
-
-class ObsServiceError(Exception):
-    """A refusal the way OBS words it: HTTP status, error code and message."""
-
-    def __init__(
-        self, status: int, code: str, message: str, *, resource: str = "", **extra: str
-    ) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.resource = resource
-        self.extra = extra
-
-
-def no_such_bucket(bucket: str) -> ObsServiceError:
-    return ObsServiceError(
-        404,
-        "NoSuchBucket",
-        "The specified bucket does not exist",
-        resource=bucket,
-        BucketName=bucket,
-    )
-
-
-def no_such_key(bucket: str, key: str) -> ObsServiceError:
-    return ObsServiceError(
-        404, "NoSuchKey", "The specified key does not exist.", resource=f"{bucket}/{key}", Key=key
-    )
-
-
-def no_such_upload(upload_id: str) -> ObsServiceError:
-    return ObsServiceError(
-        404,
-        "NoSuchUpload",
-        "The specified multipart upload does not exist.",
-        UploadId=upload_id,
-    )
-
-
-INLINE_LIMIT = 64 * 1024  # bodies up to this size stay in memory (and in the journal)
-
-
-@dataclass
-class Blob:
-    """The bytes of an object or a part: in memory, a file this model owns, or the blobs of the
-    parts a multipart object was joined from (``pieces``, in order: joining copies nothing).
-
-    ``md5`` is the MD5 digest of the bytes, or ``b""`` for a joined object (whose ETag is made
-    of its parts' MD5s, not of its content's).
-    """
-
-    size: int
-    md5: bytes
-    data: bytes | None = None
-    path: Path | None = None
-    pieces: tuple[Blob, ...] = ()
-
-    @classmethod
-    def joined(cls, pieces: Sequence[Blob]) -> Blob:
-        return cls(sum(p.size for p in pieces), b"", pieces=tuple(pieces))
-
-    def open(self) -> BinaryIO:
-        if self.pieces:
-            return io.BufferedReader(_PiecesReader(self))
-        if self.path is not None:
-            return self.path.open("rb")
-        return io.BytesIO(self.data or b"")
-
-    def files(self) -> Iterator[Path]:
-        """The files holding this blob's bytes."""
-        if self.path is not None:
-            yield self.path
-        for piece in self.pieces:
-            yield from piece.files()
-
-    def read_range(self, start: int, length: int) -> Iterator[bytes]:
-        """Yield the bytes ``[start, start + length)`` in chunks of at most 1 MiB."""
-        if self.pieces:
-            for piece in self.pieces:
-                if length <= 0:
-                    return
-                if start >= piece.size:
-                    start -= piece.size
-                    continue
-                take = min(length, piece.size - start)
-                yield from piece.read_range(start, take)
-                start, length = 0, length - take
-            return
-        if self.path is None:
-            view = memoryview(self.data or b"")
-            for offset in range(start, start + length, 1 << 20):
-                yield bytes(view[offset : min(offset + (1 << 20), start + length)])
-            return
-        with self.path.open("rb") as handle:
-            handle.seek(start)
-            left = length
-            while left > 0:
-                chunk = handle.read(min(left, 1 << 20))
-                if not chunk:
-                    break
-                left -= len(chunk)
-                yield chunk
-
-    def discard(self) -> None:
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
-        for piece in self.pieces:
-            piece.discard()
-
-
-class _PiecesReader(io.RawIOBase):
-    """A joined blob read front to back as one stream."""
-
-    def __init__(self, blob: Blob) -> None:
-        self._chunks = blob.read_range(0, blob.size)
-        self._held = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._held:
-            self._held = next(self._chunks, b"")
-            if not self._held:
-                return 0
-        count = min(len(buffer), len(self._held))
-        buffer[:count] = self._held[:count]
-        self._held = self._held[count:]
-        return count
-
-
-class BlobWriter:
-    """Accepts a body chunk by chunk, hashing it, then becomes a ``Blob``.
-
-    Bodies stay in memory unless ``spill_to`` is given and they outgrow ``INLINE_LIMIT``; then
-    they are written to that file as they arrive (so a 512 MiB upload never sits in memory).
-    """
-
-    def __init__(self, spill_to: Path | None = None) -> None:
-        self._spill_to = spill_to
-        self._md5 = hashlib.md5()
-        self._size = 0
-        self._chunks: list[bytes] = []
-        self._handle: BinaryIO | None = None
-
-    def write(self, chunk: bytes) -> None:
-        self._md5.update(chunk)
-        self._size += len(chunk)
-        if self._handle is not None:
-            self._handle.write(chunk)
-            return
-        self._chunks.append(chunk)
-        if self._spill_to is not None and self._size > INLINE_LIMIT:
-            self._handle = self._spill_to.open("wb")
-            for held in self._chunks:
-                self._handle.write(held)
-            self._chunks.clear()
-
-    def finish(self) -> Blob:
-        if self._handle is not None:
-            self._handle.close()
-            return Blob(self._size, self._md5.digest(), path=self._spill_to)
-        return Blob(self._size, self._md5.digest(), data=b"".join(self._chunks))
-
-    def abandon(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            assert self._spill_to is not None
-            self._spill_to.unlink(missing_ok=True)
-        self._chunks.clear()
 
 
 @dataclass
@@ -212,10 +47,24 @@ class FakeObject:
     last_modified: float
     content_type: str = "binary/octet-stream"
     metadata: dict[str, str] = field(default_factory=dict)
+    # The representation headers OBS keeps and returns (Cache-Control, Content-Disposition,
+    # Content-Encoding, Content-Language, Expires), by their canonical names.
+    headers: dict[str, str] = field(default_factory=dict)
+    storage_class: str = "STANDARD"
 
     @property
     def size(self) -> int:
         return self.blob.size
+
+
+@dataclass(frozen=True)
+class ObjectAttributes:
+    """What a PUT, an initiated upload or a copy sets besides the bytes."""
+
+    content_type: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    storage_class: str = "STANDARD"
 
 
 @dataclass
@@ -238,6 +87,8 @@ class FakeUpload:
     content_type: str
     metadata: dict[str, str]
     parts: dict[int, FakePart] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    storage_class: str = "STANDARD"
 
 
 @dataclass
@@ -248,6 +99,8 @@ class FakeBucket:
     objects: dict[str, FakeObject] = field(default_factory=dict)
     sorted_keys: list[str] = field(default_factory=list)
     uploads: dict[str, FakeUpload] = field(default_factory=dict)
+    # Completed uploads (id -> key, ETag): completing one again answers 200 again, as S3 does.
+    completed: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -344,6 +197,8 @@ class ObsBackend:
             "modified": obj.last_modified,
             "type": obj.content_type,
             "meta": obj.metadata,
+            "headers": obj.headers,
+            "class": obj.storage_class,
             **self._blob_fields(obj.blob),
         }
 
@@ -368,6 +223,8 @@ class ObsBackend:
             "initiated": upload.initiated,
             "type": upload.content_type,
             "meta": upload.metadata,
+            "headers": upload.headers,
+            "class": upload.storage_class,
         }
 
     def _load(self) -> None:
@@ -396,6 +253,10 @@ class ObsBackend:
             for obj in bucket.objects.values():
                 snapshot.append(self._object_record(bucket.name, obj))
                 referenced.update(path.name for path in obj.blob.files())
+            for upload_id, (key, etag) in bucket.completed.items():
+                completed: dict[str, object] = {"op": "end-upload", "bucket": bucket.name}
+                completed |= {"upload": upload_id, "key": key, "etag": etag}
+                snapshot.append(completed)
             for upload in bucket.uploads.values():
                 snapshot.append(self._upload_record(bucket.name, upload))
                 for part in upload.parts.values():
@@ -431,13 +292,21 @@ class ObsBackend:
                 record["modified"],
                 record["type"],
                 record["meta"],
+                record.get("headers", {}),
+                record.get("class", "STANDARD"),
             )
         elif op == "delete":
             if bucket.objects.pop(record["key"], None) is not None:
                 del bucket.sorted_keys[bisect.bisect_left(bucket.sorted_keys, record["key"])]
         elif op == "upload":
             bucket.uploads[record["upload"]] = FakeUpload(
-                record["upload"], record["key"], record["initiated"], record["type"], record["meta"]
+                record["upload"],
+                record["key"],
+                record["initiated"],
+                record["type"],
+                record["meta"],
+                headers=record.get("headers", {}),
+                storage_class=record.get("class", "STANDARD"),
             )
         elif op == "part":
             upload = bucket.uploads[record["upload"]]
@@ -446,6 +315,8 @@ class ObsBackend:
             )
         elif op == "end-upload":
             bucket.uploads.pop(record["upload"], None)
+            if "etag" in record:
+                bucket.completed[record["upload"]] = (record["key"], record["etag"])
 
     # -- buckets -----------------------------------------------------------------------------
 
@@ -510,7 +381,12 @@ class ObsBackend:
         *,
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        attributes: ObjectAttributes | None = None,
+        if_none_match: bool = False,
     ) -> FakeObject:
+        """Store ``blob`` at ``key`` (``attributes`` wins over ``content_type``/``metadata``);
+        ``if_none_match``: only if no object is there yet (``If-None-Match: *``), else 412."""
+        attributes = attributes or ObjectAttributes(content_type, dict(metadata or {}))
         try:
             check_key(key)
             bucket = self.bucket(bucket_name)
@@ -522,14 +398,21 @@ class ObsBackend:
             blob,
             md5_etag(blob.md5),
             time.time(),
-            content_type or "binary/octet-stream",
-            dict(metadata or {}),
+            attributes.content_type or "binary/octet-stream",
+            dict(attributes.metadata),
+            dict(attributes.headers),
+            attributes.storage_class,
         )
-        return self._store(bucket, obj)
+        return self._store(bucket, obj, if_none_match=if_none_match)
 
-    def _store(self, bucket: FakeBucket, obj: FakeObject) -> FakeObject:
+    def _store(
+        self, bucket: FakeBucket, obj: FakeObject, *, if_none_match: bool = False
+    ) -> FakeObject:
         with self._lock:
             old = bucket.objects.get(obj.key)
+            if if_none_match and old is not None:
+                obj.blob.discard()
+                raise precondition_failed("If-None-Match")
             bucket.objects[obj.key] = obj
             if old is None:
                 bisect.insort(bucket.sorted_keys, obj.key)
@@ -545,6 +428,59 @@ class ObsBackend:
         if obj is None:
             raise no_such_key(bucket_name, key)
         return obj
+
+    def open_object(
+        self, bucket_name: str, key: str, byte_range: Callable[[FakeObject], tuple[int, int]]
+    ) -> tuple[FakeObject, BlobRange]:
+        """The object and its bytes ``byte_range(obj)`` (start, length), pinned in the same
+        step as the lookup: the caller streams the version it found, whole, even if the object
+        is overwritten or deleted meanwhile. ``byte_range`` may raise (a 416, a 304...)."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            obj = bucket.objects.get(key)
+            if obj is None:
+                raise no_such_key(bucket_name, key)
+            start, length = byte_range(obj)
+            return obj, BlobRange(obj.blob, start, length)
+
+    def copy_bytes(
+        self,
+        bucket_name: str,
+        key: str,
+        first: int = 0,
+        last: int | None = None,
+        check: Callable[[FakeObject], None] | None = None,
+    ) -> tuple[FakeObject, Blob]:
+        """A new blob holding bytes ``[first, last]`` of an object (all of it by default), for
+        CopyObject and UploadPartCopy: a copy owns its bytes, so deleting the source later
+        cannot take them away. ``check`` may refuse the source (its copy conditions)."""
+
+        def whole_or_range(obj: FakeObject) -> tuple[int, int]:
+            if check is not None:
+                check(obj)
+            end = obj.size - 1 if last is None else last
+            if last is not None and (first > end or end >= obj.size):
+                raise ObsServiceError(
+                    400,
+                    "InvalidArgument",
+                    "The x-amz-copy-source-range value must be of the form bytes=first-last "
+                    "where first and last are the zero-based offsets of the first and last "
+                    "bytes to copy",
+                    ArgumentName="x-amz-copy-source-range",
+                )
+            return first, end - first + 1
+
+        obj, source = self.open_object(bucket_name, key, whole_or_range)
+        writer = self.new_writer()
+        try:
+            for chunk in source:
+                writer.write(chunk)
+        except BaseException:
+            writer.abandon()
+            raise
+        finally:
+            source.close()
+        return obj, writer.finish()
 
     def delete_object(self, bucket_name: str, key: str) -> bool:
         """Delete ``key``; deleting a missing key is not an error (returns False)."""
@@ -573,6 +509,8 @@ class ObsBackend:
             raise ObsServiceError(400, "InvalidArgument", "max-keys must not be negative")
         max_keys = min(max_keys, MAX_KEYS)
         bucket = self.bucket(bucket_name)
+        if max_keys == 0:
+            return Listing([], [], False, None)  # S3: nothing, not truncated, no token
         with self._lock:
             keys = bucket.sorted_keys
             start = bisect.bisect_right(keys, marker) if marker else 0
@@ -617,15 +555,19 @@ class ObsBackend:
         *,
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        attributes: ObjectAttributes | None = None,
     ) -> FakeUpload:
+        attributes = attributes or ObjectAttributes(content_type, dict(metadata or {}))
         check_key(key)
         bucket = self.bucket(bucket_name)
         upload = FakeUpload(
             uuid.uuid4().hex.upper() + secrets.token_hex(4).upper(),
             key,
             time.time(),
-            content_type or "binary/octet-stream",
-            dict(metadata or {}),
+            attributes.content_type or "binary/octet-stream",
+            dict(attributes.metadata),
+            headers=dict(attributes.headers),
+            storage_class=attributes.storage_class,
         )
         with self._lock:
             bucket.uploads[upload.upload_id] = upload
@@ -675,15 +617,20 @@ class ObsBackend:
     def complete_upload(
         self, bucket_name: str, key: str, upload_id: str, requested: list[tuple[int, str]]
     ) -> FakeObject:
-        """Join the ``(part number, etag)`` list into the object; OBS's rules apply."""
+        """Join the ``(part number, etag)`` list into the object; OBS's rules apply. Completing
+        an upload again answers what the first completion did (S3 does), while its object is
+        still the one that upload made."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            done = bucket.completed.get(upload_id)
+            current = bucket.objects.get(key)
+        if done is not None and done[0] == key:
+            if current is not None and current.etag == done[1]:
+                return current
+            raise no_such_upload(upload_id)
         upload = self.upload(bucket_name, key, upload_id)
         if not requested:
-            raise ObsServiceError(
-                400,
-                "MalformedXML",
-                "The XML you provided was not well-formed or did not validate against our "
-                "published schema",
-            )
+            raise malformed()
         numbers = [number for number, _ in requested]
         if numbers != sorted(set(numbers)):
             raise ObsServiceError(
@@ -724,20 +671,29 @@ class ObsBackend:
             time.time(),
             upload.content_type,
             upload.metadata,
+            upload.headers,
+            upload.storage_class,
         )
-        self._drop_upload(bucket_name, upload)
-        return self._store(self.bucket(bucket_name), obj)
+        self._drop_upload(bucket_name, upload, etag=obj.etag)
+        return self._store(bucket, obj)
 
     def abort_upload(self, bucket_name: str, key: str, upload_id: str) -> None:
         self._drop_upload(bucket_name, self.upload(bucket_name, key, upload_id))
 
-    def _drop_upload(self, bucket_name: str, upload: FakeUpload) -> None:
+    def _drop_upload(self, bucket_name: str, upload: FakeUpload, etag: str | None = None) -> None:
+        """End an upload: aborted, or completed into an object with ``etag``."""
         bucket = self.bucket(bucket_name)
         with self._lock:
             bucket.uploads.pop(upload.upload_id, None)
-            self._log(
-                lambda: {"op": "end-upload", "bucket": bucket_name, "upload": upload.upload_id}
-            )
+            record: dict[str, object] = {
+                "op": "end-upload",
+                "bucket": bucket_name,
+                "upload": upload.upload_id,
+            }
+            if etag is not None:
+                bucket.completed[upload.upload_id] = (upload.key, etag)
+                record |= {"key": upload.key, "etag": etag}
+            self._log(lambda: record)
             parts = list(upload.parts.values())
         for part in parts:
             part.blob.discard()
@@ -752,6 +708,40 @@ class ObsBackend:
         upload = self.upload(bucket_name, key, upload_id)
         with self._lock:
             return [upload.parts[n] for n in sorted(upload.parts)]
+
+
+__all__ = [
+    "INLINE_LIMIT",
+    "MAX_DELETE_KEYS",
+    "Blob",
+    "BlobRange",
+    "BlobWriter",
+    "FakeBucket",
+    "FakeObject",
+    "FakePart",
+    "FakeUpload",
+    "Listing",
+    "ObjectAttributes",
+    "ObsBackend",
+    "ObsServiceError",
+    "continuation_token",
+    "md5_etag",
+    "multipart_etag",
+    "no_such_bucket",
+    "no_such_key",
+    "no_such_upload",
+    "parse_continuation_token",
+    "precondition_failed",
+]
+
+
+def precondition_failed(condition: str) -> ObsServiceError:
+    return ObsServiceError(
+        412,
+        "PreconditionFailed",
+        "At least one of the pre-conditions you specified did not hold",
+        Condition=condition,
+    )
 
 
 def continuation_token(key: str) -> str:
