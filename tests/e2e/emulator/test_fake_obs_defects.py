@@ -311,7 +311,9 @@ def test_copy_object_copies_bytes_and_metadata(open_fake: FakeObsServer) -> None
     }
     assert call(open_fake, "PUT", "/bkt/dst.txt", b"", headers)[0] == 200
     assert open_fake.backend.get_object("bkt", "dst.txt").metadata == {"run": "8"}
-    status, _, body = call(open_fake, "PUT", "/bkt/dst.txt", b"", {"x-amz-copy-source": "bkt/dst.txt"})
+    status, _, body = call(
+        open_fake, "PUT", "/bkt/dst.txt", b"", {"x-amz-copy-source": "bkt/dst.txt"}
+    )
     assert (status, error_code(body)) == (400, "InvalidRequest")  # onto itself, unchanged
     status, _, body = call(open_fake, "PUT", "/bkt/x", b"", {"x-amz-copy-source": "/bkt/none"})
     assert (status, error_code(body)) == (404, "NoSuchKey")
