@@ -1,5 +1,9 @@
-"""A faithful fake OBS server (moto-style): ``models`` holds state and rules, ``server`` speaks
-HTTP, ``auth`` checks signatures, ``faults`` injects failures and logs requests.
+"""A faithful fake OBS server (moto-style). ``models`` holds the operations and OBS's rules
+(records in ``state``, bodies in ``blobs``, persistence in ``journal``); ``server`` speaks HTTP
+through the handlers per resource (``buckets``, ``objects``, ``multipart``, on ``request``'s
+plumbing and ``wire``'s formats); ``auth`` checks signatures and presigned URLs, ``checksums``
+and ``conditions`` what S3 checks of a body and a GET; ``faults`` injects failures and logs
+requests.
 
 One entry point in three shapes:
 

@@ -1,26 +1,22 @@
-"""The fake OBS backend: buckets, objects, multipart uploads and the rules OBS enforces.
+"""The fake OBS backend: the operations on buckets, objects and multipart uploads, with the
+rules OBS enforces.
 
-Pure state, no HTTP (like moto's ``models.py``): ``server.py`` parses a request, calls one
-method here and serialises what it returns or the ``ObsServiceError`` it raises. Object bodies
-live in memory, or as plain files under a data directory when the fake must survive a restart
-(written without fsync: the fake favours speed over durability).
+No HTTP (like moto's ``models.py``): the handlers parse a request, call one method here and
+serialise what it returns or the ``ObsServiceError`` it raises. The records are in ``state.py``,
+bodies in ``blobs.py``; state lives in memory, or is journalled to a data directory
+(``journal.py``) when the fake must survive a restart.
 """
 
 from __future__ import annotations
 
 import base64
 import bisect
-import hashlib
-import json
-import os
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
 
 from majob.emulator.obs.blobs import INLINE_LIMIT, Blob, BlobRange, BlobWriter
 from majob.emulator.obs.errors import (
@@ -30,104 +26,24 @@ from majob.emulator.obs.errors import (
     no_such_key,
     no_such_upload,
 )
-from majob.storage.uri import MAX_KEY_BYTES, bucket_name_problem
-
-MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB (S3 says 5 MiB)
-MAX_PART_SIZE = 5 * 1024**3
-MAX_PARTS = 10_000
-MAX_KEYS = 1000
-MAX_DELETE_KEYS = 1000
-
-
-@dataclass
-class FakeObject:
-    key: str
-    blob: Blob
-    etag: str  # without quotes
-    last_modified: float
-    content_type: str = "binary/octet-stream"
-    metadata: dict[str, str] = field(default_factory=dict)
-    # The representation headers OBS keeps and returns (Cache-Control, Content-Disposition,
-    # Content-Encoding, Content-Language, Expires), by their canonical names.
-    headers: dict[str, str] = field(default_factory=dict)
-    storage_class: str = "STANDARD"
-
-    @property
-    def size(self) -> int:
-        return self.blob.size
-
-
-@dataclass(frozen=True)
-class ObjectAttributes:
-    """What a PUT, an initiated upload or a copy sets besides the bytes."""
-
-    content_type: str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    headers: Mapping[str, str] = field(default_factory=dict)
-    storage_class: str = "STANDARD"
-
-
-@dataclass
-class FakePart:
-    number: int
-    blob: Blob
-    etag: str
-    last_modified: float
-
-    @property
-    def size(self) -> int:
-        return self.blob.size
-
-
-@dataclass
-class FakeUpload:
-    upload_id: str
-    key: str
-    initiated: float
-    content_type: str
-    metadata: dict[str, str]
-    parts: dict[int, FakePart] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
-    storage_class: str = "STANDARD"
-
-
-@dataclass
-class FakeBucket:
-    name: str
-    created: float
-    location: str
-    objects: dict[str, FakeObject] = field(default_factory=dict)
-    sorted_keys: list[str] = field(default_factory=list)
-    uploads: dict[str, FakeUpload] = field(default_factory=dict)
-    # Completed uploads (id -> key, ETag): completing one again answers 200 again, as S3 does.
-    completed: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The answer to a ListObjects call (v1 or v2)."""
-
-    objects: list[FakeObject]
-    common_prefixes: list[str]
-    is_truncated: bool
-    next_marker: str | None  # the last key or prefix returned, when truncated
-
-
-def md5_etag(md5: bytes) -> str:
-    return md5.hex()
-
-
-def multipart_etag(part_md5s: Iterable[bytes]) -> str:
-    """``md5(md5(part1) || md5(part2) ...)-N``: what OBS and S3 return for a multipart object."""
-    digests = list(part_md5s)
-    return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
-
-
-def check_key(key: str) -> None:
-    if not key:
-        raise ObsServiceError(400, "InvalidArgument", "The object key must not be empty")
-    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
-        raise ObsServiceError(400, "KeyTooLongError", "Your key is too long")
+from majob.emulator.obs.journal import Journal
+from majob.emulator.obs.state import (
+    MAX_DELETE_KEYS,
+    MAX_KEYS,
+    MAX_PART_SIZE,
+    MAX_PARTS,
+    MIN_PART_SIZE,
+    FakeBucket,
+    FakeObject,
+    FakePart,
+    FakeUpload,
+    Listing,
+    ObjectAttributes,
+    check_key,
+    md5_etag,
+    multipart_etag,
+)
+from majob.storage.uri import bucket_name_problem
 
 
 class ObsBackend:
@@ -138,185 +54,24 @@ class ObsBackend:
         self.data_dir = data_dir
         self._lock = threading.RLock()
         self.buckets: dict[str, FakeBucket] = {}
-        self._journal: TextIO | None = None
+        self._journal: Journal | None = None
         if data_dir is not None:
-            (data_dir / "blobs").mkdir(parents=True, exist_ok=True)
-            self._load()
-            self._journal = (data_dir / "journal.jsonl").open("a", encoding="utf-8")
+            self._journal = Journal(data_dir)
+            self.buckets = self._journal.load()
 
     def close(self) -> None:
         with self._lock:
             if self._journal is not None:
                 self._journal.close()
-                self._journal = None
-
-    # -- persistence -------------------------------------------------------------------------
-    # <dir>/journal.jsonl is an append-only log of changes (one JSON line each, flushed, never
-    # fsynced); bodies up to INLINE_LIMIT are inlined in it (base64), larger ones are files in
-    # <dir>/blobs/. Loading replays the log, deletes unreferenced blobs and rewrites the log as
-    # a snapshot. One append per request keeps a persisting fake about as fast as a memory one.
 
     def new_writer(self) -> BlobWriter:
         """Where a request body goes while it arrives."""
-        if self.data_dir is None:
-            return BlobWriter()
-        return BlobWriter(self.data_dir / "blobs" / uuid.uuid4().hex)
+        return self._journal.new_writer() if self._journal is not None else BlobWriter()
 
     def _log(self, record: Callable[[], dict[str, object]]) -> None:
-        """Append ``record()`` to the journal; in memory mode it is not even built."""
+        """Journal ``record()``; in memory mode it is not even built."""
         if self._journal is not None:
-            self._journal.write(json.dumps(record(), separators=(",", ":")) + "\n")
-            self._journal.flush()
-
-    @staticmethod
-    def _blob_fields(blob: Blob) -> dict[str, object]:
-        fields: dict[str, object] = {"size": blob.size, "md5": blob.md5.hex()}
-        if blob.pieces:
-            fields["pieces"] = [ObsBackend._blob_fields(piece) for piece in blob.pieces]
-        elif blob.path is not None:
-            fields["file"] = blob.path.name
-        else:
-            fields["data"] = base64.b64encode(blob.data or b"").decode("ascii")
-        return fields
-
-    def _blob_from(self, record: dict[str, Any]) -> Blob:
-        md5 = bytes.fromhex(record["md5"])
-        if "pieces" in record:
-            return Blob(record["size"], md5, pieces=tuple(map(self._blob_from, record["pieces"])))
-        if "file" in record:
-            assert self.data_dir is not None
-            return Blob(record["size"], md5, path=self.data_dir / "blobs" / record["file"])
-        return Blob(record["size"], md5, data=base64.b64decode(record["data"]))
-
-    def _object_record(self, bucket: str, obj: FakeObject) -> dict[str, object]:
-        return {
-            "op": "put",
-            "bucket": bucket,
-            "key": obj.key,
-            "etag": obj.etag,
-            "modified": obj.last_modified,
-            "type": obj.content_type,
-            "meta": obj.metadata,
-            "headers": obj.headers,
-            "class": obj.storage_class,
-            **self._blob_fields(obj.blob),
-        }
-
-    def _part_record(self, bucket: str, upload_id: str, part: FakePart) -> dict[str, object]:
-        return {
-            "op": "part",
-            "bucket": bucket,
-            "upload": upload_id,
-            "number": part.number,
-            "etag": part.etag,
-            "modified": part.last_modified,
-            **self._blob_fields(part.blob),
-        }
-
-    @staticmethod
-    def _upload_record(bucket: str, upload: FakeUpload) -> dict[str, object]:
-        return {
-            "op": "upload",
-            "bucket": bucket,
-            "upload": upload.upload_id,
-            "key": upload.key,
-            "initiated": upload.initiated,
-            "type": upload.content_type,
-            "meta": upload.metadata,
-            "headers": upload.headers,
-            "class": upload.storage_class,
-        }
-
-    def _load(self) -> None:
-        assert self.data_dir is not None
-        path = self.data_dir / "journal.jsonl"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-        for number, line in enumerate(lines, start=1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if number == len(lines):
-                    break  # the last append was cut short (the process was killed)
-                raise
-            self._replay(record)
-        referenced: set[str] = set()
-        snapshot: list[dict[str, object]] = []
-        for bucket in self.buckets.values():
-            snapshot.append(
-                {
-                    "op": "bucket",
-                    "name": bucket.name,
-                    "created": bucket.created,
-                    "location": bucket.location,
-                }
-            )
-            for obj in bucket.objects.values():
-                snapshot.append(self._object_record(bucket.name, obj))
-                referenced.update(path.name for path in obj.blob.files())
-            for upload_id, (key, etag) in bucket.completed.items():
-                completed: dict[str, object] = {"op": "end-upload", "bucket": bucket.name}
-                completed |= {"upload": upload_id, "key": key, "etag": etag}
-                snapshot.append(completed)
-            for upload in bucket.uploads.values():
-                snapshot.append(self._upload_record(bucket.name, upload))
-                for part in upload.parts.values():
-                    snapshot.append(self._part_record(bucket.name, upload.upload_id, part))
-                    referenced.update(path.name for path in part.blob.files())
-        for blob_file in (self.data_dir / "blobs").iterdir():
-            if blob_file.name not in referenced:
-                blob_file.unlink(missing_ok=True)
-        fresh = path.with_suffix(".tmp")
-        fresh.write_text(
-            "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in snapshot), encoding="utf-8"
-        )
-        os.replace(fresh, path)
-
-    def _replay(self, record: dict[str, Any]) -> None:
-        op = record["op"]
-        if op == "bucket":
-            self.buckets[record["name"]] = FakeBucket(
-                record["name"], record["created"], record["location"]
-            )
-            return
-        if op == "unbucket":
-            self.buckets.pop(record["name"], None)
-            return
-        bucket = self.buckets[record["bucket"]]
-        if op == "put":
-            if record["key"] not in bucket.objects:
-                bisect.insort(bucket.sorted_keys, record["key"])
-            bucket.objects[record["key"]] = FakeObject(
-                record["key"],
-                self._blob_from(record),
-                record["etag"],
-                record["modified"],
-                record["type"],
-                record["meta"],
-                record.get("headers", {}),
-                record.get("class", "STANDARD"),
-            )
-        elif op == "delete":
-            if bucket.objects.pop(record["key"], None) is not None:
-                del bucket.sorted_keys[bisect.bisect_left(bucket.sorted_keys, record["key"])]
-        elif op == "upload":
-            bucket.uploads[record["upload"]] = FakeUpload(
-                record["upload"],
-                record["key"],
-                record["initiated"],
-                record["type"],
-                record["meta"],
-                headers=record.get("headers", {}),
-                storage_class=record.get("class", "STANDARD"),
-            )
-        elif op == "part":
-            upload = bucket.uploads[record["upload"]]
-            upload.parts[record["number"]] = FakePart(
-                record["number"], self._blob_from(record), record["etag"], record["modified"]
-            )
-        elif op == "end-upload":
-            bucket.uploads.pop(record["upload"], None)
-            if "etag" in record:
-                bucket.completed[record["upload"]] = (record["key"], record["etag"])
+            self._journal.append(record)
 
     # -- buckets -----------------------------------------------------------------------------
 
@@ -416,7 +171,7 @@ class ObsBackend:
             bucket.objects[obj.key] = obj
             if old is None:
                 bisect.insort(bucket.sorted_keys, obj.key)
-            self._log(lambda: self._object_record(bucket.name, obj))
+            self._log(lambda: Journal.object_record(bucket.name, obj))
         if old is not None:
             old.blob.discard()
         return obj
@@ -571,7 +326,7 @@ class ObsBackend:
         )
         with self._lock:
             bucket.uploads[upload.upload_id] = upload
-            self._log(lambda: self._upload_record(bucket_name, upload))
+            self._log(lambda: Journal.upload_record(bucket_name, upload))
         return upload
 
     def upload(self, bucket_name: str, key: str, upload_id: str) -> FakeUpload:
@@ -609,7 +364,7 @@ class ObsBackend:
                 raise no_such_upload(upload_id)
             old = upload.parts.get(number)
             upload.parts[number] = part
-            self._log(lambda: self._part_record(bucket_name, upload_id, part))
+            self._log(lambda: Journal.part_record(bucket_name, upload_id, part))
         if old is not None:
             old.blob.discard()
         return part
@@ -713,6 +468,10 @@ class ObsBackend:
 __all__ = [
     "INLINE_LIMIT",
     "MAX_DELETE_KEYS",
+    "MAX_KEYS",
+    "MAX_PARTS",
+    "MAX_PART_SIZE",
+    "MIN_PART_SIZE",
     "Blob",
     "BlobRange",
     "BlobWriter",
@@ -720,10 +479,12 @@ __all__ = [
     "FakeObject",
     "FakePart",
     "FakeUpload",
+    "Journal",
     "Listing",
     "ObjectAttributes",
     "ObsBackend",
     "ObsServiceError",
+    "check_key",
     "continuation_token",
     "md5_etag",
     "multipart_etag",
