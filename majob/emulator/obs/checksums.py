@@ -56,15 +56,26 @@ ALGORITHMS: dict[str, tuple[Callable[[], _Digest], int]] = {
 }
 
 
+# x-amz-checksum-* headers that are not a body's checksum, and CRC64NVME, which is accepted
+# without being verified (no small library computes it; botocore sends it only with awscrt).
+_NOT_A_CHECKSUM = frozenset({"type", "algorithm", "mode"})
+_UNVERIFIED = "crc64nvme"
+
+
 class ChecksumCheck:
     """Follows a request body and checks it against the checksum its headers announce, sent in
     the headers or announced by ``x-amz-trailer`` and sent after the body."""
 
     def __init__(self, headers: Mapping[str, str]) -> None:
-        named = [name for name in headers if name.startswith(PREFIX) and name != f"{PREFIX}type"]
+        named = [
+            name
+            for name in headers
+            if name.startswith(PREFIX) and name[len(PREFIX) :] not in _NOT_A_CHECKSUM
+        ]
         trailer = headers.get("x-amz-trailer", "").strip().lower()
         if trailer:
-            if not trailer.startswith(PREFIX) or trailer[len(PREFIX) :] not in ALGORITHMS:
+            algorithm = trailer.removeprefix(PREFIX)
+            if not trailer.startswith(PREFIX) or algorithm not in {*ALGORITHMS, _UNVERIFIED}:
                 raise invalid_request(
                     f"The value specified in the x-amz-trailer header is not supported: {trailer}"
                 )
@@ -74,7 +85,7 @@ class ChecksumCheck:
                 "Expecting a single x-amz-checksum- header. Multiple checksum Types are not "
                 "allowed."
             )
-        self.header = named[0] if named else None
+        self.header = named[0] if named and not named[0].endswith(_UNVERIFIED) else None
         self.in_trailer = bool(trailer)
         self._claimed = None if self.in_trailer or self.header is None else headers[self.header]
         self._digest: _Digest | None = None

@@ -215,6 +215,23 @@ def test_checksum_headers_are_checked(open_fake: FakeObsServer, algorithm: str) 
     assert list(open_fake.backend.bucket("bkt").objects) == ["good"]
 
 
+def test_checksum_companions_and_crc64nvme_are_not_refused(open_fake: FakeObsServer) -> None:
+    put(
+        open_fake,
+        "a",
+        DATA,
+        **{"x-amz-checksum-crc64nvme": "AAAAAAAAAAA=", "x-amz-checksum-type": "FULL_OBJECT"},
+    )
+    status, _, body = call(
+        open_fake,
+        "PUT",
+        "/bkt/b",
+        DATA,
+        {"x-amz-checksum-crc32": GOOD["crc32"], "x-amz-checksum-sha1": GOOD["sha1"]},
+    )
+    assert (status, error_code(body)) == (400, "InvalidRequest")  # two checksums
+
+
 def test_crc32c_matches_the_reference_vector() -> None:
     from majob.emulator.obs.checksums import ALGORITHMS
 
