@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from urllib.parse import quote
 
 from majob.emulator.obs.errors import ObsServiceError, malformed
@@ -142,8 +141,7 @@ class BucketHandlers(RequestContext):
     def _delete_many(self, bucket: str) -> Response:
         """DeleteObjects: the whole request is checked before any key is deleted (an invalid
         entry deletes nothing), as S3 does."""
-        body = self._read_small()
-        self._check_md5(hashlib.md5(body).digest())
+        body = self._read_checked()
         self.backend.bucket(bucket)
         root = parse_xml(body)
         quiet = (child_text(root, "Quiet") or "false").strip().lower() == "true"

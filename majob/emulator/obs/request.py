@@ -227,6 +227,16 @@ class RequestContext(BaseHTTPRequestHandler):
     def _read_small(self) -> bytes:
         return b"".join(self._chunks())
 
+    def _read_checked(self) -> bytes:
+        """A small body (an XML document), checked against Content-MD5 and x-amz-checksum-*."""
+        checksum = ChecksumCheck(self.lower_headers)
+        trailers: dict[str, str] = {}
+        body = b"".join(self._chunks(trailers))
+        checksum.update(body)
+        self._check_md5(hashlib.md5(body).digest())
+        checksum.verify(trailers)
+        return body
+
     def _receive_blob(self) -> Blob:
         """Stream the body into a blob, checking Content-MD5, x-amz-content-sha256 and any
         x-amz-checksum-* header or trailer."""

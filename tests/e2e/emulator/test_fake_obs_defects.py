@@ -160,6 +160,15 @@ def test_delete_objects_with_an_invalid_entry_deletes_nothing(open_fake: FakeObs
     assert sorted(open_fake.backend.bucket("bkt").objects) == ["a.txt", "b.txt"]
 
 
+def test_delete_objects_checks_the_checksum_of_its_document(open_fake: FakeObsServer) -> None:
+    put(open_fake, "a.txt")
+    body = b"<Delete><Object><Key>a.txt</Key></Object></Delete>"
+    wrong = {"x-amz-checksum-crc32": b64(zlib.crc32(b"other").to_bytes(4, "big"))}
+    status, _, answer = call(open_fake, "POST", "/bkt?delete", body, wrong)
+    assert (status, error_code(answer)) == (400, "BadDigest")
+    assert "a.txt" in open_fake.backend.bucket("bkt").objects
+
+
 def test_delete_objects_refuses_entity_expansion(open_fake: FakeObsServer) -> None:
     body = b'<!DOCTYPE d [<!ENTITY x "a.txt">]><Delete><Object><Key>&x;</Key></Object></Delete>'
     status, _, answer = call(open_fake, "POST", "/bkt?delete", body)

@@ -236,5 +236,9 @@ def test_boto3_conditional_get_copy_and_headers(
         )
         copy = client.get_object(Bucket=FAKE_BUCKET, Key="h/two.txt")
         assert (copy["Body"].read(), copy["Metadata"]) == (b"headers", {"majob-run": "1"})
+        # DeleteObjects: botocore sends a CRC32 of the document, which the fake checks.
+        keys = [{"Key": "h/one.txt"}, {"Key": "h/two.txt"}]
+        client.delete_objects(Bucket=FAKE_BUCKET, Delete={"Objects": keys})
+        assert "Contents" not in client.list_objects_v2(Bucket=FAKE_BUCKET, Prefix="h/")
     finally:
         client.close()
