@@ -373,14 +373,18 @@ class ObsBackend:
         self, bucket_name: str, key: str, upload_id: str, requested: list[tuple[int, str]]
     ) -> FakeObject:
         """Join the ``(part number, etag)`` list into the object; OBS's rules apply. Completing
-        an upload again answers what the first completion did (S3 does), while its object is
-        still the one that upload made."""
+        an upload again with the same parts answers what the first completion did (S3 does),
+        while its object is still the one that upload made."""
         bucket = self.bucket(bucket_name)
         with self._lock:
             done = bucket.completed.get(upload_id)
             current = bucket.objects.get(key)
         if done is not None and done[0] == key:
-            if current is not None and current.etag == done[1]:
+            try:  # the same parts again (their ETags make the object's)
+                same = multipart_etag(bytes.fromhex(e.strip('"')) for _, e in requested) == done[1]
+            except ValueError:
+                same = False
+            if same and current is not None and current.etag == done[1]:
                 return current
             raise no_such_upload(upload_id)
         upload = self.upload(bucket_name, key, upload_id)

@@ -415,6 +415,7 @@ def test_completing_twice_answers_200_again(open_fake: FakeObsServer) -> None:
     again = _complete(open_fake, upload.upload_id, part.etag)
     assert (first[0], again[0]) == (200, 200)
     assert xml_texts(first[2], "ETag") == xml_texts(again[2], "ETag")
+    assert _complete(open_fake, upload.upload_id, '"' + "0" * 32 + '"')[0] == 404  # other parts
     put(open_fake, "m.bin", b"replaced")
     assert _complete(open_fake, upload.upload_id, part.etag)[0] == 404
 
