@@ -81,10 +81,7 @@ class FaultRule:
         try:
             checked = _FaultRuleInput.model_validate(data)
         except ValidationError as error:
-            reasons = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'rule'}: {e['msg']}" for e in error.errors()
-            )
-            raise ValueError(f"invalid fault rule: {reasons}") from None
+            raise ValueError(_reasons(error)) from None
         return cls(**checked.model_dump())
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +118,19 @@ class _FaultRuleInput(BaseModel):
         if self.status is None and not self.reset and self.latency <= 0:
             raise ValueError("a fault rule needs a status, reset=true or a latency")
         return self
+
+
+def _reasons(error: ValidationError) -> str:
+    """One line: each wrong field and why (``count: Input should be a valid integer``)."""
+    unknown = [str(e["loc"][-1]) for e in error.errors() if e["type"] == "extra_forbidden"]
+    reasons = [f"unknown fault rule fields: {', '.join(sorted(unknown))}"] if unknown else []
+    for e in error.errors():
+        if e["type"] == "extra_forbidden":
+            continue
+        message = e["msg"].removeprefix("Value error, ")
+        where = ".".join(map(str, e["loc"]))
+        reasons.append(f"{where}: {message}" if where else message)
+    return "; ".join(reasons)
 
 
 @dataclass(frozen=True)
