@@ -343,6 +343,10 @@ def test_copy_object_copies_bytes_and_metadata(open_fake: FakeObsServer) -> None
     assert (status, error_code(body)) == (400, "InvalidRequest")  # onto itself, unchanged
     status, _, body = call(open_fake, "PUT", "/bkt/x", b"", {"x-amz-copy-source": "/bkt/none"})
     assert (status, error_code(body)) == (404, "NoSuchKey")
+    headers = {"x-amz-copy-source": "/bkt/dst.txt", "x-amz-copy-source-if-match": '"0"'}
+    status, _, body = call(open_fake, "PUT", "/bkt/y", b"", headers)
+    assert (status, error_code(body)) == (412, "PreconditionFailed")
+    assert "y" not in open_fake.backend.bucket("bkt").objects
 
 
 def test_upload_part_copy_takes_a_range(open_fake: FakeObsServer) -> None:
