@@ -25,6 +25,15 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Protocol, TypeVar
 
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
 CONTROL_PREFIX = "/_majob/"  # not a bucket name nor a ModelArts path: the control plane
 
 
@@ -65,15 +74,63 @@ class FaultRule:
         )
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> FaultRule:
-        known = {name for name in cls.__dataclass_fields__ if name != "fired"}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown fault rule fields: {', '.join(sorted(unknown))}")
-        return cls(**dict(data))
+    def from_dict(cls, data: Any) -> FaultRule:
+        """A rule from untrusted input (the control plane's JSON): every field is checked for
+        its type and range (no coercion: ``"count": "1"`` is refused), ``ValueError`` with the
+        reasons otherwise."""
+        try:
+            checked = _FaultRuleInput.model_validate(data)
+        except ValidationError as error:
+            raise ValueError(_reasons(error)) from None
+        return cls(**checked.model_dump())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class _FaultRuleInput(BaseModel):
+    """The control plane's schema of a rule: strict types, ranges, compilable regexes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    status: int | None = Field(default=None, ge=100, le=599)
+    code: str | None = None
+    reset: bool = False
+    latency: float = Field(default=0.0, ge=0.0, le=600.0)
+    method: str | None = None
+    path: str | None = None
+    query: str | None = None
+    count: int | None = Field(default=None, ge=0)
+    probability: float = Field(default=1.0, ge=0.0, le=1.0)
+
+    @field_validator("path", "query")
+    @classmethod
+    def _regex(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
+        return pattern
+
+    @model_validator(mode="after")
+    def _does_something(self) -> _FaultRuleInput:
+        if self.status is None and not self.reset and self.latency <= 0:
+            raise ValueError("a fault rule needs a status, reset=true or a latency")
+        return self
+
+
+def _reasons(error: ValidationError) -> str:
+    """One line: each wrong field and why (``count: Input should be a valid integer``)."""
+    unknown = [str(e["loc"][-1]) for e in error.errors() if e["type"] == "extra_forbidden"]
+    reasons = [f"unknown fault rule fields: {', '.join(sorted(unknown))}"] if unknown else []
+    for e in error.errors():
+        if e["type"] == "extra_forbidden":
+            continue
+        message = e["msg"].removeprefix("Value error, ")
+        where = ".".join(map(str, e["loc"]))
+        reasons.append(f"{where}: {message}" if where else message)
+    return "; ".join(reasons)
 
 
 @dataclass(frozen=True)

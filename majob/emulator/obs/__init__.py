@@ -1,5 +1,9 @@
-"""A faithful fake OBS server (moto-style): ``models`` holds state and rules, ``server`` speaks
-HTTP, ``auth`` checks signatures, ``faults`` injects failures and logs requests.
+"""A faithful fake OBS server (moto-style). ``models`` holds the operations and OBS's rules
+(records in ``state``, bodies in ``blobs``, persistence in ``journal``); ``server`` speaks HTTP
+through the handlers per resource (``buckets``, ``objects``, ``multipart``, on ``request``'s
+plumbing and ``wire``'s formats); ``auth`` checks signatures and presigned URLs, ``checksums``
+and ``conditions`` what S3 checks of a body and a GET; ``faults`` injects failures and logs
+requests.
 
 One entry point in three shapes:
 
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from majob.emulator.obs.faults import FaultRule, LoggedRequest
-from majob.emulator.obs.server import FakeObsServer
+from majob.emulator.obs.server import DEFAULT_REQUEST_TIMEOUT, FakeObsServer
 
 
 @contextmanager
@@ -30,10 +34,12 @@ def fake_obs(
     region: str = "cn-north-4",
     seed: int = 0,
     tokens: Mapping[str, str] | None = None,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> Iterator[FakeObsServer]:
     """A running fake OBS on 127.0.0.1 for the duration of the block; ``buckets`` are created.
     ``credentials`` maps access keys to secret keys (empty: no signature checks), ``tokens``
-    access keys to the security token their requests must carry."""
+    access keys to the security token their requests must carry; a client that stalls longer
+    than ``request_timeout`` seconds in the middle of a body gets 400 RequestTimeout."""
     server = FakeObsServer(
         port=port,
         data_dir=data_dir,
@@ -41,6 +47,7 @@ def fake_obs(
         region=region,
         seed=seed,
         tokens=tokens,
+        request_timeout=request_timeout,
     )
     for name in buckets:
         if name not in server.backend.buckets:

@@ -2,7 +2,8 @@
 
 Written from the public signing specifications, independently of any client, so that a client
 bug (or a wrong secret key) shows up as the ``403 SignatureDoesNotMatch`` real OBS would send.
-Only header authentication is checked; presigned URLs (query authentication) are refused.
+Both header authentication and presigned URLs (query authentication, V2/OBS and V4, with
+their expiry) are checked.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import time
 from base64 import b64encode
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from urllib.parse import quote, unquote
 
-from majob.emulator.obs.models import ObsServiceError
+from majob.emulator.obs.errors import ObsServiceError
 
 # Test credentials of the fake (documented in docs/obs.md); never real ones.
 DEFAULT_ACCESS_KEY = "MAJOBFAKEACCESSKEY00"
@@ -100,8 +102,11 @@ def verify(
 def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) -> str | None:
     authorization = request.headers.get("authorization", "")
     if not authorization:
-        if any(name in ("Signature", "X-Amz-Signature") for name, _ in request.query):
-            raise _denied("AccessDenied", "Query-string authentication is not emulated")
+        names = {name for name, _ in request.query}
+        if "X-Amz-Signature" in names or "X-Amz-Credential" in names:
+            return _verify_v4_query(request, credentials)
+        if "Signature" in names:
+            return _verify_v2_query(request, credentials)
         return None
     if authorization.startswith("AWS4-HMAC-SHA256 "):
         return _verify_v4(request, authorization, credentials)
@@ -119,6 +124,87 @@ def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) ->
         if hmac.compare_digest(wanted, signature):
             return str(access_key)
     raise _signature_mismatch(access_key)
+
+
+def _expired() -> ObsServiceError:
+    return _denied("AccessDenied", "Request has expired")
+
+
+def _verify_v2_query(request: SignedRequest, credentials: Mapping[str, str]) -> str:
+    """A V2 presigned URL (``AWSAccessKeyId``, or ``AccessKeyId`` for the OBS protocol, with
+    ``Expires`` and ``Signature``): the string to sign has ``Expires`` where the date goes."""
+    query = dict(request.query)
+    obs = "AccessKeyId" in query
+    access_key = query.get("AccessKeyId" if obs else "AWSAccessKeyId")
+    expires = query.get("Expires", "")
+    if not access_key or not expires.isdigit():
+        raise _denied(
+            "AccessDenied",
+            "Query-string authentication requires the Signature, Expires and AWSAccessKeyId "
+            "parameters",
+        )
+    secret = _secret(access_key, credentials)
+    if int(expires) < time.time():
+        raise _expired()
+    prefix = "x-obs-" if obs else "x-amz-"
+    # The string to sign has Expires in the Date line; x-*-date headers are not signed then.
+    headers = {
+        name: value
+        for name, value in request.headers.items()
+        if name not in ("date", f"{prefix}date")
+    }
+    presigned = SignedRequest(request.method, request.raw_path, request.query, headers)
+    for resource in _v2_resources(request):
+        wanted = v2_signature(presigned, secret, prefix=prefix, resource=resource, date=expires)
+        if hmac.compare_digest(wanted, query.get("Signature", "")):
+            return access_key
+    raise _signature_mismatch(access_key)
+
+
+def _verify_v4_query(request: SignedRequest, credentials: Mapping[str, str]) -> str:
+    """A V4 presigned URL (``X-Amz-Credential``, ``X-Amz-Date``, ``X-Amz-Expires``,
+    ``X-Amz-SignedHeaders``, ``X-Amz-Signature``); the payload is ``UNSIGNED-PAYLOAD``."""
+    query = dict(request.query)
+    try:
+        access_key, date, region, service, terminal = query["X-Amz-Credential"].split("/")
+        amz_date = query["X-Amz-Date"]
+        expires = int(query["X-Amz-Expires"])
+        signed_headers = query["X-Amz-SignedHeaders"].split(";")
+        signature = query["X-Amz-Signature"]
+        issued = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+    except (KeyError, ValueError) as error:
+        raise ObsServiceError(
+            400,
+            "AuthorizationQueryParametersError",
+            "Query-string authentication version 4 requires the X-Amz-Algorithm, "
+            "X-Amz-Credential, X-Amz-Signature, X-Amz-Date, X-Amz-SignedHeaders, and "
+            "X-Amz-Expires parameters.",
+        ) from error
+    if not 1 <= expires <= 604800:
+        raise ObsServiceError(
+            400,
+            "AuthorizationQueryParametersError",
+            "X-Amz-Expires must be less than a week (in seconds) that is 604800",
+        )
+    secret = _secret(access_key, credentials)
+    if issued.timestamp() + expires < time.time():
+        raise _expired()
+    unsigned = [(name, value) for name, value in request.query if name != "X-Amz-Signature"]
+    presigned = SignedRequest(request.method, request.raw_path, unsigned, request.headers)
+    scope = f"{date}/{region}/{service}/{terminal}"
+    key = _v4_signing_key(secret, date, region, service)
+    payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+    for canonical in _v4_canonical_requests(presigned, signed_headers, payload):
+        if hmac.compare_digest(_v4_sign(key, amz_date, scope, canonical), signature):
+            return access_key
+    raise _signature_mismatch(access_key)
+
+
+def _v4_sign(key: bytes, amz_date: str, scope: str, canonical: str) -> str:
+    to_sign = "\n".join(
+        ["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()]
+    )
+    return hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def _secret(access_key: str, credentials: Mapping[str, str]) -> str:
@@ -163,12 +249,21 @@ def _v2_resources(request: SignedRequest) -> list[str]:
     )
     suffix = "&".join(f"{name}={value}" if value else name for name, value in sub)
     suffix = f"?{suffix}" if suffix else ""
-    decoded = unquote(request.raw_path)
-    return list(dict.fromkeys([request.raw_path + suffix, decoded + suffix]))
+    paths = [request.raw_path, unquote(request.raw_path)]
+    if request.raw_path.count("/") == 1 and len(request.raw_path) > 1:
+        # A bucket-level request: botocore signs "/bucket/" and sends "/bucket"; OBS takes both.
+        paths.append(request.raw_path + "/")
+    elif request.raw_path.count("/") == 2 and request.raw_path.endswith("/"):
+        paths.append(request.raw_path.rstrip("/"))
+    return list(dict.fromkeys(path + suffix for path in paths))
 
 
-def v2_signature(request: SignedRequest, secret: str, *, prefix: str, resource: str) -> str:
-    """Base64 HMAC-SHA1 of the V2/OBS string to sign (``prefix`` is ``x-amz-`` or ``x-obs-``)."""
+def v2_signature(
+    request: SignedRequest, secret: str, *, prefix: str, resource: str, date: str | None = None
+) -> str:
+    """Base64 HMAC-SHA1 of the V2/OBS string to sign (``prefix`` is ``x-amz-`` or ``x-obs-``;
+    ``date``: what the Date line holds instead of the headers' date, a presigned URL's
+    ``Expires``)."""
     headers = request.headers
     special = {
         name: value.strip()
@@ -176,7 +271,8 @@ def v2_signature(request: SignedRequest, secret: str, *, prefix: str, resource: 
         if name.startswith(prefix) or (name.startswith("x-amz-") and prefix == "x-amz-")
     }
     # With an x-amz-date / x-obs-date header the Date line is empty: that header is signed.
-    date = "" if f"{prefix}date" in special else headers.get("date", "")
+    if date is None:
+        date = "" if f"{prefix}date" in special else headers.get("date", "")
     lines = [
         request.method,
         headers.get("content-md5", ""),
@@ -204,17 +300,9 @@ def _verify_v4(request: SignedRequest, authorization: str, credentials: Mapping[
     amz_date = request.headers.get("x-amz-date") or _basic_time(request.headers.get("date", ""))
     scope = f"{date}/{region}/{service}/{terminal}"
     key = _v4_signing_key(secret, date, region, service)
-    for canonical in _v4_canonical_requests(request, signed_headers):
-        to_sign = "\n".join(
-            [
-                "AWS4-HMAC-SHA256",
-                amz_date,
-                scope,
-                hashlib.sha256(canonical.encode("utf-8")).hexdigest(),
-            ]
-        )
-        wanted = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-        if hmac.compare_digest(wanted, signature):
+    payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+    for canonical in _v4_canonical_requests(request, signed_headers, payload):
+        if hmac.compare_digest(_v4_sign(key, amz_date, scope, canonical), signature):
             return str(access_key)
     raise _signature_mismatch(access_key)
 
@@ -238,7 +326,9 @@ def _v4_encode(text: str) -> str:
     return quote(text, safe="-_.~")
 
 
-def _v4_canonical_requests(request: SignedRequest, signed_headers: list[str]) -> list[str]:
+def _v4_canonical_requests(
+    request: SignedRequest, signed_headers: list[str], payload: str
+) -> list[str]:
     """The canonical request, for the wire path and for the path re-encoded the AWS way."""
     query = "&".join(
         f"{name}={value}"
@@ -247,7 +337,6 @@ def _v4_canonical_requests(request: SignedRequest, signed_headers: list[str]) ->
     headers = "".join(
         f"{name}:{' '.join(request.headers.get(name, '').split())}\n" for name in signed_headers
     )
-    payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
     paths = dict.fromkeys([request.raw_path, quote(unquote(request.raw_path), safe="/~")])
     return [
         "\n".join([request.method, path, query, headers, ";".join(signed_headers), payload])

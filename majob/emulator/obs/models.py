@@ -1,280 +1,49 @@
-"""The fake OBS backend: buckets, objects, multipart uploads and the rules OBS enforces.
+"""The fake OBS backend: the operations on buckets, objects and multipart uploads, with the
+rules OBS enforces.
 
-Pure state, no HTTP (like moto's ``models.py``): ``server.py`` parses a request, calls one
-method here and serialises what it returns or the ``ObsServiceError`` it raises. Object bodies
-live in memory, or as plain files under a data directory when the fake must survive a restart
-(written without fsync: the fake favours speed over durability).
+No HTTP (like moto's ``models.py``): the handlers parse a request, call one method here and
+serialise what it returns or the ``ObsServiceError`` it raises. The records are in ``state.py``,
+bodies in ``blobs.py``; state lives in memory, or is journalled to a data directory
+(``journal.py``) when the fake must survive a restart.
 """
 
 from __future__ import annotations
 
 import base64
 import bisect
-import hashlib
-import io
-import json
-import os
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
 
-from majob.storage.uri import MAX_KEY_BYTES, bucket_name_problem
-
-MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB (S3 says 5 MiB)
-MAX_PART_SIZE = 5 * 1024**3
-MAX_PARTS = 10_000
-MAX_KEYS = 1000
-MAX_DELETE_KEYS = 1000
-
-
-class ObsServiceError(Exception):
-    """A refusal the way OBS words it: HTTP status, error code and message."""
-
-    def __init__(
-        self, status: int, code: str, message: str, *, resource: str = "", **extra: str
-    ) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
-        self.resource = resource
-        self.extra = extra
-
-
-def no_such_bucket(bucket: str) -> ObsServiceError:
-    return ObsServiceError(
-        404,
-        "NoSuchBucket",
-        "The specified bucket does not exist",
-        resource=bucket,
-        BucketName=bucket,
-    )
-
-
-def no_such_key(bucket: str, key: str) -> ObsServiceError:
-    return ObsServiceError(
-        404, "NoSuchKey", "The specified key does not exist.", resource=f"{bucket}/{key}", Key=key
-    )
-
-
-def no_such_upload(upload_id: str) -> ObsServiceError:
-    return ObsServiceError(
-        404,
-        "NoSuchUpload",
-        "The specified multipart upload does not exist.",
-        UploadId=upload_id,
-    )
-
-
-INLINE_LIMIT = 64 * 1024  # bodies up to this size stay in memory (and in the journal)
-
-
-@dataclass
-class Blob:
-    """The bytes of an object or a part: in memory, a file this model owns, or the blobs of the
-    parts a multipart object was joined from (``pieces``, in order: joining copies nothing).
-
-    ``md5`` is the MD5 digest of the bytes, or ``b""`` for a joined object (whose ETag is made
-    of its parts' MD5s, not of its content's).
-    """
-
-    size: int
-    md5: bytes
-    data: bytes | None = None
-    path: Path | None = None
-    pieces: tuple[Blob, ...] = ()
-
-    @classmethod
-    def joined(cls, pieces: Sequence[Blob]) -> Blob:
-        return cls(sum(p.size for p in pieces), b"", pieces=tuple(pieces))
-
-    def open(self) -> BinaryIO:
-        if self.pieces:
-            return io.BufferedReader(_PiecesReader(self))
-        if self.path is not None:
-            return self.path.open("rb")
-        return io.BytesIO(self.data or b"")
-
-    def files(self) -> Iterator[Path]:
-        """The files holding this blob's bytes."""
-        if self.path is not None:
-            yield self.path
-        for piece in self.pieces:
-            yield from piece.files()
-
-    def read_range(self, start: int, length: int) -> Iterator[bytes]:
-        """Yield the bytes ``[start, start + length)`` in chunks of at most 1 MiB."""
-        if self.pieces:
-            for piece in self.pieces:
-                if length <= 0:
-                    return
-                if start >= piece.size:
-                    start -= piece.size
-                    continue
-                take = min(length, piece.size - start)
-                yield from piece.read_range(start, take)
-                start, length = 0, length - take
-            return
-        if self.path is None:
-            view = memoryview(self.data or b"")
-            for offset in range(start, start + length, 1 << 20):
-                yield bytes(view[offset : min(offset + (1 << 20), start + length)])
-            return
-        with self.path.open("rb") as handle:
-            handle.seek(start)
-            left = length
-            while left > 0:
-                chunk = handle.read(min(left, 1 << 20))
-                if not chunk:
-                    break
-                left -= len(chunk)
-                yield chunk
-
-    def discard(self) -> None:
-        if self.path is not None:
-            self.path.unlink(missing_ok=True)
-        for piece in self.pieces:
-            piece.discard()
-
-
-class _PiecesReader(io.RawIOBase):
-    """A joined blob read front to back as one stream."""
-
-    def __init__(self, blob: Blob) -> None:
-        self._chunks = blob.read_range(0, blob.size)
-        self._held = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._held:
-            self._held = next(self._chunks, b"")
-            if not self._held:
-                return 0
-        count = min(len(buffer), len(self._held))
-        buffer[:count] = self._held[:count]
-        self._held = self._held[count:]
-        return count
-
-
-class BlobWriter:
-    """Accepts a body chunk by chunk, hashing it, then becomes a ``Blob``.
-
-    Bodies stay in memory unless ``spill_to`` is given and they outgrow ``INLINE_LIMIT``; then
-    they are written to that file as they arrive (so a 512 MiB upload never sits in memory).
-    """
-
-    def __init__(self, spill_to: Path | None = None) -> None:
-        self._spill_to = spill_to
-        self._md5 = hashlib.md5()
-        self._size = 0
-        self._chunks: list[bytes] = []
-        self._handle: BinaryIO | None = None
-
-    def write(self, chunk: bytes) -> None:
-        self._md5.update(chunk)
-        self._size += len(chunk)
-        if self._handle is not None:
-            self._handle.write(chunk)
-            return
-        self._chunks.append(chunk)
-        if self._spill_to is not None and self._size > INLINE_LIMIT:
-            self._handle = self._spill_to.open("wb")
-            for held in self._chunks:
-                self._handle.write(held)
-            self._chunks.clear()
-
-    def finish(self) -> Blob:
-        if self._handle is not None:
-            self._handle.close()
-            return Blob(self._size, self._md5.digest(), path=self._spill_to)
-        return Blob(self._size, self._md5.digest(), data=b"".join(self._chunks))
-
-    def abandon(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            assert self._spill_to is not None
-            self._spill_to.unlink(missing_ok=True)
-        self._chunks.clear()
-
-
-@dataclass
-class FakeObject:
-    key: str
-    blob: Blob
-    etag: str  # without quotes
-    last_modified: float
-    content_type: str = "binary/octet-stream"
-    metadata: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def size(self) -> int:
-        return self.blob.size
-
-
-@dataclass
-class FakePart:
-    number: int
-    blob: Blob
-    etag: str
-    last_modified: float
-
-    @property
-    def size(self) -> int:
-        return self.blob.size
-
-
-@dataclass
-class FakeUpload:
-    upload_id: str
-    key: str
-    initiated: float
-    content_type: str
-    metadata: dict[str, str]
-    parts: dict[int, FakePart] = field(default_factory=dict)
-
-
-@dataclass
-class FakeBucket:
-    name: str
-    created: float
-    location: str
-    objects: dict[str, FakeObject] = field(default_factory=dict)
-    sorted_keys: list[str] = field(default_factory=list)
-    uploads: dict[str, FakeUpload] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Listing:
-    """The answer to a ListObjects call (v1 or v2)."""
-
-    objects: list[FakeObject]
-    common_prefixes: list[str]
-    is_truncated: bool
-    next_marker: str | None  # the last key or prefix returned, when truncated
-
-
-def md5_etag(md5: bytes) -> str:
-    return md5.hex()
-
-
-def multipart_etag(part_md5s: Iterable[bytes]) -> str:
-    """``md5(md5(part1) || md5(part2) ...)-N``: what OBS and S3 return for a multipart object."""
-    digests = list(part_md5s)
-    return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
-
-
-def check_key(key: str) -> None:
-    if not key:
-        raise ObsServiceError(400, "InvalidArgument", "The object key must not be empty")
-    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
-        raise ObsServiceError(400, "KeyTooLongError", "Your key is too long")
+from majob.emulator.obs.blobs import INLINE_LIMIT, Blob, BlobRange, BlobWriter
+from majob.emulator.obs.errors import (
+    ObsServiceError,
+    malformed,
+    no_such_bucket,
+    no_such_key,
+    no_such_upload,
+)
+from majob.emulator.obs.journal import Journal
+from majob.emulator.obs.state import (
+    MAX_DELETE_KEYS,
+    MAX_KEYS,
+    MAX_PART_SIZE,
+    MAX_PARTS,
+    MIN_PART_SIZE,
+    FakeBucket,
+    FakeObject,
+    FakePart,
+    FakeUpload,
+    Listing,
+    ObjectAttributes,
+    check_key,
+    md5_etag,
+    multipart_etag,
+)
+from majob.storage.uri import bucket_name_problem
 
 
 class ObsBackend:
@@ -285,167 +54,24 @@ class ObsBackend:
         self.data_dir = data_dir
         self._lock = threading.RLock()
         self.buckets: dict[str, FakeBucket] = {}
-        self._journal: TextIO | None = None
+        self._journal: Journal | None = None
         if data_dir is not None:
-            (data_dir / "blobs").mkdir(parents=True, exist_ok=True)
-            self._load()
-            self._journal = (data_dir / "journal.jsonl").open("a", encoding="utf-8")
+            self._journal = Journal(data_dir)
+            self.buckets = self._journal.load()
 
     def close(self) -> None:
         with self._lock:
             if self._journal is not None:
                 self._journal.close()
-                self._journal = None
-
-    # -- persistence -------------------------------------------------------------------------
-    # <dir>/journal.jsonl is an append-only log of changes (one JSON line each, flushed, never
-    # fsynced); bodies up to INLINE_LIMIT are inlined in it (base64), larger ones are files in
-    # <dir>/blobs/. Loading replays the log, deletes unreferenced blobs and rewrites the log as
-    # a snapshot. One append per request keeps a persisting fake about as fast as a memory one.
 
     def new_writer(self) -> BlobWriter:
         """Where a request body goes while it arrives."""
-        if self.data_dir is None:
-            return BlobWriter()
-        return BlobWriter(self.data_dir / "blobs" / uuid.uuid4().hex)
+        return self._journal.new_writer() if self._journal is not None else BlobWriter()
 
     def _log(self, record: Callable[[], dict[str, object]]) -> None:
-        """Append ``record()`` to the journal; in memory mode it is not even built."""
+        """Journal ``record()``; in memory mode it is not even built."""
         if self._journal is not None:
-            self._journal.write(json.dumps(record(), separators=(",", ":")) + "\n")
-            self._journal.flush()
-
-    @staticmethod
-    def _blob_fields(blob: Blob) -> dict[str, object]:
-        fields: dict[str, object] = {"size": blob.size, "md5": blob.md5.hex()}
-        if blob.pieces:
-            fields["pieces"] = [ObsBackend._blob_fields(piece) for piece in blob.pieces]
-        elif blob.path is not None:
-            fields["file"] = blob.path.name
-        else:
-            fields["data"] = base64.b64encode(blob.data or b"").decode("ascii")
-        return fields
-
-    def _blob_from(self, record: dict[str, Any]) -> Blob:
-        md5 = bytes.fromhex(record["md5"])
-        if "pieces" in record:
-            return Blob(record["size"], md5, pieces=tuple(map(self._blob_from, record["pieces"])))
-        if "file" in record:
-            assert self.data_dir is not None
-            return Blob(record["size"], md5, path=self.data_dir / "blobs" / record["file"])
-        return Blob(record["size"], md5, data=base64.b64decode(record["data"]))
-
-    def _object_record(self, bucket: str, obj: FakeObject) -> dict[str, object]:
-        return {
-            "op": "put",
-            "bucket": bucket,
-            "key": obj.key,
-            "etag": obj.etag,
-            "modified": obj.last_modified,
-            "type": obj.content_type,
-            "meta": obj.metadata,
-            **self._blob_fields(obj.blob),
-        }
-
-    def _part_record(self, bucket: str, upload_id: str, part: FakePart) -> dict[str, object]:
-        return {
-            "op": "part",
-            "bucket": bucket,
-            "upload": upload_id,
-            "number": part.number,
-            "etag": part.etag,
-            "modified": part.last_modified,
-            **self._blob_fields(part.blob),
-        }
-
-    @staticmethod
-    def _upload_record(bucket: str, upload: FakeUpload) -> dict[str, object]:
-        return {
-            "op": "upload",
-            "bucket": bucket,
-            "upload": upload.upload_id,
-            "key": upload.key,
-            "initiated": upload.initiated,
-            "type": upload.content_type,
-            "meta": upload.metadata,
-        }
-
-    def _load(self) -> None:
-        assert self.data_dir is not None
-        path = self.data_dir / "journal.jsonl"
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-        for number, line in enumerate(lines, start=1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if number == len(lines):
-                    break  # the last append was cut short (the process was killed)
-                raise
-            self._replay(record)
-        referenced: set[str] = set()
-        snapshot: list[dict[str, object]] = []
-        for bucket in self.buckets.values():
-            snapshot.append(
-                {
-                    "op": "bucket",
-                    "name": bucket.name,
-                    "created": bucket.created,
-                    "location": bucket.location,
-                }
-            )
-            for obj in bucket.objects.values():
-                snapshot.append(self._object_record(bucket.name, obj))
-                referenced.update(path.name for path in obj.blob.files())
-            for upload in bucket.uploads.values():
-                snapshot.append(self._upload_record(bucket.name, upload))
-                for part in upload.parts.values():
-                    snapshot.append(self._part_record(bucket.name, upload.upload_id, part))
-                    referenced.update(path.name for path in part.blob.files())
-        for blob_file in (self.data_dir / "blobs").iterdir():
-            if blob_file.name not in referenced:
-                blob_file.unlink(missing_ok=True)
-        fresh = path.with_suffix(".tmp")
-        fresh.write_text(
-            "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in snapshot), encoding="utf-8"
-        )
-        os.replace(fresh, path)
-
-    def _replay(self, record: dict[str, Any]) -> None:
-        op = record["op"]
-        if op == "bucket":
-            self.buckets[record["name"]] = FakeBucket(
-                record["name"], record["created"], record["location"]
-            )
-            return
-        if op == "unbucket":
-            self.buckets.pop(record["name"], None)
-            return
-        bucket = self.buckets[record["bucket"]]
-        if op == "put":
-            if record["key"] not in bucket.objects:
-                bisect.insort(bucket.sorted_keys, record["key"])
-            bucket.objects[record["key"]] = FakeObject(
-                record["key"],
-                self._blob_from(record),
-                record["etag"],
-                record["modified"],
-                record["type"],
-                record["meta"],
-            )
-        elif op == "delete":
-            if bucket.objects.pop(record["key"], None) is not None:
-                del bucket.sorted_keys[bisect.bisect_left(bucket.sorted_keys, record["key"])]
-        elif op == "upload":
-            bucket.uploads[record["upload"]] = FakeUpload(
-                record["upload"], record["key"], record["initiated"], record["type"], record["meta"]
-            )
-        elif op == "part":
-            upload = bucket.uploads[record["upload"]]
-            upload.parts[record["number"]] = FakePart(
-                record["number"], self._blob_from(record), record["etag"], record["modified"]
-            )
-        elif op == "end-upload":
-            bucket.uploads.pop(record["upload"], None)
+            self._journal.append(record)
 
     # -- buckets -----------------------------------------------------------------------------
 
@@ -510,7 +136,12 @@ class ObsBackend:
         *,
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        attributes: ObjectAttributes | None = None,
+        if_none_match: bool = False,
     ) -> FakeObject:
+        """Store ``blob`` at ``key`` (``attributes`` wins over ``content_type``/``metadata``);
+        ``if_none_match``: only if no object is there yet (``If-None-Match: *``), else 412."""
+        attributes = attributes or ObjectAttributes(content_type, dict(metadata or {}))
         try:
             check_key(key)
             bucket = self.bucket(bucket_name)
@@ -522,18 +153,25 @@ class ObsBackend:
             blob,
             md5_etag(blob.md5),
             time.time(),
-            content_type or "binary/octet-stream",
-            dict(metadata or {}),
+            attributes.content_type or "binary/octet-stream",
+            dict(attributes.metadata),
+            dict(attributes.headers),
+            attributes.storage_class,
         )
-        return self._store(bucket, obj)
+        return self._store(bucket, obj, if_none_match=if_none_match)
 
-    def _store(self, bucket: FakeBucket, obj: FakeObject) -> FakeObject:
+    def _store(
+        self, bucket: FakeBucket, obj: FakeObject, *, if_none_match: bool = False
+    ) -> FakeObject:
         with self._lock:
             old = bucket.objects.get(obj.key)
+            if if_none_match and old is not None:
+                obj.blob.discard()
+                raise precondition_failed("If-None-Match")
             bucket.objects[obj.key] = obj
             if old is None:
                 bisect.insort(bucket.sorted_keys, obj.key)
-            self._log(lambda: self._object_record(bucket.name, obj))
+            self._log(lambda: Journal.object_record(bucket.name, obj))
         if old is not None:
             old.blob.discard()
         return obj
@@ -545,6 +183,59 @@ class ObsBackend:
         if obj is None:
             raise no_such_key(bucket_name, key)
         return obj
+
+    def open_object(
+        self, bucket_name: str, key: str, byte_range: Callable[[FakeObject], tuple[int, int]]
+    ) -> tuple[FakeObject, BlobRange]:
+        """The object and its bytes ``byte_range(obj)`` (start, length), pinned in the same
+        step as the lookup: the caller streams the version it found, whole, even if the object
+        is overwritten or deleted meanwhile. ``byte_range`` may raise (a 416, a 304...)."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            obj = bucket.objects.get(key)
+            if obj is None:
+                raise no_such_key(bucket_name, key)
+            start, length = byte_range(obj)
+            return obj, BlobRange(obj.blob, start, length)
+
+    def copy_bytes(
+        self,
+        bucket_name: str,
+        key: str,
+        first: int = 0,
+        last: int | None = None,
+        check: Callable[[FakeObject], None] | None = None,
+    ) -> tuple[FakeObject, Blob]:
+        """A new blob holding bytes ``[first, last]`` of an object (all of it by default), for
+        CopyObject and UploadPartCopy: a copy owns its bytes, so deleting the source later
+        cannot take them away. ``check`` may refuse the source (its copy conditions)."""
+
+        def whole_or_range(obj: FakeObject) -> tuple[int, int]:
+            if check is not None:
+                check(obj)
+            end = obj.size - 1 if last is None else last
+            if last is not None and (first > end or end >= obj.size):
+                raise ObsServiceError(
+                    400,
+                    "InvalidArgument",
+                    "The x-amz-copy-source-range value must be of the form bytes=first-last "
+                    "where first and last are the zero-based offsets of the first and last "
+                    "bytes to copy",
+                    ArgumentName="x-amz-copy-source-range",
+                )
+            return first, end - first + 1
+
+        obj, source = self.open_object(bucket_name, key, whole_or_range)
+        writer = self.new_writer()
+        try:
+            for chunk in source:
+                writer.write(chunk)
+        except BaseException:
+            writer.abandon()
+            raise
+        finally:
+            source.close()
+        return obj, writer.finish()
 
     def delete_object(self, bucket_name: str, key: str) -> bool:
         """Delete ``key``; deleting a missing key is not an error (returns False)."""
@@ -573,6 +264,8 @@ class ObsBackend:
             raise ObsServiceError(400, "InvalidArgument", "max-keys must not be negative")
         max_keys = min(max_keys, MAX_KEYS)
         bucket = self.bucket(bucket_name)
+        if max_keys == 0:
+            return Listing([], [], False, None)  # S3: nothing, not truncated, no token
         with self._lock:
             keys = bucket.sorted_keys
             start = bisect.bisect_right(keys, marker) if marker else 0
@@ -617,19 +310,23 @@ class ObsBackend:
         *,
         content_type: str | None = None,
         metadata: Mapping[str, str] | None = None,
+        attributes: ObjectAttributes | None = None,
     ) -> FakeUpload:
+        attributes = attributes or ObjectAttributes(content_type, dict(metadata or {}))
         check_key(key)
         bucket = self.bucket(bucket_name)
         upload = FakeUpload(
             uuid.uuid4().hex.upper() + secrets.token_hex(4).upper(),
             key,
             time.time(),
-            content_type or "binary/octet-stream",
-            dict(metadata or {}),
+            attributes.content_type or "binary/octet-stream",
+            dict(attributes.metadata),
+            headers=dict(attributes.headers),
+            storage_class=attributes.storage_class,
         )
         with self._lock:
             bucket.uploads[upload.upload_id] = upload
-            self._log(lambda: self._upload_record(bucket_name, upload))
+            self._log(lambda: Journal.upload_record(bucket_name, upload))
         return upload
 
     def upload(self, bucket_name: str, key: str, upload_id: str) -> FakeUpload:
@@ -667,7 +364,7 @@ class ObsBackend:
                 raise no_such_upload(upload_id)
             old = upload.parts.get(number)
             upload.parts[number] = part
-            self._log(lambda: self._part_record(bucket_name, upload_id, part))
+            self._log(lambda: Journal.part_record(bucket_name, upload_id, part))
         if old is not None:
             old.blob.discard()
         return part
@@ -675,15 +372,24 @@ class ObsBackend:
     def complete_upload(
         self, bucket_name: str, key: str, upload_id: str, requested: list[tuple[int, str]]
     ) -> FakeObject:
-        """Join the ``(part number, etag)`` list into the object; OBS's rules apply."""
+        """Join the ``(part number, etag)`` list into the object; OBS's rules apply. Completing
+        an upload again with the same parts answers what the first completion did (S3 does),
+        while its object is still the one that upload made."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            done = bucket.completed.get(upload_id)
+            current = bucket.objects.get(key)
+        if done is not None and done[0] == key:
+            try:  # the same parts again (their ETags make the object's)
+                same = multipart_etag(bytes.fromhex(e.strip('"')) for _, e in requested) == done[1]
+            except ValueError:
+                same = False
+            if same and current is not None and current.etag == done[1]:
+                return current
+            raise no_such_upload(upload_id)
         upload = self.upload(bucket_name, key, upload_id)
         if not requested:
-            raise ObsServiceError(
-                400,
-                "MalformedXML",
-                "The XML you provided was not well-formed or did not validate against our "
-                "published schema",
-            )
+            raise malformed()
         numbers = [number for number, _ in requested]
         if numbers != sorted(set(numbers)):
             raise ObsServiceError(
@@ -724,20 +430,29 @@ class ObsBackend:
             time.time(),
             upload.content_type,
             upload.metadata,
+            upload.headers,
+            upload.storage_class,
         )
-        self._drop_upload(bucket_name, upload)
-        return self._store(self.bucket(bucket_name), obj)
+        self._drop_upload(bucket_name, upload, etag=obj.etag)
+        return self._store(bucket, obj)
 
     def abort_upload(self, bucket_name: str, key: str, upload_id: str) -> None:
         self._drop_upload(bucket_name, self.upload(bucket_name, key, upload_id))
 
-    def _drop_upload(self, bucket_name: str, upload: FakeUpload) -> None:
+    def _drop_upload(self, bucket_name: str, upload: FakeUpload, etag: str | None = None) -> None:
+        """End an upload: aborted, or completed into an object with ``etag``."""
         bucket = self.bucket(bucket_name)
         with self._lock:
             bucket.uploads.pop(upload.upload_id, None)
-            self._log(
-                lambda: {"op": "end-upload", "bucket": bucket_name, "upload": upload.upload_id}
-            )
+            record: dict[str, object] = {
+                "op": "end-upload",
+                "bucket": bucket_name,
+                "upload": upload.upload_id,
+            }
+            if etag is not None:
+                bucket.completed[upload.upload_id] = (upload.key, etag)
+                record |= {"key": upload.key, "etag": etag}
+            self._log(lambda: record)
             parts = list(upload.parts.values())
         for part in parts:
             part.blob.discard()
@@ -752,6 +467,46 @@ class ObsBackend:
         upload = self.upload(bucket_name, key, upload_id)
         with self._lock:
             return [upload.parts[n] for n in sorted(upload.parts)]
+
+
+__all__ = [
+    "INLINE_LIMIT",
+    "MAX_DELETE_KEYS",
+    "MAX_KEYS",
+    "MAX_PARTS",
+    "MAX_PART_SIZE",
+    "MIN_PART_SIZE",
+    "Blob",
+    "BlobRange",
+    "BlobWriter",
+    "FakeBucket",
+    "FakeObject",
+    "FakePart",
+    "FakeUpload",
+    "Journal",
+    "Listing",
+    "ObjectAttributes",
+    "ObsBackend",
+    "ObsServiceError",
+    "check_key",
+    "continuation_token",
+    "md5_etag",
+    "multipart_etag",
+    "no_such_bucket",
+    "no_such_key",
+    "no_such_upload",
+    "parse_continuation_token",
+    "precondition_failed",
+]
+
+
+def precondition_failed(condition: str) -> ObsServiceError:
+    return ObsServiceError(
+        412,
+        "PreconditionFailed",
+        "At least one of the pre-conditions you specified did not hold",
+        Condition=condition,
+    )
 
 
 def continuation_token(key: str) -> str:

@@ -3,6 +3,7 @@ query strings, ``Range`` headers and ``aws-chunked`` bodies. Pure helpers, no se
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from email.utils import formatdate
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from majob.emulator.obs.models import ObsServiceError
+from majob.emulator.obs.errors import ObsServiceError, malformed
 
 
 @dataclass
@@ -33,29 +34,54 @@ def http_time(seconds: float) -> str:
 
 
 class Xml:
-    """A tiny XML writer: the responses are small and their shape fixed."""
+    """A response document built with ElementTree (so every value is escaped), written the way
+    OBS and S3 write theirs: control characters as character references, which a value may
+    hold (keys may), though XML 1.0 text may not."""
 
     def __init__(self, root: str, namespace: str | None) -> None:
-        self.parts = ['<?xml version="1.0" encoding="UTF-8"?>']
-        self.root = root
-        self.parts.append(f'<{root} xmlns="{namespace}">' if namespace else f"<{root}>")
+        self.root = ElementTree.Element(root, {"xmlns": namespace} if namespace else {})
+        self._open = [self.root]
 
     def leaf(self, name: str, value: object) -> Xml:
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        self.parts.append(f"<{name}>{escaped}</{name}>")
+        ElementTree.SubElement(self._open[-1], name).text = text
+        return self
+
+    def text(self, value: str) -> Xml:
+        """Text directly inside the element open now (S3's ``LocationConstraint``)."""
+        self._open[-1].text = value
         return self
 
     def open(self, name: str) -> Xml:
-        self.parts.append(f"<{name}>")
+        self._open.append(ElementTree.SubElement(self._open[-1], name))
         return self
 
     def close(self, name: str) -> Xml:
-        self.parts.append(f"</{name}>")
+        closed = self._open.pop()
+        assert closed.tag == name, f"closing {name} while {closed.tag} is open"
         return self
 
     def bytes(self) -> bytes:
-        return ("".join(self.parts) + f"</{self.root}>").encode("utf-8")
+        body = ElementTree.tostring(self.root, encoding="unicode")
+        body = _CONTROL.sub(lambda match: f"&#{ord(match.group())};", body)
+        return ('<?xml version="1.0" encoding="UTF-8"?>' + body).encode("utf-8")
+
+
+# XML 1.0 cannot hold these raw (and a raw CR reads back as LF): S3 sends references.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0d\x0e-\x1f\x7f]")
+
+
+def parse_xml(body: bytes) -> ElementTree.Element:
+    """A request document, parsed without entity expansion or DTDs (defusedxml): MalformedXML
+    when it is not one."""
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import fromstring
+
+    try:
+        root: ElementTree.Element = fromstring(body)
+    except (ElementTree.ParseError, DefusedXmlException) as error:
+        raise malformed() from error
+    return root
 
 
 def split_query(raw: str) -> list[tuple[str, str]]:
@@ -70,14 +96,6 @@ def split_query(raw: str) -> list[tuple[str, str]]:
 
 class BodyTooShort(Exception):
     """The client closed the connection before sending the whole body."""
-
-
-def malformed() -> ObsServiceError:
-    return ObsServiceError(
-        400,
-        "MalformedXML",
-        "The XML you provided was not well-formed or did not validate against our published schema",
-    )
 
 
 def int_arg(args: Mapping[str, str], name: str, default: int | None = None) -> int:
@@ -112,10 +130,7 @@ def child_text(node: ElementTree.Element, name: str) -> str | None:
 def find_text(body: bytes, name: str) -> str | None:
     if not body.strip():
         return None
-    try:
-        root = ElementTree.fromstring(body)
-    except ElementTree.ParseError as error:
-        raise malformed() from error
+    root = parse_xml(body)
     for node in root.iter():
         if local_name(node.tag) == name:
             return (node.text or "").strip() or None
@@ -155,9 +170,10 @@ def unsatisfiable(size: int) -> ObsServiceError:
     )
 
 
-def aws_chunked(raw: Iterator[bytes]) -> Iterator[bytes]:
+def aws_chunked(raw: Iterator[bytes], trailers: dict[str, str] | None = None) -> Iterator[bytes]:
     """Decode an ``aws-chunked`` body (``<hex>[;chunk-signature=..]\\r\\n<data>\\r\\n``..., then
-    trailers). Chunk signatures are not verified."""
+    trailers, which go into ``trailers`` with lower-case names). Chunk signatures are not
+    verified."""
     buffer = b""
     source = iter(raw)
 
@@ -177,8 +193,11 @@ def aws_chunked(raw: Iterator[bytes]) -> Iterator[bytes]:
         line, buffer = buffer.split(b"\r\n", 1)
         size = int(line.split(b";")[0] or b"0", 16)
         if size == 0:
-            for _ in source:  # trailers
-                pass
+            rest = buffer + b"".join(source)
+            for trailer in rest.decode("utf-8", "replace").splitlines():
+                name, colon, value = trailer.partition(":")
+                if colon and trailers is not None:
+                    trailers[name.strip().lower()] = value.strip()
             return
         if not fill(size + 2):
             raise BodyTooShort

@@ -2,7 +2,8 @@
 
 Each adapter drives a real, unmodified client against the fake OBS: esdk-obs-python with the V2
 and V4 signatures and with the OBS protocol (``client_mode='workflow'``), rclone (a Go S3
-client, skipped with a reason where it is not installed) and the AWS CLI (botocore).
+client, skipped with a reason where it is not installed), the AWS CLI (botocore), boto3 and
+s3cmd, each of the last two with the V2 and the V4 signature.
 """
 
 from __future__ import annotations
@@ -259,7 +260,143 @@ class AwsCliClient:
         pass
 
 
-CLIENTS = ["sdk-v2", "sdk-v4", "sdk-obs", "rclone", "awscli"]
+class Boto3Client:
+    """boto3 (from the dev extra) with the V2 (``s3``) or V4 (``s3v4``) signature, path style;
+    current botocore sends a CRC32 checksum with every upload."""
+
+    family = "amz"
+    multipart_size = 2 * MULTIPART_CHUNK + 1000
+
+    def __init__(self, endpoint: str, secret_key: str, signature: str) -> None:
+        import boto3
+        from boto3.s3.transfer import TransferConfig
+        from botocore.config import Config
+
+        self.name = f"boto3-{signature}"
+        self.client = boto3.session.Session().client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="cn-north-4",
+            aws_access_key_id=DEFAULT_ACCESS_KEY,
+            aws_secret_access_key=secret_key,
+            config=Config(
+                signature_version="s3" if signature == "v2" else "s3v4",
+                s3={"addressing_style": "path"},
+                retries={"max_attempts": 1},
+            ),
+        )
+        self.transfer = TransferConfig(
+            multipart_threshold=MULTIPART_CHUNK, multipart_chunksize=MULTIPART_CHUNK
+        )
+
+    def _call(self, action: Any, *args: Any, **kwargs: Any) -> Any:
+        from boto3.exceptions import Boto3Error
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return action(*args, **kwargs)
+        except (ClientError, BotoCoreError, Boto3Error) as error:
+            raise ClientFailed(str(error)) from error
+
+    def put(self, bucket: str, key: str, path: Path, metadata: dict[str, str]) -> None:
+        extra = {"Metadata": metadata} if metadata else {}
+        self._call(
+            self.client.upload_file, str(path), bucket, key, ExtraArgs=extra, Config=self.transfer
+        )
+
+    def get(self, bucket: str, key: str, dest: Path) -> None:
+        self._call(self.client.download_file, bucket, key, str(dest), Config=self.transfer)
+
+    def get_range(self, bucket: str, key: str, first: int, last: int) -> bytes:
+        answer = self._call(
+            self.client.get_object, Bucket=bucket, Key=key, Range=f"bytes={first}-{last}"
+        )
+        data: bytes = answer["Body"].read()
+        return data
+
+    def list(self, bucket: str, prefix: str) -> list[str]:
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        return [item["Key"] for page in pages for item in page.get("Contents", [])]
+
+    def delete(self, bucket: str, key: str) -> None:
+        self._call(self.client.delete_object, Bucket=bucket, Key=key)
+
+    def metadata(self, bucket: str, key: str) -> dict[str, str]:
+        found: dict[str, str] = self._call(self.client.head_object, Bucket=bucket, Key=key)[
+            "Metadata"
+        ]
+        return found
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _s3cmd() -> str | None:
+    """s3cmd from the dev extra (next to this interpreter), else one on PATH."""
+    beside = Path(sys.executable).parent / "s3cmd"
+    return str(beside) if beside.exists() else shutil.which("s3cmd")
+
+
+class S3cmdClient:
+    """s3cmd (from the dev extra) with the V2 or V4 signature, path style."""
+
+    family = "amz"
+    multipart_size = 2 * MULTIPART_CHUNK + 1000
+
+    def __init__(self, endpoint: str, secret_key: str, tmp: Path, signature: str) -> None:
+        self.name = f"s3cmd-{signature}"
+        host = endpoint.removeprefix("http://")
+        self.config = tmp / f"s3cmd-{signature}.cfg"
+        self.config.write_text(
+            "[default]\n"
+            f"access_key = {DEFAULT_ACCESS_KEY}\nsecret_key = {secret_key}\n"
+            f"host_base = {host}\nhost_bucket = {host}\nuse_https = False\n"
+            f"signature_v2 = {signature == 'v2'}\nbucket_location = cn-north-4\n"
+            f"multipart_chunk_size_mb = {MULTIPART_CHUNK // 2**20}\n"
+            "progress_meter = False\nmax_retries = 1\n",
+            encoding="utf-8",
+        )
+        self.env = {**_clean_env(), "HOME": str(tmp)}
+        self.s3cmd = _s3cmd() or "s3cmd"
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return _run([self.s3cmd, "--config", str(self.config), *args], self.env)
+
+    def put(self, bucket: str, key: str, path: Path, metadata: dict[str, str]) -> None:
+        headers = [f"--add-header=x-amz-meta-{name}:{value}" for name, value in metadata.items()]
+        self._run("put", "--no-preserve", *headers, str(path), f"s3://{bucket}/{key}")
+
+    def get(self, bucket: str, key: str, dest: Path) -> None:
+        self._run("get", "--force", f"s3://{bucket}/{key}", str(dest))
+
+    def get_range(self, bucket: str, key: str, first: int, last: int) -> bytes:
+        pytest.skip("s3cmd has no ranged GET")
+
+    def list(self, bucket: str, prefix: str) -> list[str]:
+        done = self._run("ls", "-r", f"s3://{bucket}/{prefix}")
+        marker = f"s3://{bucket}/"
+        return [line.split(marker, 1)[1] for line in done.stdout.splitlines() if marker in line]
+
+    def delete(self, bucket: str, key: str) -> None:
+        self._run("del", f"s3://{bucket}/{key}")
+
+    def metadata(self, bucket: str, key: str) -> dict[str, str]:
+        done = self._run("info", f"s3://{bucket}/{key}")
+        found: dict[str, str] = {}
+        for line in done.stdout.splitlines():
+            name, _, value = line.strip().partition(":")
+            if name.startswith("x-amz-meta-majob-"):
+                found[name.removeprefix("x-amz-meta-")] = value.strip()
+        return found
+
+    def close(self) -> None:
+        pass
+
+
+CLIENTS = [
+    "sdk-v2", "sdk-v4", "sdk-obs", "rclone", "awscli", "boto3-v2", "boto3-v4", "s3cmd-v2",
+    "s3cmd-v4",
+]  # fmt: skip
 
 
 def make_client(name: str, endpoint: str, secret_key: str, tmp: Path) -> Any:
@@ -269,6 +406,12 @@ def make_client(name: str, endpoint: str, secret_key: str, tmp: Path) -> Any:
         if shutil.which("rclone") is None:
             pytest.skip("rclone is not installed (apt-get install rclone; .ci/run installs it)")
         return RcloneClient(endpoint, secret_key, tmp)
+    if name.startswith("boto3-"):
+        return Boto3Client(endpoint, secret_key, name.removeprefix("boto3-"))
+    if name.startswith("s3cmd-"):
+        if _s3cmd() is None:
+            pytest.skip("s3cmd is not installed (pip install -e '.[dev]' installs it)")
+        return S3cmdClient(endpoint, secret_key, tmp, name.removeprefix("s3cmd-"))
     return AwsCliClient(endpoint, secret_key, tmp)
 
 

@@ -242,3 +242,24 @@ def test_a_joined_object_survives_a_restart_and_its_deletion_frees_its_files(
     second.delete_object("bkt", "mp")
     assert list((tmp_path / "blobs").iterdir()) == []
     second.close()
+
+
+def test_a_pinned_blob_file_outlives_its_discard(tmp_path: Path) -> None:
+    from majob.emulator.obs.blobs import BlobRange, BlobWriter
+
+    writer = BlobWriter(tmp_path / "blob")
+    writer.write(b"x" * 100_000)
+    blob = writer.finish()
+    reading = BlobRange(blob, 10, 5)
+    blob.discard()
+    assert (tmp_path / "blob").exists()  # a reader holds it
+    assert b"".join(reading) == b"xxxxx"
+    assert not (tmp_path / "blob").exists()  # the last reader let go
+
+
+def test_response_xml_escapes_markup_and_control_characters() -> None:
+    from majob.emulator.obs.wire import Xml, parse_xml
+
+    body = Xml("R", None).leaf("Key", "a<&>\x00b").open("In").text("c\rd").close("In").bytes()
+    assert body.endswith(b"<R><Key>a&lt;&amp;&gt;&#0;b</Key><In>c&#13;d</In></R>")
+    assert parse_xml(b"<R><K>v</K></R>").find("K") is not None
