@@ -234,7 +234,7 @@ def _download(
     if recursive or src.is_dir:
         if not recursive:
             raise UserInputError(f"{src} is a prefix", hint="pass --recursive (-r)")
-        result = download_tree(store, src, dst, jobs=options.jobs, attempts=options.attempts)
+        result = download_tree(store, src, dst, jobs=options.jobs)
         typer.echo(
             f"downloaded {counted(result.downloaded, 'file')} "
             f"({counted(result.bytes, 'byte')}) to {dst}"
@@ -243,7 +243,7 @@ def _download(
             typer.echo(f"warning: no MD5 known for {key}: not verified", err=True)
         return
     target = dst / src.name if into_dir or dst.is_dir() else dst
-    _, verified = download_object(store, src, target, attempts=options.attempts)
+    _, verified = download_object(store, src, target)
     typer.echo(f"{src} -> {target}")
     if not verified:
         typer.echo(f"warning: no MD5 known for {src}: not verified", err=True)

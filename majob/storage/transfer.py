@@ -8,8 +8,11 @@ MD5, when the hash cache already knew it) as metadata. The completed object's ET
 one the local part MD5s make; it is cached, so the next run compares without reading the file.
 The upload is recorded locally first, so a run that is killed resumes it when the same file (key,
 size, part size) is synced again: a stored part is reused only when its ETag is the MD5 of the
-same bytes of the local file. At the end, multipart uploads left under the prefix by earlier
-runs are aborted.
+same bytes of the local file. At the end, multipart uploads left under the prefix are aborted
+only when this client started them (they are in its local upload records) or when they were
+started more than ``stale_upload_age`` seconds ago (48 hours by default): another machine's
+sync running at the same time keeps its upload. Requests are retried by the store alone (one
+rule, ``storage/retry.py``); this module never retries on top of it.
 On a storage error the uploads this run started are aborted; an interrupted run (Ctrl-C) keeps
 them for the next run to resume.
 """
@@ -24,7 +27,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +42,6 @@ from majob.storage.plan import (
     md5_of,
 )
 from majob.storage.pool import run_all
-from majob.storage.retry import with_retries
 from majob.text import counted, human_bytes
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ MiB = 1 << 20
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB
 MAX_PARTS = 10_000
 DELETE_BATCH = 1000
+STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload takes
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,9 @@ class TransferOptions:
     jobs: int = 8
     multipart_threshold: int = 64 * MiB
     part_size: int = 16 * MiB
-    attempts: int = 3  # per transfer, on top of the store's own per-request retries
+    # Uploads under the prefix that this client did not start are aborted only when older than
+    # this: a concurrent sync from another machine or CI must not lose its upload.
+    stale_upload_age: float = STALE_UPLOAD_AGE
     progress: bool | None = None  # None: a progress bar only on a terminal
 
     def part_size_for(self, size: int) -> int:
@@ -196,9 +201,6 @@ class Uploader:
         self._started: list[MultipartUpload] = []  # created by this run, not yet completed
         self._meter = _Meter(plan, self.options.progress, console)
 
-    def _retry(self, call: Callable[[], ObjectInfo]) -> ObjectInfo:
-        return with_retries(call, attempts=self.options.attempts)
-
     def run(self) -> SyncResult:
         began = time.perf_counter()
         small = [u for u in self.plan.uploads if u.file.size < self.options.multipart_threshold]
@@ -222,9 +224,7 @@ class Uploader:
         file = upload.file
         md5 = file.md5 or file_md5(file.path)
         content_md5 = _b64(md5)
-        info = self._retry(
-            lambda: self.store.put_file(self.bucket, upload.key, file.path, content_md5=content_md5)
-        )
+        info = self.store.put_file(self.bucket, upload.key, file.path, content_md5=content_md5)
         got = md5_of(info)
         if got is not None and got != md5:
             raise StorageIntegrityError(
@@ -267,11 +267,8 @@ class Uploader:
                     self.result.resumed_parts += 1
                 self._meter.add_bytes(size)
                 return there
-            part = with_retries(
-                lambda: self.store.upload_part(
-                    self.bucket, mpu, number, file.path, offset, size, content_md5=_b64(md5)
-                ),
-                attempts=self.options.attempts,
+            part = self.store.upload_part(
+                self.bucket, mpu, number, file.path, offset, size, content_md5=_b64(md5)
             )
             if part.size not in (0, size) or part.etag not in ("", md5):
                 raise StorageIntegrityError(
@@ -298,7 +295,7 @@ class Uploader:
         dropped after OBS completed it), the retry finds no upload: the object is then checked
         by its ETag, which only these parts make."""
         try:
-            return self._retry(lambda: self.store.complete_multipart(self.bucket, mpu, parts))
+            return self.store.complete_multipart(self.bucket, mpu, parts)
         except StorageNotFound:
             stored = self.store.head(self.bucket, upload.key)
             if stored is None or stored.etag != multipart_etag(parts):
@@ -334,9 +331,7 @@ class Uploader:
         metadata = {PART_SIZE_METADATA: str(part_size)}
         if file.md5 is not None:
             metadata[MD5_METADATA] = file.md5
-        mpu = self._retry_mpu(
-            lambda: self.store.create_multipart(self.bucket, upload.key, metadata=metadata)
-        )
+        mpu = self.store.create_multipart(self.bucket, upload.key, metadata=metadata)
         with self._lock:
             self._started.append(mpu)
         self.records.put(
@@ -345,9 +340,6 @@ class Uploader:
             )
         )
         return mpu, {}
-
-    def _retry_mpu(self, call: Callable[[], MultipartUpload]) -> MultipartUpload:
-        return with_retries(call, attempts=self.options.attempts)
 
     def _verify_large(
         self,
@@ -368,9 +360,7 @@ class Uploader:
                 bucket=self.bucket,
                 key=upload.key,
             )
-        stored = with_retries(
-            lambda: self.store.head(self.bucket, upload.key), attempts=self.options.attempts
-        )
+        stored = self.store.head(self.bucket, upload.key)
         md5 = md5_of(stored) if stored is not None else None
         if (
             stored is None
@@ -407,20 +397,21 @@ class Uploader:
         keys = [o.key for o in self.plan.deletes]
         for start in range(0, len(keys), DELETE_BATCH):
             batch = keys[start : start + DELETE_BATCH]
-            with_retries(
-                lambda b=batch: self.store.delete_many(self.bucket, b),  # type: ignore[misc]
-                attempts=self.options.attempts,
-            )
+            self.store.delete_many(self.bucket, batch)
             self.result.deleted += len(batch)
 
     def _abort_stale(self) -> int:
-        """Abort multipart uploads under the prefix that no run will finish (killed runs)."""
+        """Abort the multipart uploads under the prefix that no run will finish: the ones this
+        client started (killed runs; every file this run needed is complete now) and the ones
+        older than the cut-off. Anyone else's recent upload may still be in progress."""
         aborted = 0
-        stale = with_retries(
-            lambda: self.store.list_multipart_uploads(self.bucket, self.plan.dest.key),
-            attempts=self.options.attempts,
-        )
-        for mpu in stale:
+        cutoff = time.time() - self.options.stale_upload_age
+        for mpu in self.store.list_multipart_uploads(self.bucket, self.plan.dest.key):
+            record = self.records.find(self.bucket, mpu.key)
+            mine = record is not None and record.upload_id == mpu.upload_id
+            old = 0.0 < mpu.initiated < cutoff
+            if not (mine or old):
+                continue
             with contextlib.suppress(StorageError):
                 self.store.abort_multipart(self.bucket, mpu)
                 aborted += 1
