@@ -155,7 +155,7 @@ def cp(
     recursive: Annotated[
         bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole prefix.")
     ] = False,
-    jobs: Jobs = 8,
+    jobs: Jobs = 32,
     part_size: PartSize = 16,
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,
@@ -272,7 +272,7 @@ def sync(
             help=f"List every planned file (a dry run lists the first {HEAD_LINES}).",
         ),
     ] = False,
-    jobs: Jobs = 8,
+    jobs: Jobs = 32,
     part_size: PartSize = 16,
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,

@@ -59,7 +59,11 @@ STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload tak
 class TransferOptions:
     """How hard and how: ``jobs`` files (or parts) in flight, when to switch to multipart."""
 
-    jobs: int = 8
+    # Requests in flight. A small file costs one PUT whose time is mostly the network's round
+    # trip (20-50 ms from a laptop or a notebook VM), so the floor of a sync is files x latency
+    # / jobs: 32 keep-alive connections (the SDK's pool grows to match) get 2,000 files of
+    # 4 KiB up in ~1.3 s at 20 ms, where 8 need 5 s. Big files send parts on the same count.
+    jobs: int = 32
     multipart_threshold: int = 64 * MiB
     part_size: int = 16 * MiB
     # Uploads under the prefix that this client did not start are aborted only when older than
