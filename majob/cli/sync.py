@@ -48,8 +48,7 @@ def sync(
 ) -> None:
     """Upload SPEC's code dir to its code.obs: the files majob submit would send, nothing else.
 
-    Honours code.ignore, .gitignore and .majobignore; objects under code.obs that are no longer
-    in the code are deleted (the job must see exactly the code that ran locally).
+    Honours code.ignore, .gitignore, .majobignore; deletes what under code.obs left the code.
     """
     from majob.service.api import cloud_stage
     from majob.service.connect import open_store
