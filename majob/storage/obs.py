@@ -335,6 +335,8 @@ class ObsObjectStore:
             chunk_size=_READ_CHUNK,
             **options,
         )
+        # The shortest request seen (seconds): how far the endpoint is (transfer.default_jobs).
+        self.fastest_request: float | None = None
         self._sdk_dir = os.path.dirname(os.path.abspath(self._sdk.__file__)) + os.sep
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -343,6 +345,7 @@ class ObsObjectStore:
         """Run ``call`` (one SDK request), map its failure, retry what is worth retrying."""
         for attempt in request_retrying(self.config.retries, self.config.timeout):
             with attempt:
+                started = time.perf_counter()
                 try:
                     result = call()
                 except MajobError:
@@ -355,6 +358,9 @@ class ObsObjectStore:
                     ) from error
                 if result is None:
                     raise malformed(action, "no answer", bucket=bucket, key=key)
+                took = time.perf_counter() - started
+                if self.fastest_request is None or took < self.fastest_request:
+                    self.fastest_request = took  # a race only loses one sample
                 if int(getattr(result, "status", 0) or 0) >= 300:
                     raise storage_error(
                         result, action=action, bucket=bucket, key=key, secrets=self._secrets

@@ -52,6 +52,24 @@ MiB = 1 << 20
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB
 MAX_PARTS = 10_000
 DELETE_BATCH = 1000
+REMOTE_JOBS = 32
+NEAR_JOBS = 8
+NEAR_SECONDS = 0.005  # a request answered this fast has no network round trip worth hiding
+
+
+def default_jobs(store: object) -> int:
+    """Requests in flight when not told. A small file costs one PUT whose time is mostly the
+    network's round trip (20-50 ms from a laptop or a notebook VM): the floor of a sync is
+    files x latency / jobs, so 32 keep-alive connections (the SDK's pool grows to match) send
+    2,000 files of 4 KiB in ~1.3 s at 20 ms, where 8 need 5 s. When the store's fastest request
+    so far (the plan's listing) took under 5 ms, the endpoint is near (the emulator, the same
+    host): there is no round trip to hide and more threads only contend for the GIL, so 8."""
+    fastest = getattr(store, "fastest_request", None)
+    if isinstance(fastest, float) and fastest < NEAR_SECONDS:
+        return NEAR_JOBS
+    return REMOTE_JOBS
+
+
 STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload takes
 
 
@@ -59,11 +77,8 @@ STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload tak
 class TransferOptions:
     """How hard and how: ``jobs`` files (or parts) in flight, when to switch to multipart."""
 
-    # Requests in flight. A small file costs one PUT whose time is mostly the network's round
-    # trip (20-50 ms from a laptop or a notebook VM), so the floor of a sync is files x latency
-    # / jobs: 32 keep-alive connections (the SDK's pool grows to match) get 2,000 files of
-    # 4 KiB up in ~1.3 s at 20 ms, where 8 need 5 s. Big files send parts on the same count.
-    jobs: int = 32
+    # Requests in flight; None: ``default_jobs(store)``, from the latency seen so far.
+    jobs: int | None = None
     multipart_threshold: int = 64 * MiB
     part_size: int = 16 * MiB
     # Uploads under the prefix that this client did not start are aborted only when older than
@@ -198,6 +213,7 @@ class Uploader:
         self.hashes = hashes
         self.plan = plan
         self.options = options or TransferOptions()
+        self.jobs = self.options.jobs or default_jobs(store)
         self.records = records or UploadRecords()
         self.bucket = plan.dest.bucket
         self.result = SyncResult(skipped=len(plan.skipped))
@@ -211,7 +227,7 @@ class Uploader:
         large = [u for u in self.plan.uploads if u.file.size >= self.options.multipart_threshold]
         try:
             with self._meter.running():
-                run_all(self._upload_small, small, self.options.jobs, "majob-put")
+                run_all(self._upload_small, small, self.jobs, "majob-put")
                 for upload in large:
                     self._upload_large(upload)
             self._delete_extraneous()
@@ -284,7 +300,7 @@ class Uploader:
             self._meter.add_bytes(size)
             return UploadedPart(number, md5, size)
 
-        parts = run_all(send, range(1, count + 1), self.options.jobs, "majob-part")
+        parts = run_all(send, range(1, count + 1), self.jobs, "majob-part")
         info = self._complete(upload, mpu, parts)
         with self._lock:
             self._started = [m for m in self._started if m.upload_id != mpu.upload_id]
