@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, image, jobs, migrate, obs, run, runs, spec_commands
+from majob.cli import emulator, image, jobs, migrate, obs, run, runs, spec_commands, sync
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
@@ -60,6 +60,7 @@ for _group in (
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,
+    sync.commands,
     image.image_app,
     image.env_app,
 ):

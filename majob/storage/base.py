@@ -43,10 +43,12 @@ class UploadedPart:
 
 @dataclass(frozen=True)
 class MultipartUpload:
-    """An upload in progress: its id and the key it will complete to."""
+    """An upload in progress: its id, the key it will complete to and when it was started
+    (seconds since the epoch; 0.0 when unknown, e.g. for an upload this client just created)."""
 
     key: str
     upload_id: str
+    initiated: float = field(default=0.0, compare=False)
 
 
 class ObjectStore(Protocol):

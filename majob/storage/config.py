@@ -162,7 +162,7 @@ class ObsConfig:
     credentials_file: Path | None = None
     signature: Signature = "v4"
     timeout: float = 30.0  # seconds per socket operation; also bounds the retries of one call
-    retries: int = 3
+    retries: int = 5  # more requests after the first; the one retry layer (storage/retry.py)
 
     def __post_init__(self) -> None:
         if self.signature not in SIGNATURES:

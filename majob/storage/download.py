@@ -26,7 +26,6 @@ from majob.storage.listing import list_remote
 from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
-from majob.storage.retry import with_retries
 from majob.storage.uri import ObsUri
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -69,9 +68,7 @@ def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> s
     return rel
 
 
-def download_object(
-    store: ObjectStore, src: ObsUri, target: Path, *, attempts: int = 3
-) -> tuple[ObjectInfo, bool]:
+def download_object(store: ObjectStore, src: ObsUri, target: Path) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
     verified (False when the store did not say it)."""
     with _local_errors(target):
@@ -82,7 +79,7 @@ def download_object(
         os.close(fd)
     tmp = Path(tmp_name)
     try:
-        info = with_retries(lambda: store.get_file(src.bucket, src.key, tmp), attempts=attempts)
+        info = store.get_file(src.bucket, src.key, tmp)  # the store retries the request
         described: ObjectInfo | None = info
         if md5_of(info) is None and part_size_of(info) is None:
             described = store.head(src.bucket, src.key)
@@ -108,12 +105,10 @@ def download_object(
     return info, expected is not None
 
 
-def download_tree(
-    store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8, attempts: int = 3
-) -> DownloadResult:
+def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8) -> DownloadResult:
     """Download every object below directory ``src`` into ``dest`` (created if missing)."""
     prefix = src.as_dir().key
-    listing = list_remote(store, src.bucket, prefix, attempts=attempts)
+    listing = list_remote(store, src.bucket, prefix)
     objects = [o for o in listing if not o.key.endswith("/")]
     # Check every key first: a malicious listing fails before a single byte is written.
     targets = [(o, dest / safe_relative_path(o.key, prefix, bucket=src.bucket)) for o in objects]
@@ -125,9 +120,7 @@ def download_tree(
 
     def fetch(item: tuple[ObjectInfo, Path]) -> None:
         info, target = item
-        got, verified = download_object(
-            store, ObsUri(src.bucket, info.key), target, attempts=attempts
-        )
+        got, verified = download_object(store, ObsUri(src.bucket, info.key), target)
         with lock:
             result.downloaded += 1
             result.bytes += got.size

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,10 +65,14 @@ SECRET_PATTERNS: tuple[str, ...] = (
 )
 
 
+# One regex for all of them: a scan calls this for every file (2,000 x 19 fnmatch calls cost
+# ~0.1 s of a no-change sync).
+_SECRET_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_PATTERNS))
+
+
 def looks_secret(rel: str) -> bool:
     """Whether the file's name is one that usually holds a secret (``.env``, ``id_rsa``...)."""
-    name = rel.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SECRET_PATTERNS)
+    return _SECRET_NAME.match(rel.rsplit("/", 1)[-1]) is not None
 
 
 def head_of(names: Sequence[str], shown: int = 5) -> str:

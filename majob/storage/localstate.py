@@ -175,6 +175,8 @@ class HashCache:
             return
         with self._lock:
             data = dict(self._new)
+        if data == self._old:
+            return  # a no-change run: the file already says this (and writing costs ~0.05 s)
         with _locked(self.path):
             _write_json_atomic(self.path, data)
 

@@ -6,9 +6,14 @@ The SDK returns HTTP errors as results and raises network errors and plain ``Exc
 names the OBS error code, the object and the request id, and never the secret key.
 
 Retries are ours, not the SDK's (it is built with ``max_retry_count=0``): the SDK does not retry
-file-object bodies or parts, and one policy for every call is easier to reason about. A call is
-retried on 5xx answers and connection failures, with exponential back-off and jitter, at most
-``retries`` more times and never longer than ``timeout`` seconds in all.
+file-object bodies or parts, and one policy for every call is easier to reason about. ``_call``
+applies the one rule of ``storage/retry.py`` (5xx, throttling and connection failures; at most
+``retries`` more requests within ``timeout`` seconds); nothing above the store retries again.
+
+Only the SDK's and the network's failures become ``StorageError``s (their cause kept, for
+``MAJOB_DEBUG=1``); an exception raised by majob's own code is a bug and propagates unchanged.
+An answer the SDK could not parse (it then hands back no body) is a ``StorageError`` too.
+Listings ask for ``encoding-type=url``: keys with control characters cannot travel raw in XML.
 """
 
 from __future__ import annotations
@@ -21,20 +26,13 @@ import http.client
 import os
 import secrets
 import socket
+import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, TypeVar
-
-from tenacity import (
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_exponential,
-    wait_random,
-)
 
 from majob.errors import (
     MajobError,
@@ -47,6 +45,7 @@ from majob.errors import (
 )
 from majob.storage.base import ListPage, MultipartUpload, ObjectInfo, UploadedPart
 from majob.storage.config import Credentials, ObsConfig
+from majob.storage.retry import is_transient, request_retrying
 
 T = TypeVar("T")
 INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
@@ -70,9 +69,6 @@ AUTH_CODES = frozenset(
 )
 NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload"})
 INTEGRITY_CODES = frozenset({"BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"})
-RETRYABLE_CODES = frozenset(
-    {"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout", "Throttling"}
-)
 _READ_CHUNK = 1 << 20
 _DELETE_BATCH = 1000
 
@@ -160,15 +156,37 @@ def storage_error(
     return StorageError(text, **details)
 
 
-def is_retryable(error: BaseException) -> bool:
-    """Worth another try: the network failed, or OBS had a (5xx) bad moment."""
-    if isinstance(error, StorageUnreachable):
-        return True
-    if isinstance(error, StorageError) and not isinstance(
-        error, (StorageAuthError, StorageNotFound, StorageIntegrityError)
-    ):
-        return (error.status or 0) >= 500 or error.code in RETRYABLE_CODES
-    return False
+is_retryable = is_transient  # the one rule (storage/retry.py), under the name callers know
+
+# Failures of the network: whatever majob's code was doing, the request did not get through.
+_NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,
+    TimeoutError,
+    socket.gaierror,
+    socket.herror,
+    ssl.SSLError,
+    http.client.HTTPException,
+)
+
+
+def _raised_in(error: BaseException, package_dir: str) -> bool:
+    """Whether the innermost frame of ``error``'s traceback is in ``package_dir``."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package_dir)
+
+
+def malformed(action: str, what: str, *, bucket: str | None, key: str | None) -> StorageError:
+    """The error for an answer majob cannot read (a torn or unparsable response)."""
+    return StorageError(
+        f"{action}: OBS sent {what} that majob cannot read",
+        hint="try again; if it persists, run with MAJOB_DEBUG=1 and report the endpoint",
+        bucket=bucket,
+        key=key,
+    )
 
 
 def _etag(value: object) -> str:
@@ -201,6 +219,15 @@ def _epoch(value: object) -> float:
     return 0.0
 
 
+def _local_epoch(value: object) -> float:
+    """Seconds since the epoch from the SDK's ``Initiated`` of an upload, which it turns into
+    local time ("YYYY/MM/DD HH:MM:SS"); 0.0 when missing or unreadable."""
+    try:
+        return time.mktime(time.strptime(str(value), "%Y/%m/%d %H:%M:%S"))
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+
+
 def metadata_from_headers(header: object) -> dict[str, str]:
     """Custom metadata from the SDK's ``(name, value)`` header list."""
     pairs = header if isinstance(header, list) else []
@@ -219,6 +246,29 @@ def _import_sdk() -> Any:
             "the OBS SDK (esdk-obs-python) is not installed", hint=INSTALL_HINT
         ) from error
     return obs
+
+
+def _list_page(body: Any) -> ListPage:
+    """A page from the SDK's parsed listing; raises on a missing field."""
+    objects: list[ObjectInfo] = []
+    for item in body.contents or []:
+        if not isinstance(item.key, str) or not item.key:
+            raise ValueError("an entry without a key")
+        objects.append(
+            ObjectInfo(
+                key=item.key,
+                size=int(item.size or 0),
+                etag=_etag(item.etag),
+                last_modified=_epoch(item.lastModified),
+            )
+        )
+    truncated = bool(body.is_truncated)
+    next_marker = (
+        (body.next_marker or (objects[-1].key if objects else None)) if truncated else None
+    )
+    if truncated and next_marker is None:
+        raise ValueError("a truncated page without a marker")
+    return ListPage(objects, next_marker)
 
 
 @functools.cache
@@ -285,33 +335,58 @@ class ObsObjectStore:
             chunk_size=_READ_CHUNK,
             **options,
         )
-        self._retry_stop = stop_after_attempt(config.retries + 1) | stop_after_delay(config.timeout)
+        # The shortest request seen (seconds): how far the endpoint is (transfer.default_jobs).
+        self.fastest_request: float | None = None
+        self._sdk_dir = os.path.dirname(os.path.abspath(self._sdk.__file__)) + os.sep
 
     # -- plumbing ----------------------------------------------------------------------------
 
     def _call(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
         """Run ``call`` (one SDK request), map its failure, retry what is worth retrying."""
-        for attempt in Retrying(
-            stop=self._retry_stop,
-            wait=wait_exponential(multiplier=0.2, max=4.0) + wait_random(0, 0.2),
-            retry=retry_if_exception(is_retryable),
-            reraise=True,
-        ):
+        for attempt in request_retrying(self.config.retries, self.config.timeout):
             with attempt:
+                started = time.perf_counter()
                 try:
                     result = call()
                 except MajobError:
                     raise  # already ours (e.g. a failed MD5 check while streaming)
-                except Exception as error:  # the SDK raises plain Exception, socket errors...
+                except Exception as error:
+                    if not self._is_sdk_failure(error):
+                        raise  # a bug in majob: its traceback must not be hidden
                     raise storage_error(
                         error, action=action, bucket=bucket, key=key, secrets=self._secrets
-                    ) from None
+                    ) from error
+                if result is None:
+                    raise malformed(action, "no answer", bucket=bucket, key=key)
+                took = time.perf_counter() - started
+                if self.fastest_request is None or took < self.fastest_request:
+                    self.fastest_request = took  # a race only loses one sample
                 if int(getattr(result, "status", 0) or 0) >= 300:
                     raise storage_error(
                         result, action=action, bucket=bucket, key=key, secrets=self._secrets
                     )
                 return result
         raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+
+    def _is_sdk_failure(self, error: BaseException) -> bool:
+        """The network failed, or the SDK raised (its plain ``Exception``s included)."""
+        return (
+            isinstance(error, _NETWORK_ERRORS)
+            or type(error) is Exception
+            or _raised_in(error, self._sdk_dir)
+        )
+
+    def _read(
+        self, action: str, bucket: str, key: str | None, result: Any, read: Callable[[Any], T]
+    ) -> T:
+        """``read(result.body)``; a missing body or field (the SDK could not parse the answer)
+        is a ``StorageError``, with the parse failure as its cause."""
+        if getattr(result, "body", None) is None:
+            raise malformed(action, "an answer", bucket=bucket, key=key)
+        try:
+            return read(result.body)
+        except (AttributeError, TypeError, ValueError, KeyError) as error:
+            raise malformed(action, "an answer", bucket=bucket, key=key) from error
 
     # -- listing and metadata ----------------------------------------------------------------
 
@@ -323,24 +398,21 @@ class ObsObjectStore:
             bucket,
             prefix,
             lambda: self._client.listObjects(
-                bucket, prefix=prefix or None, marker=marker or None, max_keys=max_keys
+                bucket,
+                prefix=prefix or None,
+                marker=marker or None,
+                max_keys=max_keys,
+                encoding_type="url",  # the SDK decodes the keys when the answer says "url"
             ),
         )
-        body = result.body
-        objects = [
-            ObjectInfo(
-                key=item.key,
-                size=int(item.size or 0),
-                etag=_etag(item.etag),
-                last_modified=_epoch(item.lastModified),
-            )
-            for item in body.contents or []
-        ]
-        truncated = bool(body.is_truncated)
-        next_marker = (
-            (body.next_marker or (objects[-1].key if objects else None)) if truncated else None
-        )
-        return ListPage(objects, next_marker)
+        if getattr(result, "body", None) is None:
+            raise malformed("list objects", "a listing", bucket=bucket, key=prefix or None)
+        try:
+            return _list_page(result.body)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise malformed(
+                "list objects", "a listing", bucket=bucket, key=prefix or None
+            ) from error
 
     def list_all(self, bucket: str, prefix: str) -> Iterator[ObjectInfo]:
         marker: str | None = None
@@ -358,13 +430,18 @@ class ObsObjectStore:
             )
         except StorageNotFound:
             return None
-        body = result.body
-        return ObjectInfo(
-            key=key,
-            size=int(body.contentLength or 0),
-            etag=_etag(body.etag),
-            last_modified=_epoch(body.lastModified),
-            metadata=metadata_from_headers(result.header),
+        return self._read(
+            "head object",
+            bucket,
+            key,
+            result,
+            lambda body: ObjectInfo(
+                key=key,
+                size=int(body.contentLength or 0),
+                etag=_etag(body.etag),
+                last_modified=_epoch(body.lastModified),
+                metadata=metadata_from_headers(result.header),
+            ),
         )
 
     # -- single-request transfers ------------------------------------------------------------
@@ -390,7 +467,8 @@ class ObsObjectStore:
             )
 
         result = self._call("upload file", bucket, key, put)
-        return ObjectInfo(key, size, _etag(result.body.etag), metadata=dict(metadata or {}))
+        etag = self._read("upload file", bucket, key, result, lambda body: _etag(body.etag))
+        return ObjectInfo(key, size, etag, metadata=dict(metadata or {}))
 
     def put_bytes(
         self,
@@ -406,7 +484,8 @@ class ObsObjectStore:
             key,
             lambda: self._client.putContent(bucket, key, data, metadata=dict(metadata or {})),
         )
-        return ObjectInfo(key, len(data), _etag(result.body.etag), metadata=dict(metadata or {}))
+        etag = self._read("upload object", bucket, key, result, lambda body: _etag(body.etag))
+        return ObjectInfo(key, len(data), etag, metadata=dict(metadata or {}))
 
     def get_bytes(self, bucket: str, key: str) -> bytes:
         result = self._call(
@@ -415,7 +494,9 @@ class ObsObjectStore:
             key,
             lambda: self._client.getObject(bucket, key, loadStreamInMemory=True),
         )
-        return bytes(result.body.buffer or b"")
+        return self._read(
+            "download object", bucket, key, result, lambda body: bytes(body.buffer or b"")
+        )
 
     def get_file(self, bucket: str, key: str, path: Path) -> ObjectInfo:
         """Download to ``path`` atomically (a temporary file, then a rename); the MD5 is checked
@@ -434,7 +515,25 @@ class ObsObjectStore:
         return info[0]
 
     def _stream_to(self, result: Any, bucket: str, key: str, path: Path) -> ObjectInfo:
-        response = result.body.response
+        response = getattr(getattr(result, "body", None), "response", None)
+        if response is None:
+            raise malformed("download object", "an answer", bucket=bucket, key=key)
+        try:
+            return self._write_stream(result, response, bucket, key, path)
+        except OSError as error:
+            if isinstance(error, _NETWORK_ERRORS):
+                raise
+            # The local disk, not OBS: no retry, and the path in the message.
+            raise StorageError(
+                f"download object: cannot write {path} ({error.strerror or error})",
+                hint="check the free space and permissions of the destination",
+                bucket=bucket,
+                key=key,
+            ) from error
+
+    def _write_stream(
+        self, result: Any, response: Any, bucket: str, key: str, path: Path
+    ) -> ObjectInfo:
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f".{path.name}.majob-{secrets.token_hex(4)}")
         md5 = hashlib.md5()
@@ -505,7 +604,10 @@ class ObsObjectStore:
                 bucket, key, metadata=dict(metadata or {})
             ),
         )
-        return MultipartUpload(key, result.body.uploadId)
+        upload_id = self._read(
+            "start multipart upload", bucket, key, result, lambda body: str(body.uploadId)
+        )
+        return MultipartUpload(key, upload_id)
 
     def list_multipart_uploads(self, bucket: str, prefix: str) -> list[MultipartUpload]:
         uploads: list[MultipartUpload] = []
@@ -521,8 +623,19 @@ class ObsObjectStore:
                 prefix,
                 functools.partial(self._client.listMultipartUploads, bucket, request),
             )
-            body = result.body
-            uploads.extend(MultipartUpload(u.key, u.uploadId) for u in body.upload or [])
+            body = self._read("list multipart uploads", bucket, prefix, result, lambda b: b)
+            uploads.extend(
+                self._read(
+                    "list multipart uploads",
+                    bucket,
+                    prefix,
+                    result,
+                    lambda b: [
+                        MultipartUpload(u.key, u.uploadId, _local_epoch(u.initiated))
+                        for u in b.upload or []
+                    ],
+                )
+            )
             if not body.isTruncated or not body.upload:
                 return uploads
             key_marker, id_marker = body.nextKeyMarker, body.nextUploadIdMarker
@@ -543,10 +656,18 @@ class ObsObjectStore:
                     partNumberMarker=marker,
                 ),
             )
-            body = result.body
+            body = self._read("list parts", bucket, upload.key, result, lambda b: b)
             parts.extend(
-                UploadedPart(int(p.partNumber), _etag(p.etag), int(p.size or 0))
-                for p in body.parts or []
+                self._read(
+                    "list parts",
+                    bucket,
+                    upload.key,
+                    result,
+                    lambda b: [
+                        UploadedPart(int(p.partNumber), _etag(p.etag), int(p.size or 0))
+                        for p in b.parts or []
+                    ],
+                )
             )
             if not body.isTruncated or not body.parts:
                 return parts
@@ -581,7 +702,8 @@ class ObsObjectStore:
                 md5=content_md5,
             ),
         )
-        return UploadedPart(number, _etag(result.body.etag), size)
+        etag = self._read(f"upload part {number}", bucket, upload.key, result, lambda b: b.etag)
+        return UploadedPart(number, _etag(etag), size)
 
     def complete_multipart(
         self, bucket: str, upload: MultipartUpload, parts: Sequence[UploadedPart]
@@ -598,7 +720,8 @@ class ObsObjectStore:
                 bucket, upload.key, upload.upload_id, request
             ),
         )
-        return ObjectInfo(upload.key, sum(p.size for p in ordered), _etag(result.body.etag))
+        etag = self._read("complete multipart upload", bucket, upload.key, result, lambda b: b.etag)
+        return ObjectInfo(upload.key, sum(p.size for p in ordered), _etag(etag))
 
     def abort_multipart(self, bucket: str, upload: MultipartUpload) -> None:
         with contextlib.suppress(StorageNotFound):  # already gone: what aborting wants

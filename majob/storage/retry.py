@@ -1,20 +1,23 @@
-"""Which storage failures are worth another try at the level of a whole transfer.
+"""The one retry rule for storage requests, applied in one place: ``ObsObjectStore._call``.
 
-The store already retries each request (5xx and dropped connections, bounded by its timeout).
-Sync adds one more layer around a whole file, part or page: after the store gave up on a server
-error (5xx, ``RequestTimeout``, ``SlowDown``), or on a connection dropped by an endpoint that has
-answered before in this run, the transfer is tried again after a short exponential back-off.
-Refusals (wrong key, missing bucket, bad digest) never are: they would fail the same way again.
-Nor is an endpoint that never answered: the store has already spent its time budget on it, and
-the user is owed a clear error within the configured time-out.
+A request is sent again when OBS had a bad moment (a 5xx answer, or one of the codes below) or the
+connection failed; never on a refusal (wrong key, missing object, bad digest), which would fail
+the same way again. At most ``retries`` more requests, with exponential back-off and jitter, and
+no new attempt once ``timeout`` seconds have passed since the first: one object costs at most
+``retries + 1`` requests and about one time budget. Callers above the store (sync, download,
+listing) do not retry again: they would multiply both bounds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+    wait_random,
+)
 
 from majob.errors import (
     StorageAuthError,
@@ -24,36 +27,27 @@ from majob.errors import (
     StorageUnreachable,
 )
 
-T = TypeVar("T")
-_TRANSIENT_CODES = frozenset({"RequestTimeout", "SlowDown", "InternalError", "ServiceUnavailable"})
+TRANSIENT_CODES = frozenset(
+    {"InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout", "Throttling"}
+)
 
 
-def is_transient(error: BaseException, *, endpoint_answered: bool = True) -> bool:
-    """Whether ``error`` may go away when the same request is sent again. A network failure
-    counts only once the endpoint has ``endpoint_answered`` (it is up; the connection dropped)."""
+def is_transient(error: BaseException) -> bool:
+    """Whether ``error`` may go away when the same request is sent again."""
     if isinstance(error, (StorageAuthError, StorageNotFound, StorageIntegrityError)):
         return False
     if isinstance(error, StorageUnreachable):
-        return endpoint_answered
+        return True
     if isinstance(error, StorageError):
-        return (error.status or 0) >= 500 or error.code in _TRANSIENT_CODES
-    return endpoint_answered and isinstance(error, ConnectionResetError)
+        return (error.status or 0) >= 500 or error.code in TRANSIENT_CODES
+    return False
 
 
-def with_retries(
-    call: Callable[[], T],
-    *,
-    attempts: int = 3,
-    base_delay: float = 0.1,
-    endpoint_answered: bool = True,
-) -> T:
-    """Run ``call``, again on a transient failure (at most ``attempts`` times in all). Pass
-    ``endpoint_answered=False`` for the first request of a run: an endpoint that cannot be
-    reached fails at once instead of being tried again."""
-    retrying = Retrying(
-        stop=stop_after_attempt(max(1, attempts)),
-        wait=wait_exponential(multiplier=base_delay, max=2.0),
-        retry=retry_if_exception(lambda e: is_transient(e, endpoint_answered=endpoint_answered)),
+def request_retrying(retries: int, timeout: float, *, base_delay: float = 0.2) -> Retrying:
+    """The retry loop for one request: ``retries`` more attempts within ``timeout`` seconds."""
+    return Retrying(
+        stop=stop_after_attempt(max(0, retries) + 1) | stop_after_delay(timeout),
+        wait=wait_exponential(multiplier=base_delay, max=4.0) + wait_random(0, base_delay),
+        retry=retry_if_exception(is_transient),
         reraise=True,
     )
-    return retrying(call)

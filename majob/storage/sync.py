@@ -38,7 +38,6 @@ def make_plan(
     ignore: Iterable[str] = (),
     delete: bool = False,
     cache_dir: Path | None = None,
-    attempts: int = 3,
     lazy_from: int | None = None,
     allow_secrets: bool = False,
 ) -> SyncPlan:
@@ -46,7 +45,7 @@ def make_plan(
     needs it), list ``dest`` once, and decide what a sync would do. Files that look like
     secrets are left out (``plan.withheld``) unless ``allow_secrets``."""
     cache = HashCache.for_root(source, cache_dir)
-    plan = _plan(store, source, dest, cache, ignore, delete, attempts, lazy_from, allow_secrets)
+    plan = _plan(store, source, dest, cache, ignore, delete, lazy_from, allow_secrets)
     cache.save()
     return plan
 
@@ -58,7 +57,6 @@ def _plan(
     cache: HashCache,
     ignore: Iterable[str],
     delete: bool,
-    attempts: int,
     lazy_from: int | None,
     allow_secrets: bool,
 ) -> SyncPlan:
@@ -77,7 +75,7 @@ def _plan(
         on_withheld=withheld.append,
     )
     dest = dest.as_dir()
-    remote = list_remote(store, dest.bucket, dest.key, attempts=attempts)
+    remote = list_remote(store, dest.bucket, dest.key)
     return plan_sync(
         source,
         local,
@@ -116,7 +114,6 @@ def sync_dir(
         cache,
         ignore,
         delete,
-        options.attempts,
         options.multipart_threshold,
         allow_secrets,
     )

@@ -1,4 +1,4 @@
-"""Transient failures are retried, refusals are not."""
+"""One retry rule: transient failures are retried, refusals are not, within both bounds."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from majob.errors import (
     StorageNotFound,
     StorageUnreachable,
 )
-from majob.storage.retry import is_transient, with_retries
+from majob.storage import obs
+from majob.storage.retry import is_transient, request_retrying
 
 
 @pytest.mark.parametrize(
@@ -19,35 +20,47 @@ from majob.storage.retry import is_transient, with_retries
     [
         (StorageError("busy", status=503), True),
         (StorageError("slow", code="SlowDown", status=400), True),
-        (StorageUnreachable("dropped by an endpoint that answered before"), True),
-        (ConnectionResetError(), True),
+        (StorageError("throttled", code="Throttling", status=400), True),
+        (StorageUnreachable("dropped"), True),
         (StorageAuthError("no", code="SignatureDoesNotMatch", status=403), False),
         (StorageNotFound("no", status=404), False),
         (StorageIntegrityError("bad digest", status=400), False),
         (StorageError("bad request", status=400), False),
         (ValueError("bug"), False),
+        (ConnectionResetError(), False),  # raw: the store maps network errors first
     ],
 )
 def test_is_transient(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient
 
 
-def test_network_failures_of_a_silent_endpoint_are_final() -> None:
-    assert not is_transient(StorageUnreachable("refused"), endpoint_answered=False)
-    assert not is_transient(ConnectionResetError(), endpoint_answered=False)
-    assert is_transient(StorageError("busy", status=503), endpoint_answered=False)
+def test_the_store_uses_the_same_rule() -> None:
+    # Throttling used to be retried by the store and not by sync: one rule now.
+    assert obs.is_retryable is is_transient
+
+
+def _run(fail: BaseException, *, retries: int, timeout: float = 60.0) -> int:
     calls: list[int] = []
 
-    def refused() -> str:
+    def call() -> str:
         calls.append(1)
-        raise StorageUnreachable("connection refused")
+        raise fail
 
-    with pytest.raises(StorageUnreachable):
-        with_retries(refused, base_delay=0.001, endpoint_answered=False)
-    assert len(calls) == 1
+    with pytest.raises(type(fail)):
+        request_retrying(retries, timeout, base_delay=0.001)(call)
+    return len(calls)
 
 
-def test_retries_until_success_and_gives_up() -> None:
+def test_at_most_retries_plus_one_requests() -> None:
+    assert _run(StorageError("busy", status=503), retries=3) == 4
+    assert _run(StorageError("busy", status=503), retries=0) == 1
+
+
+def test_refusals_are_sent_once() -> None:
+    assert _run(StorageAuthError("wrong key", status=403), retries=3) == 1
+
+
+def test_retries_until_success() -> None:
     calls: list[int] = []
 
     def flaky() -> str:
@@ -56,23 +69,5 @@ def test_retries_until_success_and_gives_up() -> None:
             raise StorageError("busy", status=503)
         return "ok"
 
-    assert with_retries(flaky, base_delay=0.001) == "ok"
-    assert len(calls) == 3
-
-    def refused() -> str:
-        calls.append(1)
-        raise StorageAuthError("wrong key", status=403)
-
-    calls.clear()
-    with pytest.raises(StorageAuthError):
-        with_retries(refused, base_delay=0.001)
-    assert len(calls) == 1
-
-    def busy() -> str:
-        calls.append(1)
-        raise StorageError("busy", status=503)
-
-    calls.clear()
-    with pytest.raises(StorageError):
-        with_retries(busy, attempts=3, base_delay=0.001)
+    assert request_retrying(5, 60.0, base_delay=0.001)(flaky) == "ok"
     assert len(calls) == 3

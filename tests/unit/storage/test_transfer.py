@@ -51,3 +51,14 @@ def test_summary_line() -> None:
         "uploaded 3 files (2.0 MiB, 1.0 MiB/s), skipped 5, deleted 0, resumed 4 parts, "
         "aborted 1 stale upload in 2.00s"
     )
+
+
+def test_default_jobs_follow_the_latency_seen() -> None:
+    from types import SimpleNamespace
+
+    from majob.storage.transfer import NEAR_JOBS, REMOTE_JOBS, default_jobs
+
+    assert default_jobs(SimpleNamespace(fastest_request=None)) == REMOTE_JOBS  # nothing seen yet
+    assert default_jobs(SimpleNamespace(fastest_request=0.001)) == NEAR_JOBS
+    assert default_jobs(SimpleNamespace(fastest_request=0.020)) == REMOTE_JOBS
+    assert default_jobs(object()) == REMOTE_JOBS

@@ -1,0 +1,112 @@
+"""``majob sync SPEC`` sends exactly what ``majob submit`` sends: the same function, the same keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+from majob.emulator.cloud import EmulatedCloud
+from majob.service.connect import open_store
+from majob.spec.profiles import load_profile
+from majob.storage.obs import ObsObjectStore
+
+BUCKET = "majob-demo"
+PREFIX = "tiny/code/"
+runner = CliRunner()
+
+SPEC = """\
+name: tiny
+code:
+  dir: code
+  boot_file: train.py
+  obs: "obs://majob-demo/tiny/code/"
+  ignore: ["*.log", "scratch/"]
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u, nodes: 1}
+outputs:
+  - {name: train_url, obs: "obs://majob-demo/tiny/out/"}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    code = root / "code"
+    (code / "pkg").mkdir(parents=True)
+    (code / "scratch").mkdir()
+    (code / "train.py").write_text("print('done', flush=True)\n")
+    (code / "pkg" / "net.py").write_text("net = 1\n")
+    (code / "run.log").write_text("code.ignore leaves this out\n")
+    (code / "scratch" / "notes.txt").write_text("and this\n")
+    (code / "cache.bin").write_text(".gitignore leaves this out\n")
+    (code / ".gitignore").write_text("cache.bin\n")
+    (code / ".env").write_text("TOKEN=x\n")  # a likely secret: never sent by default
+    (root / "spec.yaml").write_text(SPEC)
+    return root
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ObsObjectStore]:
+    state = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "10")
+    for name in (
+        "HUAWEICLOUD_SDK_AK",
+        "HUAWEICLOUD_SDK_SK",
+        "HUAWEICLOUD_SDK_SECURITY_TOKEN",
+        "MAJOB_OBS_ENDPOINT",
+        "MAJOB_OBS_CREDENTIALS",
+        "MAJOB_MODELARTS_ENDPOINT",
+        "MAJOB_PROFILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with EmulatedCloud(state, buckets=(BUCKET,)):
+        opened = open_store(load_profile("emulator"))
+        try:
+            yield opened
+        finally:
+            opened.close()
+
+
+def _keys(store: ObsObjectStore) -> set[str]:
+    return {o.key for o in store.list_all(BUCKET, PREFIX)}
+
+
+def _clear(store: ObsObjectStore) -> None:
+    keys = sorted(_keys(store))
+    if keys:
+        store.delete_many(BUCKET, keys)
+
+
+def test_sync_and_submit_upload_the_same_keys(project: Path, store: ObsObjectStore) -> None:
+    spec = str(project / "spec.yaml")
+    dry = runner.invoke(app, ["sync", spec, "--profile", "emulator", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "dry run: nothing uploaded or deleted" in dry.stdout and _keys(store) == set()
+
+    synced = runner.invoke(app, ["sync", spec, "--profile", "emulator"])
+    assert synced.exit_code == 0, synced.output
+    expected = {PREFIX + "train.py", PREFIX + "pkg/net.py", PREFIX + ".gitignore"}
+    assert _keys(store) == expected
+    again = runner.invoke(app, ["sync", spec, "--profile", "emulator"])
+    assert again.exit_code == 0 and "uploaded 0 files" in again.stdout, again.output
+
+    _clear(store)
+    submitted = runner.invoke(app, ["submit", spec, "--profile", "emulator"])
+    assert submitted.exit_code == 0, submitted.output
+    assert _keys(store) == expected
+
+
+def test_code_obs_at_a_bucket_root_is_one_clear_line(project: Path, store: ObsObjectStore) -> None:
+    # Mirroring deletes what is not in the code: never at the root of a bucket.
+    spec = project / "spec.yaml"
+    spec.write_text(SPEC.replace("obs://majob-demo/tiny/code/", "obs://majob-demo/"))
+    result = runner.invoke(app, ["sync", str(spec), "--profile", "emulator"])
+    assert result.exit_code != 0
+    assert result.stderr.startswith("error: code.obs is the root of bucket"), result.output
