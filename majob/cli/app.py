@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, image, jobs, migrate, obs, run, runs, spec_commands
+from majob.cli import emulator, image, jobs, migrate, obs, precision, run, runs, spec_commands
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
@@ -62,6 +62,7 @@ for _group in (
     obs.obs_app,
     image.image_app,
     image.env_app,
+    precision.commands,
 ):
     app.add_typer(_group)
 

@@ -139,6 +139,14 @@ def run(
             help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
         ),
     ] = False,
+    dump: Annotated[
+        bool,
+        typer.Option(
+            "--dump",
+            help="Dump with msprobe as the spec's `precision:` says (for `majob compare`); "
+            "needs majob[precision].",
+        ),
+    ] = False,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
@@ -169,6 +177,7 @@ def run(
             runs_dir=runs_dir,
             overwrite=overwrite,
             allow_secrets=allow_secrets,
+            dump=dump,
         )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
