@@ -43,6 +43,7 @@ bench: bytecode
 	$(BIN)/python bench/obs_sync.py --quick
 	$(BIN)/python bench/check_speed.py --rounds 1
 	$(BIN)/python bench/image_inspect.py --rounds 1
+	$(BIN)/python bench/precision.py
 
 clean:
 	rm -rf $(VENV) .majob .mypy_cache .pytest_cache .ruff_cache

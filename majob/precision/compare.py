@@ -169,8 +169,7 @@ def pairs_to_compare(
             names = list(zip(left, right, strict=False))
         if len(left) != len(right):
             skipped.append(
-                f"step {step}: A dumped {len(left)} rank(s), B {len(right)}; "
-                f"compared {len(names)}"
+                f"step {step}: A dumped {len(left)} rank(s), B {len(right)}; compared {len(names)}"
             )
         for golden_name, target_name in names:
             g, t = a[step][golden_name], b[step][target_name]

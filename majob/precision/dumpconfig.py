@@ -50,7 +50,7 @@ def msprobe_config(precision: Precision, dump_path: Path) -> dict[str, object]:
 def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
     """Write the configuration under ``directory`` (the run's own files); the dump goes to
     ``output_dir/DUMP_DIR``. Returns the variables every node gets."""
-    precision = spec.precision or Precision()
+    precision = spec.precision or Precision.model_validate({})
     dump_path = output_dir / DUMP_DIR
     directory.mkdir(parents=True, exist_ok=True)
     probe_file = directory / "msprobe-config.json"

@@ -19,11 +19,12 @@ from pathlib import Path
 from majob.errors import ConfigError
 
 INSTALL_HINT = "pip install 'majob[precision]'  (or: pip install mindstudio-probe)"
+MODULE = "msprobe"
 
 
 def require_msprobe() -> None:
     """One line with the install command when msprobe is missing."""
-    if importlib.util.find_spec("msprobe") is None:
+    if importlib.util.find_spec(MODULE) is None:
         raise ConfigError("mindstudio-probe (msprobe) is not installed", hint=INSTALL_HINT)
 
 

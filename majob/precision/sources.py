@@ -12,6 +12,7 @@ exist. Accepted shapes, tried in this order:
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +67,16 @@ def from_directory(path: Path, label: str) -> RunDump:
     dump = _dump_in(root)
     logs = tuple(sorted((path / "logs").glob("*.log")))
     files = dump.parent if dump is not None and root != outputs else root
-    return RunDump(label=label, dump_dir=dump, files_dir=files, logs=logs)
+    return RunDump(label, dump, files, logs, _spec_name(path / "record.json"))
+
+
+def _spec_name(record: Path) -> str | None:
+    """The spec a run directory ran (its ``record.json``), None for a bare dump."""
+    try:
+        name = json.loads(record.read_text(encoding="utf-8")).get("spec_name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def resolve(text: str, runs_dir: Path, cache_dir: Path) -> RunDump:
@@ -77,9 +87,7 @@ def resolve(text: str, runs_dir: Path, cache_dir: Path) -> RunDump:
     if path.is_dir():
         return from_directory(path, text)
     if runs_dir.is_dir() and (is_run_id(text) or text == "latest" or "/" not in text):
-        run = find_run(runs_dir, text)
-        dump = from_directory(run.path, text)
-        return RunDump(dump.label, dump.dump_dir, dump.files_dir, dump.logs, run.spec_name)
+        return from_directory(find_run(runs_dir, text).path, text)
     return from_directory(path, text)
 
 
