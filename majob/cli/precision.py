@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from majob.cli.common import user_errors
+from majob.cli.common import ProfileOption, user_errors
 
 if TYPE_CHECKING:
     from majob.precision.compare import CompareReport
@@ -105,6 +105,7 @@ def compare(
         Path | None,
         typer.Option("--runs-dir", help="Where run records are (default: ./.majob/runs)."),
     ] = None,
+    profile: ProfileOption = None,
 ) -> None:
     """Compare run B against run A: msprobe's per-API compare for each dumped step and rank,
     the loss curves step by step and the final checkpoints. Exits 1 when they differ."""
@@ -120,8 +121,8 @@ def compare(
     require_msprobe()
     runs = runs_dir or default_runs_dir()
     cache = Path.cwd() / PRECISION_DIR / "downloads"
-    a = resolve(golden, runs, cache)
-    b = resolve(target, runs, cache)
+    a = resolve(golden, runs, cache, profile)
+    b = resolve(target, runs, cache, profile)
     tolerances = Tolerances(loss_rtol=loss_rtol, loss_atol=loss_atol, weight_atol=weight_atol)
     with tempfile.TemporaryDirectory(prefix="majob-compare-") as scratch:
         report = compare_runs(a, b, Path(scratch), tolerances)

@@ -190,3 +190,43 @@ def install() -> None:
     with open(config_file, encoding="utf-8") as handle:
         config = json.load(handle)
     sys.meta_path.insert(0, _TorchWatch(_State(config)))
+
+
+# -- the cloud: run as the job's boot file -----------------------------------------------------
+# `majob submit --dump` uploads this file with the code (``majob_precision/bootstrap.py``), with
+# ``settings.json`` beside it, and makes it the boot file: ModelArts then runs
+# ``python <code>/majob_precision/bootstrap.py ARGS``, which installs the hooks and runs the
+# user's boot file (``MAJOB_PRECISION_BOOT``, relative to the code dir) as ``__main__``.
+
+BOOT_ENV = "MAJOB_PRECISION_BOOT"
+
+
+def launch() -> None:
+    import runpy
+    import tempfile
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    code_dir = os.path.dirname(here)
+    with open(os.path.join(here, "settings.json"), encoding="utf-8") as handle:
+        settings = json.load(handle)
+    # The dump dir is a container path written with its variables (MA_MOUNT_PATH...).
+    dump_path = os.path.expandvars(settings["dump_path"])
+    scratch = tempfile.mkdtemp(prefix="majob-precision-")
+    probe = dict(settings.pop("msprobe"), dump_path=dump_path)
+    probe_file = os.path.join(scratch, "msprobe-config.json")
+    with open(probe_file, "w", encoding="utf-8") as out:
+        json.dump(probe, out)
+    settings.update(dump_path=dump_path, msprobe_config=probe_file)
+    settings_file = os.path.join(scratch, "settings.json")
+    with open(settings_file, "w", encoding="utf-8") as out:
+        json.dump(settings, out)
+    os.environ[CONFIG_ENV] = settings_file
+    install()
+    boot = os.path.join(code_dir, os.environ[BOOT_ENV])
+    sys.argv[0] = boot
+    sys.path[0] = os.path.dirname(boot)
+    runpy.run_path(boot, run_name="__main__")
+
+
+if __name__ == "__main__":
+    launch()

@@ -24,7 +24,13 @@ from majob.precision.sources import RunDump
 RESULTS = ("pass", "warning", "error")
 _PHASE = re.compile(r"^(.*?\.(?:forward|backward))(?:\.|$)")
 _FRAME = re.compile(r"File (.+?), line (\d+), in ([^,]+),")
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/lib/python3", "/majob/precision/")
+_LIBRARY_PARTS = (
+    "/site-packages/",
+    "/dist-packages/",
+    "/lib/python3",
+    "/majob/precision/",
+    "/majob_precision/",  # the bootstrap as `submit --dump` stages it
+)
 MIN_MATCHED = 0.5  # below this share of matched APIs the runs are not the same model
 
 

@@ -79,10 +79,11 @@ def _spec_name(record: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def resolve(text: str, runs_dir: Path, cache_dir: Path) -> RunDump:
-    """``text`` as a ``RunDump`` (see the module's docstring for the shapes accepted)."""
+def resolve(text: str, runs_dir: Path, cache_dir: Path, profile: str | None = None) -> RunDump:
+    """``text`` as a ``RunDump`` (see the module's docstring for the shapes accepted); an OBS
+    path is read with the defaults ``profile``'s store (as ``majob submit`` writes it)."""
     if text.startswith("obs://"):
-        return _from_obs(text, cache_dir)
+        return _from_obs(text, cache_dir, profile)
     path = Path(text)
     if path.is_dir():
         return from_directory(path, text)
@@ -91,16 +92,20 @@ def resolve(text: str, runs_dir: Path, cache_dir: Path) -> RunDump:
     return from_directory(path, text)
 
 
-def _from_obs(text: str, cache_dir: Path) -> RunDump:
-    """Download an OBS dump (or output dir) once into the cache, keyed by its path."""
-    from majob.storage.config import ObsConfig
+def _from_obs(text: str, cache_dir: Path, profile: str | None) -> RunDump:
+    """Download an OBS dump (or output dir) into the cache, a dir per path (fresh each time)."""
+    import shutil
+
+    from majob.service.connect import open_store
+    from majob.spec.profiles import load_profile
     from majob.storage.download import download_tree
-    from majob.storage.obs import open_store
     from majob.storage.uri import ObsUri
 
     uri = ObsUri.parse(text)
     target = cache_dir / hashlib.sha256(text.encode()).hexdigest()[:16]
-    store = open_store(ObsConfig.from_env())
+    if target.exists():
+        shutil.rmtree(target)  # a rerun job's outputs replace the old ones
+    store = open_store(load_profile(profile))
     try:
         result = download_tree(store, uri.as_dir(), target)
     finally:
