@@ -1,0 +1,77 @@
+"""The spec's ``precision:`` section, the dump configuration, the HTML report, bad compares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from majob.errors import UserInputError
+from majob.precision.compare import CompareReport, compare_runs
+from majob.precision.dumpconfig import prepare
+from majob.precision.html import render
+from majob.precision.series import compare_series
+from majob.precision.sources import RunDump
+from majob.spec.load import load_spec
+
+SPEC = """\
+name: p
+code: {dir: code, boot_file: train.py}
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u}
+outputs: [{name: train_url, obs: "obs://bkt/out/"}]
+"""
+
+
+def spec_file(tmp_path: Path, extra: str = "") -> Path:
+    (tmp_path / "code").mkdir(exist_ok=True)
+    (tmp_path / "code" / "train.py").write_text("")
+    path = tmp_path / "spec.yaml"
+    path.write_text(SPEC + extra, encoding="utf-8")
+    return path
+
+
+def test_the_precision_section_becomes_msprobes_config_and_the_nodes_env(tmp_path: Path) -> None:
+    extra = "precision: {task: tensor, level: mix, steps: [2], ranks: [0], scope: [Net], seed: 9}\n"
+    spec = load_spec(spec_file(tmp_path, extra))
+    env = prepare(spec, tmp_path / "out", tmp_path / "config")
+    settings = json.loads(Path(env["MAJOB_PRECISION"]).read_text())
+    assert settings["level"] == "mix" and settings["step"] == [2] and settings["seed"] == 9
+    probe = json.loads(Path(settings["msprobe_config"]).read_text())
+    assert probe["task"] == "tensor" and probe["rank"] == [0] and probe["is_deterministic"]
+    assert probe["dump_path"] == str(tmp_path / "out" / "precision-dump")
+    assert probe["tensor"]["scope"] == ["Net"]
+    assert Path(env["MAJOB_PRECISION_BOOTSTRAP"]).name == "bootstrap.py"
+    assert env["PYTHONHASHSEED"] == "9"
+
+
+def test_a_bad_precision_value_is_reported_where_it_was_written(tmp_path: Path) -> None:
+    from majob.errors import MajobError
+
+    with pytest.raises(MajobError) as caught:
+        load_spec(spec_file(tmp_path, "precision: {task: everything}\n"))
+    assert "precision.task" in str(caught.value)
+
+
+def test_the_report_page_holds_both_curves_and_escapes_names() -> None:
+    report = CompareReport(golden="<a>", target="b")
+    report.loss = compare_series([2.0, 1.0], [2.0, 1.5], rtol=0.01, atol=0, sources=("x", "y"))
+    page = render(report)
+    assert page.count("<polyline") == 2 and "&lt;a&gt;" in page and "<a>" not in page
+    assert '<span id="verdict" class="fail">fail</span>' in page
+    assert "first step beyond: 1" in page
+
+
+def test_a_crashed_run_whose_every_dump_is_partial_leaves_nothing_to_compare(
+    tmp_path: Path,
+) -> None:
+    sides = []
+    for name, content in (("a", '{"data": {"x": {}}}'), ("b", '{"data": {"x"')):
+        rank = tmp_path / name / "step0" / "proc1"
+        rank.mkdir(parents=True)
+        (rank / "dump.json").write_text(content)
+        sides.append(RunDump(name, tmp_path / name, tmp_path / name))
+    with pytest.raises(UserInputError) as caught:
+        compare_runs(sides[0], sides[1], tmp_path / "out")
+    assert str(caught.value).startswith("nothing to compare: step 0 proc1: B's dump.json is")
