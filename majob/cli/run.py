@@ -151,6 +151,11 @@ def run(
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
+    if stage != "local" and dump:
+        raise UserInputError(
+            f"--dump with --stage {stage}: a cloud stage's dump is staged by submit",
+            hint=f"run `majob submit {spec} --stage {stage} --dump --wait`",
+        )
     if stage != "local":
         # The cloud stages are a submit that waits: the same checks, upload and create.
         from majob.cli.jobs import run_cloud_stage

@@ -75,3 +75,25 @@ def test_a_crashed_run_whose_every_dump_is_partial_leaves_nothing_to_compare(
     with pytest.raises(UserInputError) as caught:
         compare_runs(sides[0], sides[1], tmp_path / "out")
     assert str(caught.value).startswith("nothing to compare: step 0 proc1: B's dump.json is")
+
+
+def test_dump_needs_an_output_channel_to_keep_the_dump(tmp_path: Path) -> None:
+    from majob.errors import ConfigError
+    from majob.precision.dumpconfig import dump_channel
+
+    spec = load_spec(spec_file(tmp_path)).model_copy(update={"outputs": ()})
+    with pytest.raises(ConfigError) as caught:
+        dump_channel(spec)
+    assert str(caught.value) == "p: --dump writes into an output channel and the spec has none"
+
+
+def test_a_cloud_stage_run_with_dump_points_to_submit(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from majob.cli.app import app
+
+    spec = spec_file(tmp_path)
+    result = CliRunner().invoke(app, ["run", str(spec), "--stage", "debug", "--dump"])
+    assert result.exit_code == 2, result.output
+    assert "--dump with --stage debug" in result.output
+    assert f"majob submit {spec} --stage debug --dump --wait" in result.output
