@@ -202,9 +202,11 @@ def summarise_csv(path: Path, step: int, rank: str, worst: int = 5) -> PairResul
             name = record.get("NPU Name", "")
             match = _PHASE.match(name)
             api = match.group(1) if match else name
+            # msprobe keeps a stack for the forward call only; its backward has the same line.
+            call = api.rsplit(".", 1)[0]
             stack = record.get("NPU_Stack_Info", "N/A")
             if stack not in ("", "N/A"):
-                stacks[api] = _user_frame(stack)
+                stacks[call] = _user_frame(stack)
             total += 1
             if record.get("Bench Name", "N/A") == "N/A":
                 counts["unmatched"] += 1
@@ -222,7 +224,7 @@ def summarise_csv(path: Path, step: int, rank: str, worst: int = 5) -> PairResul
                 result,
                 record.get("Max diff", ""),
                 record.get("Err_message", ""),
-                stacks.get(api, ""),
+                stacks.get(call, ""),
             )
             if result != "pass":
                 rows.append(row)

@@ -48,15 +48,18 @@ def test_the_first_row_not_passing_names_its_api_step_and_the_users_line(tmp_pat
         row("Functional.linear.1.forward.output.0", "warning", diff="0.5"),
         row("Functional.relu.0.forward.output.0", "error", diff="3.0"),
         row("Functional.gelu.0.forward.output.0", "N/A", bench="N/A"),
+        row("Functional.linear.1.backward.input.0", "error", diff="0.1"),
     ]
     result = summarise_csv(write_csv(tmp_path / "r.csv", rows), step=1, rank="rank0")
-    assert result.counts == {"pass": 3, "warning": 1, "error": 1, "unmatched": 1}
-    assert (result.matched, result.total) == (5, 6)
+    assert result.counts == {"pass": 3, "warning": 1, "error": 2, "unmatched": 1}
+    assert (result.matched, result.total) == (6, 7)
     first = result.first_bad
     assert first is not None
     assert (first.api, first.result, first.step) == ("Functional.linear.1.forward", "warning", 1)
     assert first.where == "code/train.py:29 in forward"  # the user's frame, not torch's
     assert result.worst[0].name == "Functional.relu.0.forward.output.0"  # the largest max diff
+    backward = next(r for r in result.worst if ".backward." in r.name)
+    assert backward.where == "code/train.py:29 in forward"  # its forward call's line
 
 
 def dump(root: Path, step: int, rank: str, content: str | None) -> None:
