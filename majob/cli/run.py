@@ -166,6 +166,11 @@ def run(
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
+    if dump and python is None:  # the nodes run this interpreter: say it before the run
+        from majob.precision.probe import require_msprobe
+
+        require_msprobe()
+
     inputs = _parse_inputs(input_ or [])
     # An --input replaces the input's `local` before the spec's files are checked.
     job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)

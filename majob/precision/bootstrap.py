@@ -56,8 +56,7 @@ class _State:
         self.seeded = True
         self.busy = True
         try:
-            from msprobe.pytorch import seed_all
-
+            seed_all = _msprobe().seed_all
             seed_all(seed=int(self.config["seed"]), mode=True)
         finally:
             self.busy = False
@@ -68,10 +67,8 @@ class _State:
             return
         self.busy = True
         try:
-            from msprobe.pytorch import PrecisionDebugger
-
             self.model = model
-            self.debugger = PrecisionDebugger(config_path=self.config["msprobe_config"])
+            self.debugger = _msprobe().PrecisionDebugger(config_path=self.config["msprobe_config"])
             self._start()
             atexit.register(self.finish)
         finally:
@@ -116,6 +113,21 @@ class _State:
         if self.running:
             self.debugger.stop()
             self.running = False
+
+
+def _msprobe() -> Any:
+    """``msprobe.pytorch``, or one line and exit 2 when this interpreter does not have it (a
+    dump run without a dump would only waste the time it trains)."""
+    try:
+        import msprobe.pytorch as probe
+    except ImportError:
+        sys.stderr.write(
+            f"majob --dump: msprobe is not installed for {sys.executable}; "
+            "install it there: pip install mindstudio-probe\n"
+        )
+        sys.stderr.flush()
+        os._exit(2)  # SystemExit could be caught by the script's own handlers
+    return probe
 
 
 def _rank() -> str:

@@ -97,3 +97,26 @@ def test_a_cloud_stage_run_with_dump_points_to_submit(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "--dump with --stage debug" in result.output
     assert f"majob submit {spec} --stage debug --dump --wait" in result.output
+
+
+def test_a_node_without_msprobe_stops_with_one_line_naming_the_install(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from majob.precision.dumpconfig import BOOTSTRAP
+
+    code = (
+        "import sys, importlib.util\n"
+        "sys.modules['msprobe'] = None  # as if it were not installed\n"
+        f"spec = importlib.util.spec_from_file_location('b', {str(BOOTSTRAP)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        "module._msprobe()\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"majob --dump: msprobe is not installed for {sys.executable}; "
+        "install it there: pip install mindstudio-probe\n"
+    )
