@@ -254,15 +254,15 @@ def compare_runs(
     from majob.precision.probe import compare_pair
 
     report = CompareReport(golden.label, target.label, tolerances=tolerances or Tolerances())
-    missing = [run.label for run in (golden, target) if run.dump_dir is None]
-    if missing:
+    golden_dump, target_dump = golden.dump_dir, target.dump_dir
+    if golden_dump is None or target_dump is None:
+        missing = [run.label for run in (golden, target) if run.dump_dir is None]
         raise UserInputError(
             f"{' and '.join(missing)}: no dump there (no precision-dump/ with step* dirs)",
             hint="run with --dump: `majob run SPEC --dump` (or `majob submit SPEC --dump`)",
         )
-    assert golden.dump_dir is not None and target.dump_dir is not None
-    pairs, report.skipped = pairs_to_compare(golden.dump_dir, target.dump_dir)
-    if not pairs and not (_step_dirs(golden.dump_dir) and _step_dirs(target.dump_dir)):
+    pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
+    if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
     elif not pairs:
         why = "; ".join(report.skipped) or "the two dumps have no step in common"
