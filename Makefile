@@ -44,6 +44,7 @@ bench: bytecode
 	$(BIN)/python bench/check_speed.py --rounds 1
 	$(BIN)/python bench/image_inspect.py --rounds 1
 	$(BIN)/python bench/migrate_quality.py
+	$(BIN)/python bench/precision.py
 
 clean:
 	rm -rf $(VENV) .majob .mypy_cache .pytest_cache .ruff_cache

@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, image, jobs, migrate, obs, run, runs, spec_commands, sync
+from majob.cli import (
+    emulator,
+    image,
+    jobs,
+    migrate,
+    obs,
+    precision,
+    run,
+    runs,
+    spec_commands,
+    sync,
+)
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
@@ -63,6 +74,7 @@ for _group in (
     sync.commands,
     image.image_app,
     image.env_app,
+    precision.commands,
 ):
     app.add_typer(_group)
 

@@ -241,6 +241,14 @@ def submit(
     ] = False,
     set_: SetOption = None,
     profile: ProfileOption = None,
+    dump: Annotated[
+        bool,
+        typer.Option(
+            "--dump",
+            help="Dump with msprobe as the spec's `precision:` says, into the first output "
+            "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
+        ),
+    ] = False,
 ) -> None:
     """Check SPEC, upload its code, and create the ModelArts training job (exactly once)."""
     from majob.service.api import cloud_stage
@@ -251,6 +259,12 @@ def submit(
     chosen = cloud_stage(stage)
     selected = _profile(profile)
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected)
+    if dump:
+        from majob.precision.record import PRECISION_DIR
+        from majob.precision.staging import staged_for_dump
+
+        staging = Path.cwd() / PRECISION_DIR / "staging" / job_spec.name
+        job_spec = staged_for_dump(job_spec, staging)
     plan = plan_submit(job_spec, chosen)
     if dry_run:
         _print_dry_run(plan, selected, upload_inputs)

@@ -139,10 +139,23 @@ def run(
             help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
         ),
     ] = False,
+    dump: Annotated[
+        bool,
+        typer.Option(
+            "--dump",
+            help="Dump with msprobe as the spec's `precision:` says (for `majob compare`); "
+            "needs majob[precision].",
+        ),
+    ] = False,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
+    if stage != "local" and dump:
+        raise UserInputError(
+            f"--dump with --stage {stage}: a cloud stage's dump is staged by submit",
+            hint=f"run `majob submit {spec} --stage {stage} --dump --wait`",
+        )
     if stage != "local":
         # The cloud stages are a submit that waits: the same checks, upload and create.
         from majob.cli.jobs import run_cloud_stage
@@ -152,6 +165,11 @@ def run(
         return
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
+
+    if dump and python is None:  # the nodes run this interpreter: say it before the run
+        from majob.precision.probe import require_msprobe
+
+        require_msprobe()
 
     inputs = _parse_inputs(input_ or [])
     # An --input replaces the input's `local` before the spec's files are checked.
@@ -169,6 +187,7 @@ def run(
             runs_dir=runs_dir,
             overwrite=overwrite,
             allow_secrets=allow_secrets,
+            dump=dump,
         )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

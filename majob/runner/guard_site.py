@@ -159,4 +159,12 @@ def install(site_file: str) -> None:
             guard = _Guard(json.load(handle))
         sys.addaudithook(guard.hook)
         sys.meta_path.insert(0, _TorchSaveWatch())
+    # `--dump`: majob/precision/bootstrap.py, loaded by path like this file.
+    bootstrap = os.environ.get("MAJOB_PRECISION_BOOTSTRAP")
+    if bootstrap:
+        spec = importlib.util.spec_from_file_location("_majob_precision_bootstrap", bootstrap)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            module.install()
     _chain_next_sitecustomize(site_file)

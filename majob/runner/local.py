@@ -473,6 +473,7 @@ def run_local(
     on_line: LineSink | None = None,
     overwrite: bool = False,
     allow_secrets: bool = False,
+    dump: bool = False,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
@@ -480,7 +481,8 @@ def run_local(
     their ``local``, ``python`` names the interpreter (default: this one), ``on_line`` receives
     each ``[worker-i]`` output line (default: stdout), ``overwrite`` lets a passed run replace
     files that differ in an output's ``local`` (see ``copy_outputs``), ``allow_secrets`` copies
-    files that look like secrets (``.env``, ``id_rsa``...) with the code. Returns the result of a
+    files that look like secrets (``.env``, ``id_rsa``...) with the code, ``dump`` records the
+    spec's ``precision:`` dump with msprobe (``majob.precision``). Returns the result of a
     passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard
     findings) ``RunnerError`` otherwise, after the record is written.
     """
@@ -525,6 +527,11 @@ def run_local(
         for k, v in os.environ.items()
         if k not in _LAUNCHER_ENV and not k.startswith(_HOST_ONLY_ENV_PREFIXES)
     }
+    if dump:
+        from majob.precision import dumpconfig
+
+        output = paths.outputs[dumpconfig.dump_channel(effective)]
+        base_env.update(dumpconfig.prepare(effective, output, run_dir / "precision"))
     sink, lock = on_line or _print_line, threading.Lock()
     for notice in notices:
         sink(f"[majob] {notice}")

@@ -217,6 +217,27 @@ class Distributed(SpecModel):
     backend: Literal["nccl", "hccl", "gloo"] = "nccl"
 
 
+class Precision(SpecModel):
+    """What ``--dump`` records with msprobe (``majob run|submit --dump``, ``majob compare``)."""
+
+    task: Literal["statistics", "tensor"] = Field(
+        "statistics", description="statistics (max/min/mean/norm per API) or tensor (full data)."
+    )
+    level: Literal["L0", "L1", "mix"] = Field(
+        "L1", description="L1: every torch API call; L0: module inputs/outputs; mix: both."
+    )
+    steps: tuple[Annotated[int, Field(ge=0)], ...] = Field(
+        (0, 1), description="Training steps (optimizer steps, from 0) to dump."
+    )
+    ranks: tuple[Annotated[int, Field(ge=0)], ...] = Field(
+        (), description="Ranks to dump (empty: every rank)."
+    )
+    scope: tuple[str, ...] = Field(
+        (), description="msprobe scope: only these APIs/modules (empty: all)."
+    )
+    seed: int = Field(1234, ge=0, description="Seed for every generator (deterministic mode).")
+
+
 class StageOverride(SpecModel):
     """What one stage changes."""
 
@@ -285,6 +306,9 @@ class JobSpec(SpecModel):
     )
     log: ObsDir | None = Field(None, description="OBS directory the logs are exported to.")
     distributed: Distributed | None = None
+    precision: Precision | None = Field(
+        None, description="What `--dump` records with msprobe (default: statistics, L1, steps 0-1)."
+    )
     stages: Stages = Field(default_factory=Stages)
     auto_stop: Duration | None = Field(
         None, description="Stop the cloud job after this long (rounded up to whole hours)."

@@ -1,0 +1,147 @@
+"""``majob compare A B``: do two runs train the same? (msprobe dumps, loss curves, weights)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+
+from majob.cli.common import ProfileOption, user_errors
+
+if TYPE_CHECKING:
+    from majob.precision.compare import CompareReport
+
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
+
+
+def _table(report: CompareReport) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    counts = report.counts
+    table = Table(title=f"majob compare: {report.verdict}", show_header=True)
+    for column in ("step", "rank", "pass", "warning", "error", "unmatched", "first not passing"):
+        table.add_column(column)
+    for pair in report.pairs:
+        first = pair.first_bad
+        table.add_row(
+            str(pair.step),
+            pair.rank,
+            *(str(pair.counts.get(k, 0)) for k in ("pass", "warning", "error", "unmatched")),
+            "-" if first is None else f"{first.api} ({first.result}) {first.where}",
+        )
+    console.print(table)
+    console.print(f"A (golden): {report.golden}\nB (target): {report.target}")
+    console.print(
+        f"APIs: {counts['pass']} pass, {counts['warning']} warning, {counts['error']} error, "
+        f"{counts['unmatched']} unmatched"
+    )
+    first = report.first_bad
+    if first is not None:
+        console.print(
+            f"first API not passing: {first.api} ({first.result}, max diff {first.max_diff}) "
+            f"at step {first.step}, {first.rank}: {first.where or 'no frame of your code'}"
+        )
+    loss = report.loss
+    if loss is None:
+        console.print("loss: no series in one of the runs")
+    else:
+        where = (
+            "equal within tolerance at every step"
+            if loss.first_beyond is None
+            else f"first step beyond tolerance: {loss.first_beyond} "
+            f"(A {loss.a[loss.first_beyond]:.6g}, B {loss.b[loss.first_beyond]:.6g})"
+        )
+        console.print(
+            f"loss: {loss.common} common steps, max abs diff {loss.max_abs_diff:.3g} "
+            f"(rtol {loss.rtol:g}, atol {loss.atol:g}): {where}"
+        )
+    worst = report.worst_weight
+    if worst is not None:
+        console.print(
+            f"final weights: {len(report.weights)} tensors, worst {worst.name}: max abs diff "
+            f"{worst.max_abs_diff:.3g}, cosine {worst.cosine:.6f} {worst.note}".rstrip()
+        )
+    for line in report.skipped:
+        console.print(f"note: {line}")
+    for problem in report.problems:
+        console.print(f"[red]problem:[/red] {problem}")
+
+
+@commands.command()
+@user_errors
+def compare(
+    golden: Annotated[
+        str,
+        typer.Argument(
+            help="A, the reference: a run id, a dump/run directory or an obs:// path.",
+            show_default=False,
+        ),
+    ],
+    target: Annotated[
+        str, typer.Argument(help="B, the run to check (e.g. the migrated one).", show_default=False)
+    ],
+    format_: Annotated[
+        Literal["table", "json"], typer.Option("--format", help="table or json.")
+    ] = "table",
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write an HTML report to this file.")
+    ] = None,
+    loss_rtol: Annotated[
+        float, typer.Option("--loss-rtol", min=0, help="Loss tolerance, relative to A's.")
+    ] = 1e-4,
+    loss_atol: Annotated[float, typer.Option("--loss-atol", min=0, help="Absolute part.")] = 1e-6,
+    weight_atol: Annotated[
+        float, typer.Option("--weight-atol", min=0, help="Final weights: max abs diff allowed.")
+    ] = 1e-4,
+    spec: Annotated[
+        str | None,
+        typer.Option("--spec", help="Record the verdict for this spec name (default: B's run's)."),
+    ] = None,
+    runs_dir: Annotated[
+        Path | None,
+        typer.Option("--runs-dir", help="Where run records are (default: ./.majob/runs)."),
+    ] = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Compare run B against run A: msprobe's per-API compare for each dumped step and rank,
+    the loss curves step by step and the final checkpoints. Exits 1 when they differ."""
+    import json
+    import tempfile
+
+    from majob.precision.compare import Tolerances, compare_runs, to_json
+    from majob.precision.probe import require_msprobe
+    from majob.precision.record import PRECISION_DIR, save_check
+    from majob.precision.sources import resolve
+    from majob.runner.runs import default_runs_dir
+
+    require_msprobe()
+    runs = runs_dir or default_runs_dir()
+    cache = Path.cwd() / PRECISION_DIR / "downloads"
+    a = resolve(golden, runs, cache, profile)
+    b = resolve(target, runs, cache, profile)
+    tolerances = Tolerances(loss_rtol=loss_rtol, loss_atol=loss_atol, weight_atol=weight_atol)
+    with tempfile.TemporaryDirectory(prefix="majob-compare-") as scratch:
+        report = compare_runs(a, b, Path(scratch), tolerances)
+        if html is not None:
+            from majob.precision.html import render
+
+            html.write_text(render(report), encoding="utf-8")
+        if format_ == "json":
+            typer.echo(json.dumps(to_json(report), indent=2))
+        else:
+            _table(report)
+    name = spec or b.spec_name or a.spec_name
+    if name is not None:
+        save_check(
+            name,
+            verdict=report.verdict,
+            golden=golden,
+            target=target,
+            problems=report.problems,
+        )
+    if report.verdict != "pass":
+        raise typer.Exit(1)

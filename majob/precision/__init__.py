@@ -1,0 +1,1 @@
+"""Precision verification: dump a run with msprobe (``--dump``) and compare two runs."""

@@ -1,0 +1,82 @@
+"""``majob submit --dump`` on the emulated ModelArts: the staged bootstrap dumps on the node, the
+dump is uploaded with the outputs, and ``majob compare`` reads it from OBS against a local run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+from majob.emulator.cloud import EmulatedCloud
+from majob.runner.local import run_local
+from majob.spec.load import load_spec
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("msprobe", reason="mindstudio-probe is not installed (majob[precision])")
+
+ROOT = Path(__file__).resolve().parents[3]
+BUCKET = "majob-demo"
+SPEC = f"""\
+name: mnist-dump
+code: {{dir: {ROOT / "examples" / "mnist"}, boot_file: train.py, obs: "obs://{BUCKET}/m/code/"}}
+image: {{engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}}
+resources: {{flavor: modelarts.vm.cpu.8u, nodes: 1}}
+inputs: [{{name: data_url, obs: "obs://{BUCKET}/m/data/", local: {ROOT / "examples" / "data"}}}]
+outputs: [{{name: train_url, obs: "obs://{BUCKET}/m/out/"}}]
+hyperparameters: {{epochs: 1, lr: 0.01, batch_size: 64}}
+precision: {{steps: [0, 1]}}
+stages: {{debug: {{timeout: 5m}}}}
+"""
+
+
+@pytest.fixture
+def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatedCloud]:
+    state = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "MAJOB_OBS_ENDPOINT",
+                 "MAJOB_OBS_CREDENTIALS", "MAJOB_MODELARTS_ENDPOINT", "MAJOB_PROFILE"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with EmulatedCloud(state, buckets=(BUCKET,)) as emulated:
+        yield emulated
+
+
+def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
+    tmp_path: Path, cloud: EmulatedCloud
+) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    runner = CliRunner()
+    args = ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait", "--dump"]
+    submitted = runner.invoke(app, args)
+    assert submitted.exit_code == 0, submitted.output
+    assert "Completed" in submitted.output.splitlines()[-1]
+    # The user's code dir was not touched: the bootstrap went up from a staged copy.
+    assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
+
+    local = run_local(
+        load_spec(spec), runs_dir=tmp_path / "runs", on_line=lambda _: None, dump=True
+    )
+    compared = runner.invoke(
+        app,
+        [
+            "compare",
+            str(local.run_dir),
+            f"obs://{BUCKET}/m/out/",
+            "--format",
+            "json",
+            "--profile",
+            "emulator",
+        ],
+    )
+    assert compared.exit_code == 0, compared.output
+    report = json.loads(compared.stdout)
+    assert report["verdict"] == "pass"
+    assert [p["step"] for p in report["pairs"]] == [0, 1]
+    assert report["loss"]["first_step_beyond_tolerance"] is None
