@@ -19,9 +19,13 @@ if TYPE_CHECKING:
         MigrationError,
         NodeFailedError,
         ObsUriError,
+        PreflightError,
         RunnerError,
         RunTimeoutError,
+        ServiceAuthError,
         ServiceError,
+        ServiceNotFound,
+        ServiceUnreachable,
         SpecError,
         SpecProblem,
         StorageAuthError,
@@ -35,6 +39,8 @@ if TYPE_CHECKING:
     from majob.migrate.findings import FileReport, Finding
     from majob.migrate.rewrite import migrate_source
     from majob.runner.local import RunResult, run_local
+    from majob.service.api import jobs, submit
+    from majob.service.base import Job
     from majob.spec.load import load_spec
     from majob.spec.models import (
         Channel,
@@ -56,6 +62,13 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
+    "ServiceUnreachable": "majob.errors",
+    "ServiceNotFound": "majob.errors",
+    "ServiceAuthError": "majob.errors",
+    "PreflightError": "majob.errors",
+    "submit": "majob.service.api",
+    "jobs": "majob.service.api",
+    "Job": "majob.service.base",
     "Channel": "majob.spec.models",
     "Code": "majob.spec.models",
     "CompileError": "majob.errors",
@@ -113,6 +126,8 @@ __all__ = [
     "Finding",
     "Image",
     "Input",
+    "Job",
+    "jobs",
     "JobSpec",
     "load_profile",
     "load_spec",
@@ -123,13 +138,17 @@ __all__ = [
     "ObsUri",
     "ObsUriError",
     "Output",
+    "PreflightError",
     "Profile",
     "Resources",
     "run_local",
     "RunnerError",
     "RunResult",
     "RunTimeoutError",
+    "ServiceAuthError",
     "ServiceError",
+    "ServiceNotFound",
+    "ServiceUnreachable",
     "spec_json_schema",
     "SpecError",
     "SpecProblem",
@@ -140,6 +159,7 @@ __all__ = [
     "StorageIntegrityError",
     "StorageNotFound",
     "StorageUnreachable",
+    "submit",
     "to_estimator",
     "to_rest_body",
     "UserInputError",

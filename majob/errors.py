@@ -9,6 +9,7 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     ├── UserInputError              exit 2: the user's input is wrong
     │   ├── SpecError               a job spec is invalid; carries every SpecProblem at once
     │   ├── ConfigError             a profile or credentials file is wrong
+    │   ├── PreflightError          submit's checks failed; carries every problem at once
     │   └── ObsUriError             not an OBS path (also a ValueError)
     ├── CompileError                a valid spec cannot become a cloud request (e.g. no code.obs)
     ├── StorageError                OBS said no or could not be reached; names code, bucket, key,
@@ -17,7 +18,11 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     │   ├── StorageNotFound         NoSuchKey, NoSuchBucket
     │   ├── StorageUnreachable      connection refused, DNS, time-out
     │   └── StorageIntegrityError   MD5 mismatch, unsafe key in a listing
-    ├── ServiceError                ModelArts said no (carries its ModelArts.xxxx code)
+    ├── ServiceError                ModelArts said no: its ModelArts.xxxx code, message, remedy,
+    │   │                           request id, never a secret
+    │   ├── ServiceAuthError        wrong AK/SK, expired token (401/403)
+    │   ├── ServiceNotFound         no such job (404, or no job of that name)
+    │   └── ServiceUnreachable      connection refused or dropped, time-out
     ├── RunnerError                 the local stage could not run or failed
     │   ├── NodeFailedError         a node exited non-zero; names the node
     │   └── RunTimeoutError         the stage timeout elapsed
@@ -86,6 +91,18 @@ class ObsUriError(UserInputError, ValueError):
     """A string is not a well-formed OBS path."""
 
 
+class PreflightError(UserInputError):
+    """``majob submit``'s checks found problems; ``problems`` holds every one, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"{len(self.problems)} {noun} found before submitting")
+
+    def lines(self) -> list[str]:
+        return [*self.problems, "nothing was uploaded or created"]
+
+
 class CompileError(MajobError):
     """A valid spec cannot be turned into a ModelArts request."""
 
@@ -142,11 +159,45 @@ class StorageIntegrityError(StorageError):
 
 
 class ServiceError(MajobError):
-    """ModelArts refused a request; ``code`` is its ``ModelArts.xxxx`` error code."""
+    """ModelArts refused a request or could not be reached.
 
-    def __init__(self, message: str, *, code: str | None = None, hint: str | None = None) -> None:
-        super().__init__(f"{code}: {message}" if code else message, hint=hint)
+    ``code`` is the ModelArts error code (``ModelArts.2751``...), ``remedy`` the service's
+    ``error_solution``, ``request_id`` the server's request id, ``status`` the HTTP status.
+    Messages never carry a secret key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        remedy: str | None = None,
+        request_id: str | None = None,
+        status: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        parts = [f"{code}: {message}" if code else message]
+        if status:
+            parts.append(f"status={status}")
+        if request_id:
+            parts.append(f"request_id={request_id}")
+        super().__init__("; ".join(parts), hint=hint or remedy)
         self.code = code
+        self.remedy = remedy
+        self.request_id = request_id
+        self.status = status
+
+
+class ServiceAuthError(ServiceError):
+    """Credentials were refused (wrong secret key, expired token, no permission)."""
+
+
+class ServiceNotFound(ServiceError):
+    """The job does not exist (or no job has that name)."""
+
+
+class ServiceUnreachable(ServiceError):
+    """The ModelArts endpoint could not be reached, dropped the connection or timed out."""
 
 
 class RunnerError(MajobError):
@@ -177,9 +228,13 @@ __all__ = [
     "MigrationError",
     "NodeFailedError",
     "ObsUriError",
+    "PreflightError",
     "RunTimeoutError",
     "RunnerError",
+    "ServiceAuthError",
     "ServiceError",
+    "ServiceNotFound",
+    "ServiceUnreachable",
     "SpecError",
     "SpecProblem",
     "StorageAuthError",

@@ -158,3 +158,25 @@ __all__ = [
     "obs_env",
     "obs_store",
 ]
+
+
+# -- the emulated cloud (fake OBS + fake ModelArts) -------------------------------------------
+
+from majob.emulator.cloud import EmulatedCloud, emulated_cloud  # noqa: E402
+from majob.emulator.endpoints import EmulatorEndpoints  # noqa: E402
+
+
+@pytest.fixture
+def emulated_cloud_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[EmulatorEndpoints]:
+    """Both fakes in this process, found by ``--profile emulator`` (``MAJOB_EMULATOR_DIR`` points
+    at their state; an empty config dir keeps a user's own profiles out)."""
+    state_dir = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state_dir))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    with emulated_cloud(state_dir) as endpoints:
+        yield endpoints
+
+
+__all__ += ["EmulatedCloud", "emulated_cloud", "emulated_cloud_env"]

@@ -10,12 +10,13 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, migrate, obs, run, runs, spec_commands
+from majob.cli import emulator, jobs, migrate, obs, run, runs, spec_commands
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
     name="majob",
-    help="Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run.",
+    help="Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run, "
+    "submit.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
@@ -55,6 +56,7 @@ for _group in (
     spec_commands.commands,
     run.commands,
     runs.runs_app,
+    jobs.commands,
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,

@@ -1,4 +1,7 @@
-"""``majob emulator obs``: run the local emulators from the command line."""
+"""``majob emulator start|stop|status|obs``: run the local emulators from the command line.
+
+Every option is declared here once; ``python -m majob.emulator.obs`` runs the ``obs`` command.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +17,116 @@ emulator_app = typer.Typer(
     help="Run local emulators of the cloud services (no account needed).",
     no_args_is_help=True,
 )
+
+# The buckets the example specs (job_specs/*.yaml) use.
+DEFAULT_BUCKETS = ("majob-demo",)
+
+StateDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        envvar="MAJOB_EMULATOR_DIR",
+        help="Where the emulator keeps its state (default: .majob/emulator).",
+    ),
+]
+
+
+def _state_dir(state_dir: Path | None) -> Path:
+    from majob.emulator.endpoints import emulator_state_dir
+
+    return (state_dir or emulator_state_dir()).resolve()
+
+
+@emulator_app.command("start")
+@user_errors
+def start_command(
+    state_dir: StateDirOption = None,
+    bucket: Annotated[
+        list[str] | None,
+        typer.Option(help="Create this bucket (default: majob-demo). Repeatable."),
+    ] = None,
+    obs_port: Annotated[int, typer.Option(help="Port of the fake OBS; 0 picks one.")] = 0,
+    modelarts_port: Annotated[
+        int, typer.Option(help="Port of the fake ModelArts; 0 picks one.")
+    ] = 0,
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Run in this terminal until Ctrl-C.")
+    ] = False,
+) -> None:
+    """Start the fake OBS and the fake ModelArts as one background process on 127.0.0.1."""
+    from majob.emulator import daemon
+    from majob.emulator.endpoints import EmulatorEndpoints
+    from majob.storage.uri import bucket_name_problem
+
+    directory = _state_dir(state_dir)
+    buckets = tuple(bucket or DEFAULT_BUCKETS)
+    for name in buckets:
+        if problem := bucket_name_problem(name):
+            from majob.errors import ConfigError
+
+            raise ConfigError(f"--bucket: {problem}")
+
+    def announce(endpoints: EmulatorEndpoints) -> None:
+        _print_endpoints(endpoints, directory)
+        typer.echo("serving until Ctrl-C", err=True)
+
+    if foreground:
+        daemon.serve(
+            directory,
+            buckets=buckets,
+            obs_port=obs_port,
+            modelarts_port=modelarts_port,
+            announce=announce,
+        )
+        return
+    started = daemon.start(
+        directory, buckets=buckets, obs_port=obs_port, modelarts_port=modelarts_port
+    )
+    if started.already_running:
+        typer.echo(f"the emulator is already running (pid {started.pid})")
+    else:
+        typer.echo(f"the emulator is running (pid {started.pid})")
+    _print_endpoints(started.endpoints, directory)
+
+
+def _print_endpoints(endpoints: object, directory: Path) -> None:
+    from majob.emulator.endpoints import EmulatorEndpoints
+
+    assert isinstance(endpoints, EmulatorEndpoints)
+    typer.echo(f"  OBS:        {endpoints.obs}")
+    typer.echo(f"  ModelArts:  {endpoints.modelarts}")
+    typer.echo(f"  region {endpoints.region}, project {endpoints.project_id}")
+    typer.echo(f"  access key {endpoints.access_key} (the emulator's test key pair)")
+    typer.echo(f"  state:      {directory}")
+    typer.echo("  use it with: --profile emulator")
+
+
+@emulator_app.command("stop")
+@user_errors
+def stop_command(state_dir: StateDirOption = None) -> None:
+    """Stop the emulator and the jobs running in it."""
+    from majob.emulator import daemon
+
+    pid = daemon.stop(_state_dir(state_dir))
+    typer.echo(
+        "the emulator is not running" if pid is None else f"stopped the emulator (pid {pid})"
+    )
+
+
+@emulator_app.command("status")
+@user_errors
+def status_command(state_dir: StateDirOption = None) -> None:
+    """Show where the emulator listens and how many jobs it has in each phase."""
+    from majob.emulator import daemon
+    from majob.emulator.endpoints import running_emulator
+
+    directory = _state_dir(state_dir)
+    endpoints = running_emulator(directory)
+    typer.echo("the emulator is running")
+    _print_endpoints(endpoints, directory)
+    counts = daemon.job_counts(endpoints)
+    summary = ", ".join(f"{phase} {n}" for phase, n in sorted(counts.items())) or "none"
+    typer.echo(f"  jobs: {summary}")
 
 
 @emulator_app.command("obs")

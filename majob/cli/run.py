@@ -137,10 +137,12 @@ def run(
     if stage not in STAGES:
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
     if stage != "local":
-        raise UserInputError(
-            f"--stage {stage} runs on ModelArts, which majob run does not submit to yet",
-            hint="run the local stage now (--stage local); the cloud stages come with the pipeline",
-        )
+        # The cloud stages are a submit that waits: the same checks, upload and create.
+        from majob.cli.jobs import run_cloud_stage
+
+        extra = [f"resources.nodes={nodes}"] if nodes else []
+        run_cloud_stage(spec, stage, [*(set_ or []), *extra], profile)
+        return
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 

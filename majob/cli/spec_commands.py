@@ -29,6 +29,13 @@ def validate(
     specs: Annotated[list[Path], typer.Argument(help="Job spec files.", show_default=False)],
     set_: SetOption = None,
     profile: ProfileOption = None,
+    online: Annotated[
+        bool,
+        typer.Option("--online", help="Also run submit's pre-flight checks against the service."),
+    ] = False,
+    stage: Annotated[
+        str, typer.Option("--stage", help="The cloud stage --online checks: debug or formal.")
+    ] = "debug",
 ) -> None:
     """Check job specs; print every problem at file:line:col. Exit 2 if any is invalid."""
     from majob.spec.load import load_spec
@@ -41,6 +48,15 @@ def validate(
             print_error(error)
             failed = True
             continue
+        if online:
+            from majob.cli.jobs import validate_online
+
+            problems = validate_online(path, stage, set_ or [], profile)
+            if problems:
+                for problem in problems:
+                    sys.stderr.write(f"error: {path}: {problem}\n")
+                failed = True
+                continue
         nodes = spec.resources.nodes
         image = spec.image.swr or f"{spec.image.engine} {spec.image.version}"
         typer.echo(

@@ -10,7 +10,9 @@ They live in ``profiles.yaml`` in the user's config dir (``$MAJOB_CONFIG_DIR``, 
       flavor: modelarts.vm.cpu.8u
 
 ``--profile NAME`` or ``MAJOB_PROFILE`` selects one; without either, ``default`` is used when it
-exists. Secrets never go here: credentials come from the environment or a 0600 credentials file.
+exists. ``emulator`` is built in (unless profiles.yaml defines it): it points every client at the
+running ``majob emulator start`` daemon (``majob.emulator.endpoints.running_emulator``).
+Secrets never go here: credentials come from the environment or a 0600 credentials file.
 """
 
 from __future__ import annotations
@@ -37,6 +39,29 @@ class Profile(BaseModel):
     project_id: str | None = None
     bucket: str | None = None
     flavor: str | None = None
+    obs_endpoint: str | None = None  # e.g. the emulator's http://127.0.0.1:PORT
+    modelarts_endpoint: str | None = None
+    emulated: bool = False  # the emulator's test keys go with it, not the user's credentials
+
+
+EMULATOR_PROFILE = "emulator"
+EMULATOR_BUCKET = "majob-demo"
+
+
+def emulator_profile(environ: Mapping[str, str] | None = None) -> Profile:
+    """The built-in ``emulator`` profile, from the running daemon's state file."""
+    from majob.emulator.endpoints import emulator_state_dir, running_emulator
+
+    endpoints = running_emulator(emulator_state_dir(environ))
+    return Profile(
+        name=EMULATOR_PROFILE,
+        region=endpoints.region,
+        project_id=endpoints.project_id,
+        bucket=EMULATOR_BUCKET,
+        obs_endpoint=endpoints.obs,
+        modelarts_endpoint=endpoints.modelarts,
+        emulated=True,
+    )
 
 
 def config_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -54,6 +79,8 @@ def load_profile(name: str | None = None, environ: Mapping[str, str] | None = No
     wanted = name or env.get("MAJOB_PROFILE") or None
     path = config_dir(env) / PROFILE_FILE
     if not path.exists():
+        if wanted == EMULATOR_PROFILE:
+            return emulator_profile(env)
         if wanted:
             raise ConfigError(
                 f"profile {wanted!r} was asked for, but {path} does not exist",
@@ -72,6 +99,8 @@ def load_profile(name: str | None = None, environ: Mapping[str, str] | None = No
         raise ConfigError(f"{path}: expected a mapping of profile names to settings")
     selected = wanted or "default"
     if selected not in data:
+        if wanted == EMULATOR_PROFILE:
+            return emulator_profile(env)
         if wanted:
             known = ", ".join(sorted(map(str, data))) or "none"
             raise ConfigError(f"{path}: no profile {wanted!r} (profiles: {known})")

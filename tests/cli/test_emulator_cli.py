@@ -83,3 +83,63 @@ def test_fault_file_rules_load(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"status": 503, "probability": 0.1}, {"reset": True, "count": 2}]))
     rules = load_fault_rules(path)
     assert [(r.status, r.reset) for r in rules] == [(503, False), (None, True)]
+
+
+@pytest.mark.slow
+def test_start_status_stop_the_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huaweicloudsdkmodelarts.v1.model import CreateTrainingJobRequest
+
+    from majob.emulator.endpoints import running_emulator
+    from majob.spec.profiles import load_profile
+
+    state = tmp_path / "state"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    runner = CliRunner()
+    started = runner.invoke(
+        app, ["emulator", "start", "--bucket", "majob-demo", "--bucket", "extra"]
+    )
+    try:
+        assert started.exit_code == 0, started.output
+        assert "the emulator is running (pid" in started.output
+        endpoints = running_emulator()
+        assert f"ModelArts:  {endpoints.modelarts}" in started.output
+        again = runner.invoke(app, ["emulator", "start"])
+        assert again.exit_code == 0 and "already running" in again.output
+        profile = load_profile("emulator")
+        assert profile.modelarts_endpoint == endpoints.modelarts
+        with ObsObjectStore(obs_config(endpoints.obs)) as store:
+            store.put_bytes("extra", "code/train.py", b"import time\ntime.sleep(60)\n")
+        from tests.e2e.emulator.conftest import client_for, job_body, wait_phase
+
+        body = job_body("in-the-daemon", inputs=[], outputs=[])
+        body["algorithm"]["code_dir"] = "/extra/code/"
+        body["algorithm"]["boot_file"] = "/extra/code/train.py"
+        client = client_for(endpoints)
+        job_id = client.create_training_job(CreateTrainingJobRequest(body=body)).metadata.id
+        wait_phase(client, job_id, ("Running",))
+        status = runner.invoke(app, ["emulator", "status"])
+        assert status.exit_code == 0 and "jobs: Running 1" in status.output
+    finally:
+        stopped = runner.invoke(app, ["emulator", "stop"])
+    assert stopped.exit_code == 0 and "stopped the emulator" in stopped.output
+    assert not (state / "state.json").exists()
+    gone = runner.invoke(app, ["emulator", "status"])
+    assert gone.exit_code == 2 and "the emulator is not running" in gone.output
+    assert runner.invoke(app, ["emulator", "stop"]).output.strip() == "the emulator is not running"
+    # The job that was running when the daemon stopped is Abnormal once it is back.
+    restarted = runner.invoke(app, ["emulator", "start"])
+    try:
+        assert restarted.exit_code == 0, restarted.output
+        job = wait_phase(client_for(running_emulator()), job_id, ("Abnormal",), timeout=5)
+        assert job.status.secondary_phase == "Lost"
+    finally:
+        runner.invoke(app, ["emulator", "stop"])
+
+
+def test_a_bad_bucket_name_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(tmp_path))
+    result = CliRunner().invoke(app, ["emulator", "start", "--bucket", "Bad_Name"])
+    assert result.exit_code == 2 and "error: --bucket: bucket name 'Bad_Name'" in result.output

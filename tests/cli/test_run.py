@@ -100,11 +100,16 @@ def test_set_and_input_flags(project: Path) -> None:
 
 
 @pytest.mark.parametrize("stage", ["debug", "formal"])
-def test_cloud_stages_are_refused_clearly(project: Path, stage: str) -> None:
+def test_cloud_stages_take_the_submit_path(
+    project: Path, stage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No profile and no keys: submit's own one-line configuration error, nothing created.
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(project / "no-config"))
+    for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "MAJOB_OBS_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
     result = runner.invoke(app, ["run", str(project / "spec.yaml"), "--stage", stage])
     assert result.exit_code == 2
-    assert f"error: --stage {stage} runs on ModelArts" in result.output
-    assert "hint: run the local stage now" in result.output
+    assert "error: no OBS credentials found" in result.output
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,6 @@ SIGTERM or Ctrl-C.
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import sys
@@ -15,7 +14,7 @@ from typing import Any
 
 from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from majob.emulator.obs.faults import FaultRule
-from majob.errors import ConfigError, MajobError
+from majob.errors import ConfigError
 
 
 def parse_credentials(items: list[str]) -> dict[str, str]:
@@ -91,30 +90,14 @@ def serve(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m majob.emulator.obs", description=__doc__)
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--data", type=Path, help="persist here (default: memory)")
-    parser.add_argument("--region", default="cn-north-4")
-    parser.add_argument("--bucket", action="append", default=[], help="create this bucket")
-    parser.add_argument("--credential", action="append", default=[], metavar="AK:SK")
-    parser.add_argument("--no-auth", action="store_true", help="accept any signature")
-    parser.add_argument("--faults", type=Path, help="JSON list of fault rules")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the fault probabilities")
-    args = parser.parse_args(argv)
+    """The ``majob emulator obs`` command (its options are declared there, once)."""
+    from majob.cli.emulator import emulator_app
+
+    args = sys.argv[1:] if argv is None else argv
     try:
-        serve(
-            port=args.port,
-            data_dir=args.data,
-            region=args.region,
-            buckets=args.bucket,
-            credentials={} if args.no_auth else parse_credentials(args.credential),
-            faults=load_fault_rules(args.faults) if args.faults else [],
-            seed=args.seed,
-        )
-    except MajobError as error:
-        for line in error.lines():
-            sys.stderr.write(f"error: {line}\n")
-        return error.exit_code
+        emulator_app(["obs", *args], prog_name="python -m majob.emulator.obs")
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     return 0
 
 

@@ -14,21 +14,24 @@ import binascii
 import hashlib
 import json
 import secrets
-import socket
-import struct
-import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 from xml.etree import ElementTree
 
+from majob.emulator.http import (
+    CONTROL_PREFIX,
+    EmulatorServer,
+    LoopbackHTTPServer,
+    control,
+    reset_connection,
+)
 from majob.emulator.obs import auth
 from majob.emulator.obs.faults import Fault, FaultInjector, FaultRule, LoggedRequest, RequestLog
 from majob.emulator.obs.models import (
@@ -44,7 +47,6 @@ from majob.emulator.obs.models import (
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 OBS_NS = "http://obs.myhwclouds.com/doc/2015-06-30/"
 CHUNK = 1 << 20
-CONTROL_PREFIX = "/_majob/"  # not a valid bucket name: the test control plane lives here
 
 
 @dataclass
@@ -106,10 +108,17 @@ class _BodyTooShort(Exception):
     """The client closed the connection before sending the whole body."""
 
 
-class FakeObsServer:
+class _Httpd(LoopbackHTTPServer):
+    fake: FakeObsServer
+
+
+class FakeObsServer(EmulatorServer):
     """The fake OBS on 127.0.0.1. ``credentials`` maps access keys to secret keys (None: the
     documented test pair; empty: no signature checks); ``tokens`` maps the access keys that are
     temporary credentials to the security token they must send."""
+
+    thread_name = "fake-obs"
+    server_class = _Httpd
 
     def __init__(
         self,
@@ -130,18 +139,9 @@ class FakeObsServer:
             else credentials
         )
         self.faults = FaultInjector(seed=seed)
-        self.log = RequestLog()
+        self.log: RequestLog[LoggedRequest] = RequestLog()
         self.region = region
-        self._httpd = _Httpd(("127.0.0.1", port), ObsRequestHandler, self)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(ObsRequestHandler, port=port)
 
     def add_fault(self, **rule: Any) -> FaultRule:
         """Add a ``FaultRule`` (see its fields), e.g. ``add_fault(status=503, count=2)``."""
@@ -149,45 +149,14 @@ class FakeObsServer:
 
     def start(self) -> FakeObsServer:
         """Serve from a daemon thread of this process."""
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-obs", kwargs={"poll_interval": 0.05}
-        )
-        self._thread.daemon = True
-        self._thread.start()
+        super().start()
         return self
 
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._httpd.server_close()
+    def close(self) -> None:
         self.backend.close()
 
     def __enter__(self) -> FakeObsServer:
         return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
-class _Httpd(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-
-    def __init__(self, address: tuple[str, int], handler: type, fake: FakeObsServer) -> None:
-        self.fake = fake
-        super().__init__(address, handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that hang up (killed, reset, timed out) are normal here, not worth a trace."""
-        error = sys.exc_info()[1]
-        if isinstance(error, (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
 
 
 class ObsRequestHandler(BaseHTTPRequestHandler):
@@ -344,11 +313,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
 
     def _abort(self) -> None:
-        """Reset the connection (RST, not FIN): what a dropped load balancer looks like."""
-        self.wfile.flush()
-        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        self.close_connection = True
-        self.connection.close()
+        reset_connection(self)
 
     def _reset_mid_request(self) -> None:
         length = self._body_length()
@@ -764,32 +729,13 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
     # -- control plane -----------------------------------------------------------------------
 
     def _control(self, what: str) -> Response:
-        """``/_majob/log`` (GET, DELETE) and ``/_majob/faults`` (GET, POST a rule, DELETE):
-        lets a test drive a fake that runs in another process."""
+        """The shared control plane (``/_majob/log``, ``/_majob/faults``): lets a test drive a
+        fake that runs in another process."""
         fake = self.server.fake
-        payload: Any
-        try:
-            if what == "log" and self.command == "GET":
-                payload = [entry.to_dict() for entry in fake.log.entries()]
-            elif what == "log" and self.command == "DELETE":
-                fake.log.clear()
-                payload = {"cleared": True}
-            elif what == "faults" and self.command == "GET":
-                payload = [rule.to_dict() for rule in fake.faults.rules]
-            elif what == "faults" and self.command == "POST":
-                rule = FaultRule.from_dict(json.loads(self._read_small() or b"{}"))
-                payload = fake.faults.add(rule).to_dict()
-            elif what == "faults" and self.command == "DELETE":
-                fake.faults.clear()
-                payload = {"cleared": True}
-            else:
-                return Response(404, {"Content-Type": "application/json"}, b'{"error":"unknown"}')
-        except (ValueError, TypeError) as error:
-            body = json.dumps({"error": str(error)}).encode("utf-8")
-            return Response(400, {"Content-Type": "application/json"}, body)
-        self._drain()
+        answer = control(what, self.command, self._read_small(), fake.faults, fake.log)
+        status, payload = answer if answer is not None else (404, {"error": "unknown"})
         return Response(
-            200, {"Content-Type": "application/json"}, json.dumps(payload).encode("utf-8")
+            status, {"Content-Type": "application/json"}, json.dumps(payload).encode("utf-8")
         )
 
 

@@ -1,0 +1,109 @@
+"""An emulated cloud: the fake OBS and the fake ModelArts together, on free ports of 127.0.0.1.
+
+``EmulatedCloud`` runs both in threads of this process (the jobs still run as subprocesses); the
+fake ModelArts reads and writes the fake OBS's state directly. It writes the state file
+``running_emulator()`` reads, so ``--profile emulator`` finds it; the daemon
+(``majob emulator start``) is an ``EmulatedCloud`` in a process of its own.
+
+State lives in ``state_dir``: ``modelarts/`` (sqlite database, job trees), ``obs/`` (the fake
+OBS's objects), ``state.json`` (endpoints and pid). Without a ``state_dir`` a temporary one is
+used and removed at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from majob.emulator.endpoints import STATE_FILE, EmulatorEndpoints
+from majob.emulator.modelarts.server import FakeModelArtsServer
+from majob.emulator.modelarts.storage import FakeObsStorage
+from majob.emulator.obs.server import FakeObsServer
+
+DEFAULT_BUCKETS = ("majob-demo",)
+
+
+class EmulatedCloud:
+    """Both fakes, started and stopped together."""
+
+    def __init__(
+        self,
+        state_dir: Path | None = None,
+        *,
+        buckets: Sequence[str] = DEFAULT_BUCKETS,
+        obs_port: int = 0,
+        modelarts_port: int = 0,
+        python: str | None = None,
+        upload_period: float = 30.0,
+    ) -> None:
+        self._temporary = state_dir is None
+        self.state_dir = (
+            Path(tempfile.mkdtemp(prefix="majob-emulator-")) if state_dir is None else state_dir
+        )
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.obs = FakeObsServer(port=obs_port, data_dir=self.state_dir / "obs")
+        try:
+            for name in buckets:
+                if name not in self.obs.backend.buckets:
+                    self.obs.backend.create_bucket(name)
+            self.modelarts = FakeModelArtsServer(
+                self.state_dir / "modelarts",
+                storage=FakeObsStorage(self.obs.backend),
+                port=modelarts_port,
+                python=python,
+                upload_period=upload_period,
+            )
+        except BaseException:
+            self.obs.stop()
+            raise
+
+    @property
+    def endpoints(self) -> EmulatorEndpoints:
+        return EmulatorEndpoints(obs=self.obs.endpoint, modelarts=self.modelarts.endpoint)
+
+    def write_state(self) -> None:
+        """Publish the endpoints (and this process's id) for ``running_emulator()``."""
+        state = {**self.endpoints.to_dict(), "pid": os.getpid()}
+        del state["secret_key"]  # a test key, but the state file needs none of the identity
+        del state["access_key"]
+        path = self.state_dir / STATE_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
+        temporary.replace(path)
+
+    def start(self) -> EmulatedCloud:
+        self.obs.start()
+        self.modelarts.start()
+        self.write_state()
+        return self
+
+    def stop(self) -> None:
+        """Stop the jobs (they end Abnormal), then both servers; remove the state file."""
+        (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+        try:
+            self.modelarts.stop()
+        finally:
+            self.obs.stop()
+            if self._temporary:
+                shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def __enter__(self) -> EmulatedCloud:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextmanager
+def emulated_cloud(
+    state_dir: Path | None = None, buckets: Sequence[str] = DEFAULT_BUCKETS
+) -> Iterator[EmulatorEndpoints]:
+    """Both fakes in threads of this process for the duration of the block; yields where they
+    listen and the identity to call them with."""
+    with EmulatedCloud(state_dir, buckets=buckets) as cloud:
+        yield cloud.endpoints

@@ -1,0 +1,214 @@
+"""``majob emulator start|stop|status``: both fakes as one background process on 127.0.0.1.
+
+``start`` spawns ``majob emulator start --foreground`` in its own session (its output goes to
+``<state dir>/emulator.log``) and returns once both fakes answer; it is idempotent. The
+foreground process is an ``EmulatedCloud`` over the state dir; it writes ``emulator.pid`` and
+``state.json`` (endpoints, pid) and on SIGTERM stops the running jobs (they end ``Abnormal``),
+both servers, and removes both files. ``stop`` sends SIGTERM and waits for the process to go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from majob.emulator.endpoints import (
+    PID_FILE,
+    STATE_FILE,
+    EmulatorEndpoints,
+    pid_alive,
+    read_state,
+    running_emulator,
+)
+from majob.errors import ConfigError, MajobError
+
+LOG_FILE = "emulator.log"
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 60.0  # running jobs get their SIGTERM grace period first
+
+
+@dataclass(frozen=True)
+class Started:
+    endpoints: EmulatorEndpoints
+    pid: int
+    already_running: bool
+
+
+def _answers(endpoint: str) -> bool:
+    """The fake answers its control plane (no credentials needed there)."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}/_majob/faults", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _running(state_dir: Path) -> tuple[EmulatorEndpoints, int] | None:
+    try:
+        endpoints = running_emulator(state_dir)
+    except ConfigError:
+        return None
+    state = read_state(state_dir) or {}
+    pid = state.get("pid")
+    return (endpoints, pid) if isinstance(pid, int) else None
+
+
+def start(
+    state_dir: Path,
+    *,
+    buckets: Sequence[str],
+    obs_port: int = 0,
+    modelarts_port: int = 0,
+) -> Started:
+    """Start the daemon unless one already runs over ``state_dir``; wait until both fakes
+    answer."""
+    found = _running(state_dir)
+    if found is not None:
+        return Started(found[0], found[1], already_running=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / STATE_FILE).unlink(missing_ok=True)
+    command = [sys.executable, "-m", "majob", "emulator", "start", "--foreground",
+               "--state-dir", str(state_dir), "--obs-port", str(obs_port),
+               "--modelarts-port", str(modelarts_port)]  # fmt: skip
+    for name in buckets:
+        command += ["--bucket", name]
+    log_path = state_dir / LOG_FILE
+    pid = _spawn(command, log_path)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        code = _exit_code(pid)
+        if code is not None:
+            tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+            raise MajobError(
+                f"the emulator exited with code {code} while starting: "
+                + (" | ".join(tail) or "no output"),
+                hint=f"see {log_path}",
+            )
+        found = _running(state_dir)
+        if found is not None and found[1] == pid:
+            endpoints = found[0]
+            if _answers(endpoints.obs) and _answers(endpoints.modelarts):
+                return Started(endpoints, pid, already_running=False)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGTERM)
+    raise MajobError(
+        f"the emulator did not answer within {START_TIMEOUT:.0f}s", hint=f"see {log_path}"
+    )
+
+
+def _spawn(command: list[str], log_path: Path) -> int:
+    """Start the daemon in a session of its own (it outlives this command and its terminal's
+    Ctrl-C), output appended to ``log_path``. No ``Popen`` object: nothing here waits for it."""
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        return os.posix_spawn(
+            command[0],
+            command,
+            {**os.environ, "PYTHONUNBUFFERED": "1"},
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, log, 1),
+                (os.POSIX_SPAWN_DUP2, log, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(log)
+
+
+def _exit_code(pid: int) -> int | None:
+    """The exit code of our child ``pid`` once it ended (reaping it), else None."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None if pid_alive(pid) else 1
+    return os.waitstatus_to_exitcode(status) if done else None
+
+
+def stop(state_dir: Path) -> int | None:
+    """Stop the daemon over ``state_dir``; its pid, or None when none was running."""
+    state = read_state(state_dir) or {}
+    pid = state.get("pid")
+    if not isinstance(pid, int):
+        try:
+            pid = int((state_dir / PID_FILE).read_text().strip())
+        except (OSError, ValueError):
+            return None
+    if not pid_alive(pid):
+        for name in (STATE_FILE, PID_FILE):
+            (state_dir / name).unlink(missing_ok=True)
+        return None
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while pid_alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.05)
+    if pid_alive(pid):
+        os.kill(pid, signal.SIGKILL)
+        for name in (STATE_FILE, PID_FILE):
+            (state_dir / name).unlink(missing_ok=True)
+    return pid
+
+
+def _reap(pid: int) -> None:
+    """When this process started the daemon (tests do), collect its exit status."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def job_counts(endpoints: EmulatorEndpoints) -> dict[str, int]:
+    with urllib.request.urlopen(f"{endpoints.modelarts}/_majob/jobs", timeout=5) as answer:
+        counts: dict[str, int] = json.loads(answer.read())
+    return counts
+
+
+def serve(
+    state_dir: Path,
+    *,
+    buckets: Sequence[str],
+    obs_port: int = 0,
+    modelarts_port: int = 0,
+    announce: Callable[[EmulatorEndpoints], None] | None = None,
+) -> None:
+    """Run both fakes in this process until SIGTERM or Ctrl-C."""
+    from majob.emulator.cloud import EmulatedCloud
+    from majob.emulator.modelarts.store import SchemaError
+    from majob.emulator.obs.models import ObsServiceError
+
+    try:
+        cloud = EmulatedCloud(
+            state_dir, buckets=buckets, obs_port=obs_port, modelarts_port=modelarts_port
+        )
+    except ObsServiceError as error:
+        raise ConfigError(error.message) from error
+    except SchemaError as error:
+        raise ConfigError(str(error)) from error
+    except OSError as error:
+        raise ConfigError(f"cannot start the emulator: {error.strerror or error}") from error
+    stopping = threading.Event()
+    previous = {
+        signum: signal.signal(signum, lambda *_: stopping.set())
+        for signum in (signal.SIGTERM, signal.SIGINT)
+    }
+    (state_dir / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    try:
+        cloud.start()
+        if announce is not None:
+            announce(cloud.endpoints)
+        while not stopping.wait(0.1):
+            pass
+    finally:
+        cloud.stop()
+        (state_dir / PID_FILE).unlink(missing_ok=True)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

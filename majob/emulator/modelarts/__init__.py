@@ -1,0 +1,14 @@
+"""A fake ModelArts training service (moto-style) that really runs the jobs it is given.
+
+``models`` holds state and rules (over ``store``, sqlite), ``plan`` checks create bodies,
+``executor`` runs a job's lifecycle and processes, ``server`` speaks HTTP (``auth`` checks the
+SDK-HMAC-SHA256 signature). ``majob.emulator.cloud`` runs it together with the fake OBS.
+"""
+
+from __future__ import annotations
+
+from majob.emulator.modelarts.errors import ModelArtsError
+from majob.emulator.modelarts.executor import JobFault
+from majob.emulator.modelarts.server import FakeModelArtsServer, LoggedCall
+
+__all__ = ["FakeModelArtsServer", "JobFault", "LoggedCall", "ModelArtsError"]

@@ -1,0 +1,102 @@
+"""The executor's door to OBS: the fake OBS's state model, read and written directly.
+
+In the daemon and in ``emulated_cloud()`` both fakes share a process, so a job's code, inputs,
+outputs and exported logs move between the container root and the fake OBS without HTTP (what
+ModelArts does inside its own network). ``JobStorage`` is the narrow protocol the executor needs;
+``FakeObsStorage`` implements it over ``ObsBackend``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Protocol
+
+from majob.emulator.obs.models import ObsBackend, ObsServiceError
+from majob.storage.uri import ObsUri
+
+_PAGE = 1000
+
+
+class JobStorage(Protocol):
+    def exists(self, uri: ObsUri) -> bool:
+        """An object at ``uri``, or for a dir any object under it."""
+        ...
+
+    def download(self, uri: ObsUri, target: Path) -> int:
+        """A dir's objects into ``target`` (tree kept) or one object into ``target/<name>``;
+        returns how many files."""
+        ...
+
+    def upload_tree(self, source: Path, uri: ObsUri) -> int:
+        """Every file under ``source`` to ``uri`` (a dir); returns how many files."""
+        ...
+
+    def upload_file(self, source: Path, uri: ObsUri, content_type: str | None = None) -> None: ...
+
+
+class FakeObsStorage:
+    """``JobStorage`` over the fake OBS's backend."""
+
+    def __init__(self, backend: ObsBackend) -> None:
+        self.backend = backend
+
+    def _keys(self, bucket: str, prefix: str) -> list[str]:
+        keys: list[str] = []
+        marker = ""
+        while True:
+            listing = self.backend.list_objects(
+                bucket, prefix=prefix, marker=marker, max_keys=_PAGE
+            )
+            keys += [o.key for o in listing.objects]
+            if not listing.is_truncated or listing.next_marker is None:
+                return keys
+            marker = listing.next_marker
+
+    def exists(self, uri: ObsUri) -> bool:
+        try:
+            if uri.is_dir:
+                listing = self.backend.list_objects(uri.bucket, prefix=uri.key, max_keys=1)
+                return bool(listing.objects)
+            self.backend.get_object(uri.bucket, uri.key)
+        except ObsServiceError:
+            return False
+        return True
+
+    def download(self, uri: ObsUri, target: Path) -> int:
+        target.mkdir(parents=True, exist_ok=True)
+        if not uri.is_dir:
+            self._get(uri.bucket, uri.key, target / uri.name)
+            return 1
+        count = 0
+        for key in self._keys(uri.bucket, uri.key):
+            rel = key[len(uri.key) :]
+            if not rel or rel.endswith("/"):
+                continue  # a folder marker object
+            self._get(uri.bucket, key, target / rel)
+            count += 1
+        return count
+
+    def _get(self, bucket: str, key: str, path: Path) -> None:
+        obj = self.backend.get_object(bucket, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with obj.blob.open() as source, path.open("wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 20)
+
+    def upload_tree(self, source: Path, uri: ObsUri) -> int:
+        count = 0
+        for path in sorted(p for p in source.rglob("*") if p.is_file()):
+            self.upload_file(path, uri.join(path.relative_to(source).as_posix()))
+            count += 1
+        return count
+
+    def upload_file(self, source: Path, uri: ObsUri, content_type: str | None = None) -> None:
+        writer = self.backend.new_writer()
+        try:
+            with source.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    writer.write(chunk)
+        except BaseException:
+            writer.abandon()
+            raise
+        self.backend.put_object(uri.bucket, uri.key, writer.finish(), content_type=content_type)

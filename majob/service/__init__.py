@@ -1,0 +1,1 @@
+"""The training service: the ``TrainingService`` seam, its ModelArts backend, submit and jobs."""

@@ -1,0 +1,98 @@
+"""The Python side of job management: ``majob.submit`` and ``majob.jobs``.
+
+``submit`` does what ``majob submit`` does (pre-flight, uploads, one create) and returns the
+``Job``, bound to its service: ``job.refresh()``, ``job.wait()``, ``job.logs(follow=True)``,
+``job.stop()``. Close the client when done with ``job.service.close()`` (or let the process end).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from majob.errors import UserInputError
+from majob.service.base import Job, JobFilter
+
+if TYPE_CHECKING:
+    from majob.spec.models import JobSpec, Stage
+    from majob.spec.profiles import Profile
+
+CLOUD_STAGES = ("debug", "formal")
+
+
+def cloud_stage(stage: str) -> Stage:
+    """``stage`` if it runs on ModelArts; a ``UserInputError`` otherwise."""
+    if stage == "local":
+        raise UserInputError(
+            "the local stage runs on this machine, not on ModelArts",
+            hint="run it with `majob run SPEC`; submit --stage debug or formal",
+        )
+    if stage not in CLOUD_STAGES:
+        raise UserInputError(f"--stage {stage!r}: choose debug or formal")
+    return stage  # type: ignore[return-value]
+
+
+def _profile(profile: str | Profile | None) -> Profile:
+    from majob.spec.profiles import Profile, load_profile
+
+    return profile if isinstance(profile, Profile) else load_profile(profile)
+
+
+def submit(
+    spec: JobSpec | str | os.PathLike[str],
+    stage: str = "debug",
+    *,
+    profile: str | Profile | None = None,
+    overrides: Sequence[str] = (),
+    upload_inputs: bool = False,
+    report: Callable[[str], None] | None = None,
+) -> Job:
+    """Check, upload and submit ``spec`` (a ``JobSpec`` or a spec file) as ``stage``."""
+    from majob.service.connect import open_service, open_store
+    from majob.service.submit import Submitter, plan_submit
+    from majob.spec.models import JobSpec
+
+    chosen = cloud_stage(stage)
+    selected = _profile(profile)
+    if not isinstance(spec, JobSpec):
+        from majob.spec.load import load_spec
+
+        spec = load_spec(Path(spec), overrides=overrides, profile=selected)
+    plan = plan_submit(spec, chosen)
+    service = open_service(selected)
+    store = open_store(selected)
+    try:
+        submitter = Submitter(service, store, selected, report=report or (lambda line: None))
+        return submitter.submit(plan, upload_inputs=upload_inputs)
+    except BaseException:
+        service.close()
+        raise
+    finally:
+        store.close()
+
+
+def jobs(
+    *,
+    name: str | None = None,
+    phase: str | Sequence[str] | None = None,
+    limit: int = 20,
+    profile: str | Profile | None = None,
+) -> list[Job]:
+    """The newest jobs (at most ``limit``), optionally by name substring and phase."""
+    from majob.service.connect import open_service
+
+    phases = [phase] if isinstance(phase, str) else list(phase) if phase else None
+    service = open_service(_profile(profile))
+    found: list[Job] = []
+    offset = 0
+    while len(found) < limit:
+        page, total = service.search(
+            JobFilter(name=name, phases=phases), offset=offset, limit=min(50, limit - len(found))
+        )
+        found.extend(page)
+        offset += len(page)
+        if not page or offset >= total:
+            break
+    return found[:limit]

@@ -1,0 +1,292 @@
+"""The one narrow seam between majob and a training service, and the values it speaks in.
+
+``TrainingService`` is what submit, the job commands and the Python API use; ``service/rest.py``
+implements it on the official ``huaweicloudsdkmodelarts`` client (against ModelArts or the
+emulator). Every method raises a ``ServiceError`` subclass on failure.
+
+The values (``Job``, ``Flavor``, ``Engine``, ``Event``, ``LogChunk``) are frozen and
+backend-neutral; ``Job.from_wire`` reads the REST v2 job JSON (reference §2.4). A ``Job`` that
+came from a service keeps a reference to it, so ``job.refresh()``, ``job.wait()``,
+``job.logs()`` and ``job.stop()`` work on what ``majob.submit`` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from majob.service.watch import WaitResult
+
+#: The phases of reference §2.4. A job in a terminal phase never changes again.
+PHASES = (
+    "Creating",
+    "Pending",
+    "Running",
+    "Failed",
+    "Completed",
+    "Terminating",
+    "Terminated",
+    "Abnormal",
+)
+TERMINAL_PHASES = frozenset({"Completed", "Failed", "Terminated", "Abnormal"})
+ACTIVE_PHASES = frozenset({"Creating", "Pending", "Running", "Terminating"})
+SUBMIT_ID_ANNOTATION = "majob/submit-id"
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    """How one task (``worker-0``...) ended, when it has."""
+
+    task: str
+    exit_code: int | None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A training job as the service last described it. Times are epoch milliseconds."""
+
+    id: str
+    name: str
+    phase: str
+    secondary_phase: str = ""
+    tasks: tuple[str, ...] = ()
+    task_statuses: tuple[TaskStatus, ...] = ()
+    duration_ms: int = 0
+    start_time: int | None = None
+    create_time: int | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    flavor: str = ""
+    node_count: int = 1
+    service: TrainingService | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any], service: TrainingService | None = None) -> Job:
+        """Read a REST v2 job (create/show/terminate answer, or a search item)."""
+        metadata = data.get("metadata") or {}
+        status = data.get("status") or {}
+        resource = (data.get("spec") or {}).get("resource") or {}
+        statuses = tuple(
+            TaskStatus(
+                task=str(item.get("task", "")),
+                exit_code=_int_or_none(item.get("exit_code")),
+                message=str(item.get("message") or ""),
+            )
+            for item in status.get("task_statuses") or ()
+        )
+        return cls(
+            id=str(metadata.get("id", "")),
+            name=str(metadata.get("name", "")),
+            phase=str(status.get("phase") or "Creating"),
+            secondary_phase=str(status.get("secondary_phase") or ""),
+            tasks=tuple(str(t) for t in status.get("tasks") or ()),
+            task_statuses=statuses,
+            duration_ms=_int_or_none(status.get("duration")) or 0,
+            start_time=_int_or_none(status.get("start_time")),
+            create_time=_int_or_none(metadata.get("create_time")),
+            annotations={str(k): str(v) for k, v in (metadata.get("annotations") or {}).items()},
+            flavor=str(resource.get("flavor_id") or ""),
+            node_count=_int_or_none(resource.get("node_count")) or 1,
+            service=service,
+        )
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in TERMINAL_PHASES
+
+    @property
+    def succeeded(self) -> bool:
+        return self.phase == "Completed"
+
+    @property
+    def submit_id(self) -> str | None:
+        return self.annotations.get(SUBMIT_ID_ANNOTATION)
+
+    def failed_task(self) -> TaskStatus | None:
+        """The first task that exited non-zero, if one did."""
+        return next((t for t in self.task_statuses if t.exit_code not in (None, 0)), None)
+
+    def task_names(self) -> tuple[str, ...]:
+        """The job's tasks; before the service lists them, ``worker-0..n-1`` by node count."""
+        return self.tasks or tuple(f"worker-{i}" for i in range(self.node_count))
+
+    # -- the handle side: what majob.submit's caller does with the job ------------------------
+
+    def _bound(self) -> TrainingService:
+        if self.service is None:
+            raise RuntimeError(f"job {self.id} is not bound to a service")
+        return self.service
+
+    def refresh(self) -> Job:
+        """The job as the service describes it now."""
+        return self._bound().get(self.id)
+
+    def stop(self) -> Job:
+        """Terminate the job (Creating, Pending or Running jobs only)."""
+        return self._bound().terminate(self.id)
+
+    def wait(
+        self,
+        *,
+        timeout: float | None = None,
+        on_update: Callable[[Job], None] | None = None,
+        on_line: Callable[[str], None] | None = None,
+    ) -> WaitResult:
+        """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed)."""
+        from majob.service.watch import wait_for
+
+        return wait_for(
+            lambda: self._bound(), self.id, timeout=timeout, on_update=on_update, on_line=on_line
+        )
+
+    def logs(self, *, task: str | None = None, follow: bool = False) -> Iterator[str]:
+        """The job's log lines, all tasks merged with ``[worker-i]`` prefixes unless ``task``
+        is given; ``follow`` keeps reading until the job ends."""
+        from majob.service.logs import iter_logs
+
+        return iter_logs(self._bound(), self.id, task=task, follow=follow)
+
+    def with_service(self, service: TrainingService) -> Job:
+        return replace(self, service=service)
+
+
+def _int_or_none(value: object) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """A resource flavor the service offers (``GET training-job-flavors``)."""
+
+    id: str
+    name: str = ""
+    type: str = ""  # CPU, GPU, Ascend
+    max_num: int = 1
+    cpu: str = ""
+    gpu: str = ""
+    npu: str = ""
+    memory: str = ""
+
+    @property
+    def is_ascend(self) -> bool:
+        return self.type.lower() == "ascend" or bool(self.npu)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Flavor:
+        info = data.get("flavor_info") or {}
+
+        def describe(part: object) -> str:
+            if isinstance(part, Mapping):
+                return " ".join(f"{k}={v}" for k, v in part.items() if v not in (None, ""))
+            return "" if part is None else str(part)
+
+        return cls(
+            id=str(data.get("flavor_id", "")),
+            name=str(data.get("flavor_name") or ""),
+            type=str(data.get("flavor_type") or ""),
+            max_num=_int_or_none(info.get("max_num")) or 1,
+            cpu=describe(info.get("cpu")),
+            gpu=describe(info.get("gpu")),
+            npu=describe(info.get("npu")),
+            memory=describe(info.get("memory")),
+        )
+
+    def to_cache(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in Flavor.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A preset engine (``GET training-job-engines``)."""
+
+    name: str
+    version: str
+    id: str = ""
+    image: str = ""
+
+    @property
+    def is_ascend(self) -> bool:
+        text = f"{self.name} {self.version}".lower()
+        return "ascend" in text or "cann" in text
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Engine:
+        image = data.get("image_info") or {}
+        return cls(
+            name=str(data.get("engine_name", "")),
+            version=str(data.get("engine_version", "")),
+            id=str(data.get("engine_id") or ""),
+            image=str(image.get("gpu_image_url") or image.get("cpu_image_url") or ""),
+        )
+
+    def to_cache(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in Engine.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of a job's event list."""
+
+    time: str
+    level: str
+    message: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class LogChunk:
+    """Lines of one task's log after ``base_line`` (``end_line`` is the next base line)."""
+
+    task: str
+    lines: tuple[str, ...]
+    end_line: int
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """What ``search`` narrows the list to; ``None`` means any."""
+
+    name: str | None = None  # a substring ("like")
+    phases: Sequence[str] | None = None
+    created_after: int | None = None  # epoch ms
+    created_before: int | None = None
+
+
+class TrainingService(Protocol):
+    """A ModelArts-shaped training service. ``body`` is a REST v2 create body (a dict)."""
+
+    def create(self, body: Mapping[str, Any]) -> Job: ...
+
+    def get(self, job_id: str) -> Job: ...
+
+    def search(
+        self, where: JobFilter | None = None, *, offset: int = 0, limit: int = 50
+    ) -> tuple[list[Job], int]:
+        """One page of jobs, newest first, and the total count matching."""
+        ...
+
+    def terminate(self, job_id: str) -> Job: ...
+
+    def delete(self, job_id: str) -> None: ...
+
+    def log_preview(self, job_id: str, task: str) -> str: ...
+
+    def log_lines(self, job_id: str, task: str, base_line: int = 0, lines: int = 500) -> LogChunk:
+        """Up to ``lines`` lines of ``task``'s log after line ``base_line`` (0: from the
+        start)."""
+        ...
+
+    def events(self, job_id: str, *, limit: int = 100) -> list[Event]: ...
+
+    def flavors(self) -> list[Flavor]: ...
+
+    def engines(self) -> list[Engine]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,79 @@
+"""A job's log lines, per task or all tasks merged with ``[worker-i]`` prefixes.
+
+ModelArts keeps one log per task. ``LogCursor`` remembers, per task, the last line read
+(``base_line``) and asks each task for what came after, so following a job costs one small
+request per task and poll. A task whose log is not ready yet (``ModelArts.2776``, or a 404 for
+a task that has not started) simply has no lines this time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from majob.errors import ServiceError, ServiceNotFound
+from majob.service.base import Job, TrainingService
+
+LOG_NOT_READY = "ModelArts.2776"
+PAGE = 500  # the most lines one request returns
+
+
+class LogCursor:
+    """Where reading stopped in each task's log."""
+
+    def __init__(self, job_id: str, *, task: str | None = None, prefix: bool = True) -> None:
+        self.job_id = job_id
+        self.task = task
+        self.prefix = prefix and task is None
+        self.base_lines: dict[str, int] = {}
+
+    def poll(self, service: TrainingService, job: Job) -> list[str]:
+        """Every line written since the last poll, task by task."""
+        tasks = (self.task,) if self.task else job.task_names()
+        out: list[str] = []
+        for task in tasks:
+            while True:
+                base = self.base_lines.get(task, 0)
+                try:
+                    chunk = service.log_lines(self.job_id, task, base, PAGE)
+                except ServiceError as error:
+                    if error.code == LOG_NOT_READY or isinstance(error, ServiceNotFound):
+                        break
+                    raise
+                if not chunk.lines or chunk.end_line <= base:
+                    break
+                self.base_lines[task] = chunk.end_line
+                mark = f"[{task}] " if self.prefix else ""
+                out.extend(mark + line for line in chunk.lines)
+                if len(chunk.lines) < PAGE:
+                    break
+        return out
+
+
+def iter_logs(
+    service: TrainingService,
+    job_id: str,
+    *,
+    task: str | None = None,
+    follow: bool = False,
+    poll: float = 0.25,
+) -> Iterator[str]:
+    """The job's log lines; with ``follow``, keep reading until the job has ended and its
+    logs are read to the end."""
+    cursor = LogCursor(job_id, task=task)
+    job = service.get(job_id)
+    if task is not None and job.tasks and task not in job.tasks:
+        raise ServiceNotFound(
+            f"job {job.name} ({job_id}) has no task {task!r}",
+            hint=f"its tasks: {', '.join(job.tasks)}",
+        )
+    while True:
+        yield from cursor.poll(service, job)
+        if not follow or job.finished:
+            return
+        time.sleep(poll)
+        job = service.get(job_id)
+        if job.finished:
+            # One last read: lines written between the previous poll and the end.
+            yield from cursor.poll(service, job)
+            return

@@ -1,0 +1,240 @@
+"""Every check ``majob submit`` runs before anything is uploaded or created.
+
+Each check reports problems as lines (``where: what; what to do``) and never stops the others:
+the user sees every problem at once and fixes them in one go. A check that cannot run (OBS or
+ModelArts unreachable, keys refused) is itself a problem line. ``run_preflight`` writes nothing
+but a zero-byte probe object per bucket (deleted at once) to prove the bucket is writable.
+
+The checks (issue 9 §2): the spec compiles for the stage; the boot file is in the uploaded code
+and byte-compiles; the flavor and engine exist in the service's own lists, with did-you-mean;
+the node count is within the flavor's ``max_num``; an Ascend flavor goes with an Ascend engine
+(and the other way round); each input's OBS path holds data (or, with ``--upload-inputs``, its
+``local`` stand-in exists to be uploaded); the output, log and code buckets exist and take
+writes; no active job has the same name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from majob.errors import MajobError, StorageNotFound
+from majob.service.base import ACTIVE_PHASES, JobFilter, TrainingService
+from majob.service.offerings import Offerings
+from majob.spec.models import JobSpec
+from majob.storage.base import ObjectStore
+from majob.storage.uri import ObsUri
+
+PROBE_PREFIX = ".majob-preflight/"
+INVALID_FLAVOR = "ModelArts.2763"
+DUPLICATE_NAME = "ModelArts.2751"
+
+
+@dataclass
+class Findings:
+    """Problem lines in the order found, each once."""
+
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def guard(self, where: str, check: Callable[[], None]) -> None:
+        """Run ``check``; a majob error it raises becomes a problem line of ``where``."""
+        try:
+            check()
+        except MajobError as error:
+            hint = f"; {error.hint}" if error.hint else ""
+            self.add(f"{where}: {error.message}{hint}")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)``, or a list of what there is when nothing is close."""
+    options = sorted(set(choices))
+    by_case = {c.lower(): c for c in options}
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if word.lower() in by_case:
+        close = [by_case[word.lower()]]
+    if close:
+        return f"did you mean {close[0]!r}?"
+    shown = ", ".join(options[:8]) + (", ..." if len(options) > 8 else "")
+    return f"choose one of: {shown}" if options else "the service lists none"
+
+
+def check_boot_file(spec: JobSpec, uploaded: Sequence[str], findings: Findings) -> None:
+    """The boot file is among the files the upload sends, and it byte-compiles."""
+    if spec.image.is_custom:
+        return
+    boot = spec.code.boot_file
+    if boot not in uploaded:
+        findings.add(
+            f"code.boot_file: {boot!r} is not in the uploaded code of {spec.code.dir} (missing, "
+            "or left out by .gitignore, .majobignore or code.ignore); ModelArts.2758 would "
+            "fail the job; fix the ignore rules or code.boot_file"
+        )
+        return
+    path = Path(spec.code.dir) / boot
+    try:
+        source = path.read_bytes()
+        compile(source, str(path), "exec", dont_inherit=True)
+    except OSError as error:
+        findings.add(f"code.boot_file: cannot read {path}: {error.strerror}")
+    except (SyntaxError, ValueError) as error:
+        where = f"{path}:{getattr(error, 'lineno', 0) or 0}"
+        message = getattr(error, "msg", str(error))
+        findings.add(f"code.boot_file: {where}: does not compile: {message}")
+
+
+def check_offerings(spec: JobSpec, offerings: Offerings, findings: Findings) -> None:
+    """Flavor and engine exist; nodes fit the flavor; Ascend goes with Ascend."""
+    resources = spec.resources
+    flavor = offerings.flavor(resources.flavor) if resources.pool is None else None
+    if resources.pool is None and flavor is None:
+        known = (f.id for f in offerings.flavors)
+        findings.add(
+            f"resources.flavor: {resources.flavor!r} is not a flavor of this service "
+            f"({INVALID_FLAVOR}); {did_you_mean(resources.flavor, known)} "
+            "(majob flavors lists them)"
+        )
+    if flavor is not None and resources.nodes > flavor.max_num:
+        findings.add(
+            f"resources.nodes: {resources.nodes} nodes, but flavor {flavor.id} allows at most "
+            f"{flavor.max_num}; lower the node count or pick a flavor with a larger max_num"
+        )
+    engine_ascend: bool | None = None
+    image = spec.image
+    if image.engine is not None and image.version is not None:
+        names = offerings.engine_names()
+        if image.engine not in names:
+            findings.add(
+                f"image.engine: {image.engine!r} is not an engine of this service; "
+                f"{did_you_mean(image.engine, names)} (majob engines lists them)"
+            )
+        else:
+            versions = offerings.versions_of(image.engine)
+            if image.version not in versions:
+                findings.add(
+                    f"image.version: {image.version!r} is not a version of {image.engine}; "
+                    f"{did_you_mean(image.version, versions)}"
+                )
+            else:
+                engine_ascend = next(
+                    e.is_ascend
+                    for e in offerings.engines
+                    if e.name == image.engine and e.version == image.version
+                )
+    if flavor is not None and engine_ascend is not None and flavor.is_ascend != engine_ascend:
+        if flavor.is_ascend:
+            findings.add(
+                f"image.engine: flavor {flavor.id} has Ascend NPUs, but engine {image.engine} "
+                f"{image.version} is not an Ascend engine; use Ascend-Powered-Engine"
+            )
+        else:
+            findings.add(
+                f"resources.flavor: engine {image.engine} {image.version} runs on Ascend NPUs, "
+                f"but flavor {flavor.id} has none; pick an Ascend flavor"
+            )
+
+
+def _holds_data(store: ObjectStore, uri: ObsUri) -> bool:
+    if not uri.is_dir and uri.key and store.head(uri.bucket, uri.key) is not None:
+        return True
+    prefix = uri.as_dir().key if uri.key else ""
+    return bool(store.list_page(uri.bucket, prefix, max_keys=1).objects)
+
+
+def check_inputs(
+    spec: JobSpec, store: ObjectStore, findings: Findings, *, upload_inputs: bool
+) -> None:
+    """Each input's OBS path holds data, or (``--upload-inputs``) has a local stand-in."""
+    for index, channel in enumerate(spec.inputs):
+        where = f"inputs[{index}] {channel.name}"
+        if upload_inputs:
+            if channel.local is None:
+                findings.add(
+                    f"{where}: --upload-inputs needs a local stand-in: add 'local:' to the input"
+                )
+            elif not Path(channel.local).exists():
+                findings.add(f"{where}: local stand-in {channel.local} does not exist")
+            continue
+
+        def check(uri: ObsUri = channel.obs, where: str = where, index: int = index) -> None:
+            if not _holds_data(store, uri):
+                hint = (
+                    "; pass --upload-inputs to upload its local stand-in first"
+                    if spec.inputs[index].local
+                    else "; upload the data there first (majob obs sync DIR " + uri.uri + ")"
+                )
+                findings.add(f"{where}: {uri} holds no data{hint}")
+
+        findings.guard(where, check)
+
+
+def check_buckets(spec: JobSpec, store: ObjectStore, findings: Findings) -> None:
+    """The buckets the job writes to (outputs, logs, code) exist and take a write."""
+    places: dict[str, str] = {}
+    for channel in spec.outputs:
+        places.setdefault(channel.obs.bucket, f"outputs {channel.name}")
+    if spec.log is not None:
+        places.setdefault(spec.log.bucket, "log")
+    if spec.code.obs is not None:
+        places.setdefault(spec.code.obs.bucket, "code.obs")
+    for bucket, where in places.items():
+
+        def probe(bucket: str = bucket, where: str = where) -> None:
+            key = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
+            try:
+                store.put_bytes(bucket, key, b"")
+            except StorageNotFound:
+                findings.add(f"{where}: bucket {bucket!r} does not exist; create it first")
+                return
+            store.delete_many(bucket, [key])
+
+        findings.guard(f"{where} (bucket {bucket})", probe)
+
+
+def check_name(job_name: str, service: TrainingService, findings: Findings) -> None:
+    """No job in an active phase has the name (ModelArts would refuse with 2751)."""
+
+    def check() -> None:
+        jobs, _ = service.search(JobFilter(name=job_name, phases=sorted(ACTIVE_PHASES)))
+        for job in jobs:
+            if job.name == job_name:
+                findings.add(
+                    f"name: job name {job_name!r} is taken by job {job.id} ({job.phase}); "
+                    f"{DUPLICATE_NAME} would refuse it; stop it (majob stop {job.id}) or "
+                    "rename this job (--set name=...)"
+                )
+                return
+
+    findings.guard("name", check)
+
+
+def run_preflight(
+    spec: JobSpec,
+    *,
+    job_name: str,
+    uploaded: Sequence[str],
+    service: TrainingService,
+    store: ObjectStore,
+    offerings: Callable[[], Offerings],
+    upload_inputs: bool = False,
+    earlier: Iterable[str] = (),
+) -> list[str]:
+    """Every problem found, one line each (``earlier``: problems found before, e.g. while
+    compiling). ``spec`` is the stage's effective spec."""
+    findings = Findings(list(earlier))
+    check_boot_file(spec, uploaded, findings)
+
+    def offered() -> None:
+        check_offerings(spec, offerings(), findings)
+
+    findings.guard("flavors and engines", offered)
+    check_inputs(spec, store, findings, upload_inputs=upload_inputs)
+    check_buckets(spec, store, findings)
+    check_name(job_name, service, findings)
+    return findings.problems

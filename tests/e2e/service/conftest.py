@@ -1,0 +1,112 @@
+"""An emulated cloud (fake OBS + fake ModelArts, in threads) and a small project to submit.
+
+The clients are the real ones: ``huaweicloudsdkmodelarts`` and esdk-obs-python, reached through
+the built-in ``emulator`` profile exactly as ``majob submit --profile emulator`` reaches them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from majob.emulator.cloud import EmulatedCloud
+from majob.service.connect import open_service, open_store
+from majob.service.rest import RestTrainingService
+from majob.spec.profiles import Profile, load_profile
+from majob.storage.obs import ObsObjectStore
+
+BUCKET = "majob-demo"
+
+# A tiny job: no torch, so it starts in well under a second. It copies its input to its
+# output, prints a few lines, and sleeps or fails when told to.
+SCRIPT = """\
+import argparse, os, sys, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+parser.add_argument("--sleep", type=float, default=0)
+parser.add_argument("--fail", type=int, default=0)
+args, _ = parser.parse_known_args()
+print("task", os.environ.get("VC_TASK_INDEX"), "starts", flush=True)
+with open(os.path.join(args.data_url, "in.txt")) as source:
+    payload = source.read()
+with open(os.path.join(args.train_url, "out.txt"), "w") as out:
+    out.write(payload.upper())
+for step in range(3):
+    print(f"step {step}", flush=True)
+deadline = time.monotonic() + args.sleep
+while time.monotonic() < deadline:
+    time.sleep(0.05)
+if args.fail:
+    print("about to fail", flush=True)
+    sys.exit(args.fail)
+print("done", flush=True)
+"""
+
+SPEC = """\
+name: tiny
+code: {dir: code, boot_file: train.py, obs: "obs://majob-demo/tiny/code/"}
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u, nodes: 1}
+inputs:
+  - {name: data_url, obs: "obs://majob-demo/tiny/data/", local: data}
+outputs:
+  - {name: train_url, obs: "obs://majob-demo/tiny/out/", local: out}
+log: "obs://majob-demo/tiny/logs/"
+hyperparameters: {sleep: 0}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "code").mkdir(parents=True)
+    (root / "code" / "train.py").write_text(SCRIPT)
+    (root / "data").mkdir()
+    (root / "data" / "in.txt").write_text("payload")
+    (root / "spec.yaml").write_text(SPEC)
+    return root
+
+
+@pytest.fixture
+def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatedCloud]:
+    """Both fakes, and the environment that makes ``--profile emulator`` find them."""
+    state = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "10")
+    for name in (
+        "HUAWEICLOUD_SDK_AK",
+        "HUAWEICLOUD_SDK_SK",
+        "HUAWEICLOUD_SDK_SECURITY_TOKEN",
+        "MAJOB_OBS_ENDPOINT",
+        "MAJOB_OBS_CREDENTIALS",
+        "MAJOB_MODELARTS_ENDPOINT",
+        "MAJOB_PROFILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with EmulatedCloud(state, buckets=(BUCKET,)) as emulated:
+        yield emulated
+
+
+@pytest.fixture
+def profile(cloud: EmulatedCloud) -> Profile:
+    return load_profile("emulator")
+
+
+@pytest.fixture
+def service(profile: Profile) -> Iterator[RestTrainingService]:
+    with open_service(profile) as opened:
+        yield opened
+
+
+@pytest.fixture
+def store(profile: Profile) -> Iterator[ObsObjectStore]:
+    opened = open_store(profile)
+    try:
+        yield opened
+    finally:
+        opened.close()

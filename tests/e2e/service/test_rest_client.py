@@ -1,0 +1,104 @@
+"""The official huaweicloudsdkmodelarts client drives every endpoint of the emulated ModelArts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from majob.compile.rest import to_rest_body
+from majob.errors import ServiceAuthError, ServiceError, ServiceNotFound
+from majob.service.base import JobFilter
+from majob.service.connect import service_config
+from majob.service.rest import RestTrainingService
+from majob.service.submit import Submitter, plan_submit
+from majob.spec.load import load_spec
+from majob.spec.profiles import Profile
+from majob.storage.config import Credentials
+from majob.storage.sync import sync_code
+
+DEADLINE = 60.0
+
+
+def wait_until(check, what: str):
+    """Poll ``check`` until it returns something true (generous deadline, no fixed sleeps)."""
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def submitted(project: Path, profile: Profile, service, store, *sets: str):
+    spec = load_spec(project / "spec.yaml", overrides=list(sets), profile=profile)
+    plan = plan_submit(spec, "debug")
+    return Submitter(service, store, profile).submit(plan, upload_inputs=True)
+
+
+def test_every_endpoint(project: Path, profile: Profile, service, store) -> None:
+    flavors = service.flavors()
+    assert any(f.id == "modelarts.vm.cpu.8u" and f.max_num >= 1 for f in flavors)
+    engines = service.engines()
+    assert any(e.name == "PyTorch" for e in engines)
+
+    job = submitted(project, profile, service, store)
+    assert job.name == "tiny-debug" and job.submit_id
+    done = wait_until(lambda: (j := service.get(job.id)).finished and j, "the job to end")
+    assert done.phase == "Completed", done
+    assert done.task_statuses and done.task_statuses[0].exit_code == 0
+    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+
+    chunk = service.log_lines(job.id, "worker-0", 0, 500)
+    assert "step 2" in chunk.lines and chunk.end_line >= len(chunk.lines)
+    later = service.log_lines(job.id, "worker-0", chunk.end_line, 500)
+    assert later.lines == ()
+    assert "done" in service.log_preview(job.id, "worker-0")
+    assert service.events(job.id)
+
+    found, total = service.search(JobFilter(name="tiny", phases=["Completed"]))
+    assert [j.id for j in found] == [job.id] and total == 1
+    assert service.search(JobFilter(name="tiny", phases=["Running"]))[0] == []
+
+    running = submitted(project, profile, service, store, "hyperparameters.sleep=60")
+    wait_until(lambda: service.get(running.id).phase == "Running", "Running")
+    stopped = service.terminate(running.id)
+    assert stopped.phase in ("Terminating", "Terminated")
+    assert wait_until(lambda: service.get(running.id).phase == "Terminated", "Terminated")
+
+    service.delete(job.id)
+    with pytest.raises(ServiceNotFound):
+        service.get(job.id)
+
+
+def test_a_refused_create_carries_code_and_remedy(
+    project: Path, profile: Profile, service, store
+) -> None:
+    spec = load_spec(project / "spec.yaml", profile=profile)
+    sync_code(spec, store)  # the code is there: the flavor is what is wrong
+    body = to_rest_body(spec, "debug")
+    body["spec"]["resource"]["flavor_id"] = "modelarts.vm.cpu.9u"
+    with pytest.raises(ServiceError) as caught:
+        service.create(body)
+    assert caught.value.code == "ModelArts.2763"
+    assert caught.value.remedy
+    assert caught.value.request_id is None or isinstance(caught.value.request_id, str)
+
+
+def test_a_wrong_secret_key_is_refused_in_one_line_without_the_key(profile: Profile) -> None:
+    config = service_config(profile)
+    wrong = "definitely-not-the-secret-0000000000000"
+    bad = RestTrainingService(
+        type(config)(
+            endpoint=config.endpoint,
+            project_id=config.project_id,
+            credentials=Credentials(config.credentials.access_key, wrong),
+        )
+    )
+    with bad, pytest.raises(ServiceAuthError) as caught:
+        bad.flavors()
+    text = "\n".join(caught.value.lines())
+    assert wrong not in text
+    assert caught.value.status in (401, 403)

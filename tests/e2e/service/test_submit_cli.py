@@ -1,0 +1,189 @@
+"""``majob submit`` and the job commands against the emulated cloud, through the CLI."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+from majob.emulator.cloud import EmulatedCloud
+from majob.service.base import JobFilter
+from majob.service.connect import ServiceSource
+from majob.service.watch import wait_for
+from majob.spec.profiles import load_profile
+
+runner = CliRunner()
+DEADLINE = 60.0
+
+
+def submit(project: Path, *args: str):
+    return runner.invoke(
+        app,
+        ["submit", str(project / "spec.yaml"), "--profile", "emulator", "--upload-inputs", *args],
+    )
+
+
+def job_id_of(output: str) -> str:
+    line = next(line for line in output.splitlines() if line.startswith("submitted job "))
+    return line.split()[2]
+
+
+def wait_until(check, what: str):
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store) -> None:
+    result = submit(project, "--wait")
+    assert result.exit_code == 0, result.output
+    assert "code: 1 of 1 file(s) sent to obs://majob-demo/tiny/code/" in result.output
+    assert "[worker-0] step 2" in result.output
+    assert "[worker-0] done" in result.output
+    assert "phase: Completed" in result.output
+    last = result.output.splitlines()[-1]
+    assert last.startswith("job ") and "(tiny-debug) Completed in" in last
+    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+    job_id = job_id_of(result.output)
+
+    status = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
+    assert status.exit_code == 0, status.output
+    assert f"job {job_id} (tiny-debug)" in status.output
+    assert "phase:    Completed" in status.output
+    assert "task worker-0: exit 0" in status.output
+
+    logs = runner.invoke(app, ["logs", job_id, "--profile", "emulator"])
+    assert logs.exit_code == 0, logs.output
+    assert "[worker-0] done" in logs.output.splitlines()
+    one = runner.invoke(app, ["logs", job_id, "--task", "worker-0", "--profile", "emulator"])
+    assert "done" in one.output.splitlines()
+    assert not any(line.startswith("[worker-0]") for line in one.output.splitlines())
+
+    listed = runner.invoke(app, ["list", "--profile", "emulator", "--phase", "Completed"])
+    assert job_id in listed.output and "tiny-debug" in listed.output
+
+    second = submit(project)  # unchanged code: nothing to send
+    assert "code: 0 of 1 file(s) sent" in second.output, second.output
+    two = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
+    assert two.exit_code == 2
+    assert "2 jobs are named 'tiny-debug'" in two.output
+
+    deleted = runner.invoke(app, ["delete", job_id, "--profile", "emulator"])
+    assert deleted.exit_code == 0, deleted.output
+    assert f"deleted job {job_id} (tiny-debug)" in deleted.output
+
+
+def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: EmulatedCloud) -> None:
+    result = submit(project, "--wait", "--set", "hyperparameters.fail=3")
+    assert result.exit_code == 1, result.output
+    assert "error: task worker-0 exited with code 3" in result.output
+    assert "  about to fail" in result.output
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"status": 429, "code": "ModelArts.0002"}, {"status": 503}, {"reset": True}],
+    ids=["429", "503", "dropped"],
+)
+def test_a_troubled_create_makes_exactly_one_job(
+    project: Path, cloud: EmulatedCloud, service, fault: dict[str, object]
+) -> None:
+    cloud.modelarts.add_fault(method="POST", path=r"/training-jobs$", count=1, **fault)
+    result = submit(project)
+    assert result.exit_code == 0, result.output
+    jobs, total = service.search(JobFilter(name="tiny-debug"))
+    assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+
+
+def test_preflight_reports_every_problem_and_sends_nothing(project: Path, service, store) -> None:
+    (project / "code" / ".majobignore").write_text("train.py\n")
+    result = runner.invoke(
+        app,
+        [
+            "submit",
+            str(project / "spec.yaml"),
+            "--profile",
+            "emulator",
+            "--set",
+            "image.engine=Pytorch",
+            "--set",
+            "resources.flavor=modelarts.vm.cpu.9u",
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert any("code.boot_file: 'train.py' is not in the uploaded code" in line for line in lines)
+    assert any("did you mean 'PyTorch'?" in line for line in lines)
+    assert any(
+        "'modelarts.vm.cpu.9u' is not a flavor of this service (ModelArts.2763); "
+        "did you mean 'modelarts.vm.cpu.8u'?" in line
+        for line in lines
+    )
+    assert any(
+        "inputs[0] data_url: obs://majob-demo/tiny/data/ holds no data; pass --upload-inputs"
+        in line
+        for line in lines
+    )
+    assert lines[-1] == "error: nothing was uploaded or created"
+    assert service.search()[1] == 0
+    assert list(store.list_all("majob-demo", "tiny/")) == []
+
+
+def test_a_taken_name_names_the_running_job(project: Path, service) -> None:
+    first = submit(project, "--set", "hyperparameters.sleep=60")
+    assert first.exit_code == 0, first.output
+    running = job_id_of(first.output)
+    wait_until(lambda: service.get(running).phase == "Running", "Running")
+    second = submit(project, "--set", "hyperparameters.sleep=60")
+    assert second.exit_code == 2
+    assert f"job name 'tiny-debug' is taken by job {running} (Running)" in second.output
+    stopped = runner.invoke(app, ["stop", "tiny-debug", "--profile", "emulator"])
+    assert stopped.exit_code == 0, stopped.output
+    assert f"stopping job {running} (tiny-debug)" in stopped.output
+
+
+def test_validate_online_runs_the_checks_without_submitting(project: Path, service) -> None:
+    result = runner.invoke(
+        app,
+        ["validate", str(project / "spec.yaml"), "--online", "--profile", "emulator"],
+    )
+    assert result.exit_code == 2
+    assert "holds no data" in result.output
+    assert service.search()[1] == 0
+
+
+def test_polling_resumes_after_the_emulator_restarts(
+    project: Path, cloud: EmulatedCloud, service
+) -> None:
+    result = submit(project, "--set", "hyperparameters.sleep=60")
+    assert result.exit_code == 0, result.output
+    job_id = job_id_of(result.output)
+    wait_until(lambda: service.get(job_id).phase == "Running", "Running")
+    source = ServiceSource(load_profile("emulator"))
+    notes: list[str] = []
+    outcome: dict[str, object] = {}
+
+    def waiter() -> None:
+        outcome["result"] = wait_for(
+            source, job_id, on_connection=notes.append, reconnect=source.reconnect
+        )
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    cloud.stop()  # the daemon dies with the job running
+    wait_until(lambda: notes, "the waiter to see the connection drop")
+    with EmulatedCloud(cloud.state_dir, buckets=("majob-demo",)):
+        thread.join(DEADLINE)
+        source.close()
+    assert not thread.is_alive()
+    final = outcome["result"].job  # type: ignore[attr-defined]
+    assert final.phase == "Abnormal"
+    assert notes[0].startswith("connection lost") and notes[-1] == "connection back"

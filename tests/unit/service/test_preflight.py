@@ -1,0 +1,154 @@
+"""Pre-flight checks that need no cloud: did-you-mean, offerings, the boot file, the name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from majob.service.offerings import Offerings
+from majob.service.preflight import (
+    Findings,
+    check_boot_file,
+    check_name,
+    check_offerings,
+    did_you_mean,
+)
+from majob.spec.models import JobSpec
+
+PYTORCH = "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"
+
+
+def spec(code_dir: Path, **changes: Any) -> JobSpec:
+    data: dict[str, Any] = {
+        "name": "mnist",
+        "code": {"dir": str(code_dir), "boot_file": "train.py"},
+        "image": {"engine": "PyTorch", "version": PYTORCH},
+        "resources": {"flavor": "modelarts.vm.cpu.8u", "nodes": 1},
+    }
+    for key, value in changes.items():
+        section, _, field = key.partition("__")
+        data[section] = {**data[section], field: value}
+    return JobSpec.model_validate(data)
+
+
+def offerings(service: Any) -> Offerings:
+    return Offerings(tuple(service.flavors()), tuple(service.engines()))
+
+
+@pytest.mark.parametrize(
+    ("word", "choices", "expected"),
+    [
+        ("Pytorch", ["PyTorch", "TensorFlow"], "did you mean 'PyTorch'?"),
+        (
+            "modelarts.vm.cpu.9u",
+            ["modelarts.vm.cpu.8u", "x"],
+            "did you mean 'modelarts.vm.cpu.8u'?",
+        ),
+        ("banana", ["PyTorch", "TensorFlow"], "choose one of: PyTorch, TensorFlow"),
+        ("x", [], "the service lists none"),
+    ],
+)
+def test_did_you_mean(word: str, choices: list[str], expected: str) -> None:
+    assert did_you_mean(word, choices) == expected
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"image__engine": "Pytorch"},
+            "image.engine: 'Pytorch' is not an engine of this service; did you mean 'PyTorch'?",
+        ),
+        (
+            {"image__engine": "banana"},
+            "image.engine: 'banana' is not an engine of this service; choose one of: Ascend-Powered-Engine, PyTorch",
+        ),
+        (
+            {"image__version": "pytorch_99"},
+            f"image.version: 'pytorch_99' is not a version of PyTorch; choose one of: {PYTORCH}",
+        ),
+        (
+            {"resources__flavor": "modelarts.vm.cpu.9u"},
+            "resources.flavor: 'modelarts.vm.cpu.9u' is not a flavor of this service (ModelArts.2763); did you mean 'modelarts.vm.cpu.8u'?",
+        ),
+        (
+            {"resources__flavor": "modelarts.vm.cpu.2u", "resources__nodes": 2},
+            "resources.nodes: 2 nodes, but flavor modelarts.vm.cpu.2u allows at most 1",
+        ),
+    ],
+)
+def test_offerings_problems(
+    tmp_path: Path, service: Any, changes: dict[str, Any], expected: str
+) -> None:
+    findings = Findings()
+    check_offerings(spec(tmp_path, **changes), offerings(service), findings)
+    assert len(findings.problems) == 1
+    assert findings.problems[0].startswith(expected)
+
+
+def test_ascend_flavor_needs_an_ascend_engine(tmp_path: Path, service: Any) -> None:
+    findings = Findings()
+    job = spec(tmp_path, resources__flavor="modelarts.bm.snt9.xlarge.8")
+    check_offerings(job, offerings(service), findings)
+    assert findings.problems == [
+        f"image.engine: flavor modelarts.bm.snt9.xlarge.8 has Ascend NPUs, but engine PyTorch "
+        f"{PYTORCH} is not an Ascend engine; use Ascend-Powered-Engine"
+    ]
+
+
+def test_a_valid_spec_has_no_offerings_problem(tmp_path: Path, service: Any) -> None:
+    findings = Findings()
+    check_offerings(spec(tmp_path), offerings(service), findings)
+    assert findings.problems == []
+
+
+def test_a_boot_file_left_out_of_the_upload(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    findings = Findings()
+    check_boot_file(spec(tmp_path), ["other.py"], findings)
+    assert "'train.py' is not in the uploaded code" in findings.problems[0]
+
+
+def test_a_boot_file_that_does_not_compile(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("x = 1\ndef broken(:\n")
+    findings = Findings()
+    check_boot_file(spec(tmp_path), ["train.py"], findings)
+    assert findings.problems[0].startswith(
+        f"code.boot_file: {tmp_path / 'train.py'}:2: does not compile"
+    )
+
+
+def test_a_boot_file_that_compiles(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    findings = Findings()
+    check_boot_file(spec(tmp_path), ["train.py"], findings)
+    assert findings.problems == []
+
+
+def test_a_running_job_with_the_name_is_named(service: Any) -> None:
+    job_id = service.add_job("mnist-debug", "Running")
+    service.add_job("mnist-debug-2", "Running")
+    findings = Findings()
+    check_name("mnist-debug", service, findings)
+    assert findings.problems == [
+        f"name: job name 'mnist-debug' is taken by job {job_id} (Running); ModelArts.2751 "
+        f"would refuse it; stop it (majob stop {job_id}) or rename this job (--set name=...)"
+    ]
+
+
+def test_an_ended_job_does_not_hold_its_name(service: Any) -> None:
+    service.add_job("mnist-debug", "Completed")
+    findings = Findings()
+    check_name("mnist-debug", service, findings)
+    assert findings.problems == []
+
+
+def test_a_check_that_cannot_run_is_a_problem_line(service: Any) -> None:
+    from majob.errors import ServiceUnreachable
+
+    service.search_failures.append(ServiceUnreachable("cannot reach ModelArts", hint="check it"))
+    findings = Findings()
+    check_name("x", service, findings)
+    assert findings.problems == ["name: cannot reach ModelArts; check it"]
