@@ -26,7 +26,11 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     ├── RunnerError                 the local stage could not run or failed
     │   ├── NodeFailedError         a node exited non-zero; names the node
     │   └── RunTimeoutError         the stage timeout elapsed
-    └── MigrationError              a source file cannot be checked or rewritten
+    ├── MigrationError              a source file cannot be checked or rewritten
+    └── PipelineError               a pipeline stage did not pass, or its ledger is unusable
+        ├── StageRefused            exit 2: the stage before it has not passed for this code
+        │                           and spec (names the changed files and fields)
+        └── LedgerError             the ledger is unreadable or from a newer majob
 """
 
 from __future__ import annotations
@@ -244,3 +248,17 @@ __all__ = [
     "StorageUnreachable",
     "UserInputError",
 ]
+
+
+class PipelineError(MajobError):
+    """A pipeline stage did not pass (its job failed or an ``expect`` check did not hold)."""
+
+
+class StageRefused(PipelineError):
+    """A stage's gate is closed: the stage before it has not passed for this code and spec."""
+
+    exit_code = 2
+
+
+class LedgerError(PipelineError):
+    """The ledger (``.majob/ledger.db``) cannot be used; it is left as it is."""

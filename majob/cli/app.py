@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli import emulator, jobs, migrate, obs, run, runs, spec_commands
+from majob.cli import emulator, jobs, migrate, obs, pipeline, run, runs, spec_commands
 from majob.cli.helpformat import PlainHelpGroup
 
 app = typer.Typer(
@@ -57,6 +57,7 @@ for _group in (
     run.commands,
     runs.runs_app,
     jobs.commands,
+    pipeline.commands,
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,
