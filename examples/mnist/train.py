@@ -70,12 +70,15 @@ def main():
     accuracy = 0.0
     for epoch in range(args.epochs):
         model.train()
+        total, batches = 0.0, 0
         for x, y in train_loader:
             optimizer.zero_grad()
-            F.cross_entropy(model(x), y).backward()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
             optimizer.step()
+            total, batches = total + loss.item(), batches + 1
         accuracy = evaluate(model, test_loader)
-        print(f"epoch {epoch}: test accuracy {accuracy:.4f}")
+        print(f"epoch {epoch}: loss={total / batches:.4f} test accuracy {accuracy:.4f}")
 
     os.makedirs(args.train_url, exist_ok=True)
     torch.save(model.state_dict(), os.path.join(args.train_url, "model.pth"))
