@@ -49,8 +49,12 @@ def test_the_code_digest_covers_exactly_the_uploaded_files(project: Path) -> Non
 
 def test_stage_overrides_do_not_change_the_spec_digest(project: Path) -> None:
     base = load_spec(project / "spec.yaml")
-    assert spec_digest(base) == spec_digest(load_spec(project / "spec.yaml", overrides=["stages.debug.timeout=5m"]))
-    assert spec_digest(base) != spec_digest(load_spec(project / "spec.yaml", overrides=["hyperparameters.lr=0.2"]))
+    assert spec_digest(base) == spec_digest(
+        load_spec(project / "spec.yaml", overrides=["stages.debug.timeout=5m"])
+    )
+    assert spec_digest(base) != spec_digest(
+        load_spec(project / "spec.yaml", overrides=["hyperparameters.lr=0.2"])
+    )
 
 
 def test_changes_are_named() -> None:
@@ -60,8 +64,16 @@ def test_changes_are_named() -> None:
         "c.py (new)",
     ]
     before = {"hyperparameters": {"lr": 0.1}, "inputs": [{"name": "x", "obs": "a"}], "name": "j"}
-    after = {"hyperparameters": {"lr": 0.2, "wd": 1}, "inputs": [{"name": "x", "obs": "b"}], "name": "j"}
-    assert changed_fields(before, after) == ["hyperparameters.lr", "hyperparameters.wd", "inputs[0].obs"]
+    after = {
+        "hyperparameters": {"lr": 0.2, "wd": 1},
+        "inputs": [{"name": "x", "obs": "b"}],
+        "name": "j",
+    }
+    assert changed_fields(before, after) == [
+        "hyperparameters.lr",
+        "hyperparameters.wd",
+        "inputs[0].obs",
+    ]
 
 
 def record(ledger: Ledger, stage: str, fp: Fingerprint, result: str = "passed") -> int:
@@ -77,7 +89,9 @@ def record(ledger: Ledger, stage: str, fp: Fingerprint, result: str = "passed") 
     return record_id
 
 
-def test_gates_open_only_after_the_stage_before_passed_for_this_code_and_spec(project: Path) -> None:
+def test_gates_open_only_after_the_stage_before_passed_for_this_code_and_spec(
+    project: Path,
+) -> None:
     ledger = Ledger(project / "ledger.db")
     fp = fingerprint(project)
     assert gate(ledger, "tiny", "local", fp).open

@@ -76,7 +76,12 @@ def test_an_unknown_result_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_running_record_of_a_dead_process_reads_interrupted(tmp_path: Path) -> None:
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     dead_pid = int(child.stdout)
     with Ledger(tmp_path / "ledger.db") as ledger:
         record_id = start(ledger)

@@ -42,7 +42,12 @@ def expect(**fields: object) -> Expect:
 
 def test_all_checks_hold() -> None:
     failures = check_expect(
-        expect(outputs=["model.pth", "train_url/sub/x.txt"], log_contains=["done"], log_excludes=["nan"], metrics={"loss": "< 2.0"}),
+        expect(
+            outputs=["model.pth", "train_url/sub/x.txt"],
+            log_contains=["done"],
+            log_excludes=["nan"],
+            metrics={"loss": "< 2.0"},
+        ),
         outputs=["train_url/model.pth", "train_url/sub/x.txt"],
         lines=["[worker-0] loss=1.0", "[worker-0] done"],
         metrics={"worker-0": {"loss": [3.0, 1.0]}},
@@ -52,7 +57,12 @@ def test_all_checks_hold() -> None:
 
 def test_each_failed_check_is_named_with_what_was_seen() -> None:
     failures = check_expect(
-        expect(outputs=["model.pth"], log_contains=["finished"], log_excludes=["(?i)nan"], metrics={"loss": "< 2.0", "acc": ">= 0.9"}),
+        expect(
+            outputs=["model.pth"],
+            log_contains=["finished"],
+            log_excludes=["(?i)nan"],
+            metrics={"loss": "< 2.0", "acc": ">= 0.9"},
+        ),
         outputs=["train_url/metrics.json"],
         lines=["[worker-0] loss=NaN", "[worker-0] loss=2.31"],
         metrics={"worker-0": {"loss": [2.31]}, "worker-1": {"loss": [1.0]}},
