@@ -232,7 +232,11 @@ class Pipeline:
                 f"spec ({ids}); change the code or spec to run again"
             )
         else:
-            message = f"pipeline passed: {_listed([r.stage for r in results])}"
+            ran = [r.stage for r in results if r.result != "skipped"]
+            before = [r.stage for r in results if r.result == "skipped"]
+            message = f"pipeline passed: {_listed(ran)}" + (
+                f" ({_listed(before)} passed before)" if before else ""
+            )
         self.report(f"[majob] {message}")
         return PipelineResult(self.name, results, message)
 
