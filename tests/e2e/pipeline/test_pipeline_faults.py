@@ -93,18 +93,8 @@ def test_two_pipelines_at_once_on_one_ledger_lose_nothing(
     project: Path, cloud: EmulatedCloud
 ) -> None:
     write_spec(project, "other")
-    processes = [
-        majob(
-            "pipeline",
-            f"{name}.yaml",
-            "--profile",
-            "emulator",
-            "--upload-inputs",
-            "--until",
-            "debug",
-        )  # fmt: skip
-        for name in ("tiny", "other")
-    ]
+    args = ("--profile", "emulator", "--upload-inputs", "--until", "debug")
+    processes = [majob("pipeline", f"{name}.yaml", *args) for name in ("tiny", "other")]
     for process in processes:
         output, _ = process.communicate(timeout=DEADLINE)
         assert process.returncode == 0, output
