@@ -156,12 +156,8 @@ def wait_and_report(
 
     console = _console()
     status = console.status(f"{job.name} ({job.id}): {_phase_text(job)}")
-    started: dict[str, float] = {}
 
     def on_update(current: Job) -> None:
-        import time
-
-        started.setdefault("t", time.monotonic())
         status.update(
             f"{current.name} ({current.id}): {_phase_text(current)}, "
             f"{_seconds(current.duration_ms)}"
@@ -369,13 +365,17 @@ def list_(
     """List the newest jobs in a table."""
     from rich.table import Table
 
-    from majob.service.api import jobs
+    from majob.service.api import search_jobs
     from majob.service.base import PHASES
 
     for wanted in phase or []:
         if wanted not in PHASES:
             raise UserInputError(f"--phase {wanted!r}: choose one of {', '.join(PHASES)}")
-    found = jobs(name=name, phase=phase, limit=limit, profile=_profile(profile))
+    source = _with_service(profile)
+    try:
+        found = search_jobs(source(), name=name, phase=phase, limit=limit)
+    finally:
+        source.close()
     table = Table("ID", "NAME", "PHASE", "CREATED", "DURATION", "FLAVOR")
     for job in found:
         table.add_row(
@@ -386,8 +386,6 @@ def list_(
             _seconds(job.duration_ms),
             f"{job.flavor} x{job.node_count}" if job.flavor else "-",
         )
-    if found and found[0].service is not None:
-        found[0].service.close()
     if not found:
         typer.echo("no jobs")
         return

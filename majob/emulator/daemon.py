@@ -75,8 +75,14 @@ def start(
     found = _running(state_dir)
     if found is not None:
         return Started(found[0], found[1], already_running=True)
-    state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / STATE_FILE).unlink(missing_ok=True)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        (state_dir / STATE_FILE).unlink(missing_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"cannot use {state_dir} as the emulator's state dir: {error.strerror}",
+            hint="pass --state-dir (or set MAJOB_EMULATOR_DIR) to a writable directory",
+        ) from None
     command = [sys.executable, "-m", "majob", "emulator", "start", "--foreground",
                "--state-dir", str(state_dir), "--obs-port", str(obs_port),
                "--modelarts-port", str(modelarts_port)]  # fmt: skip

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majob.errors import UserInputError
-from majob.service.base import Job, JobFilter
+from majob.service.base import Job, JobFilter, TrainingService
 
 if TYPE_CHECKING:
     from majob.spec.models import JobSpec, Stage
@@ -80,11 +80,22 @@ def jobs(
     limit: int = 20,
     profile: str | Profile | None = None,
 ) -> list[Job]:
-    """The newest jobs (at most ``limit``), optionally by name substring and phase."""
+    """The newest jobs (at most ``limit``), optionally by name substring and phase. The jobs
+    share one open client: ``jobs[0].service.close()`` when done (or let the process end)."""
     from majob.service.connect import open_service
 
+    return search_jobs(open_service(_profile(profile)), name=name, phase=phase, limit=limit)
+
+
+def search_jobs(
+    service: TrainingService,
+    *,
+    name: str | None = None,
+    phase: str | Sequence[str] | None = None,
+    limit: int = 20,
+) -> list[Job]:
+    """Page through ``service``'s search (50 a page, the service's limit) up to ``limit``."""
     phases = [phase] if isinstance(phase, str) else list(phase) if phase else None
-    service = open_service(_profile(profile))
     found: list[Job] = []
     offset = 0
     while len(found) < limit:

@@ -186,6 +186,7 @@ class Submitter:
         from majob.service.offerings import cache_file, load_offerings
         from majob.service.preflight import run_preflight
 
+        # The REST backend says where it is (its ServiceConfig); the cache is keyed by that.
         config = getattr(self.service, "config", None)
         cache = (
             cache_file(str(config.endpoint), str(config.project_id), self.cache_dir)

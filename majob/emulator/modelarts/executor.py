@@ -95,6 +95,7 @@ class JobRun(threading.Thread):
         self._shutdown = False
         self._processes: list[subprocess.Popen[bytes]] = []
         self._logs: list[IO[bytes]] = []
+        self._paths: ContainerPaths | None = None
 
     # -- control from other threads -----------------------------------------------------------
 
@@ -157,8 +158,8 @@ class JobRun(threading.Thread):
             )
             return
         self._start(spec, paths)
-        codes = self._monitor(spec, paths)
-        self._upload(spec, paths)
+        codes = self._monitor()
+        self._upload_outputs()
         if self._stop_event.is_set():
             raise _Stopped
         failed = [i for i, code in enumerate(codes) if code != 0]
@@ -215,7 +216,7 @@ class JobRun(threading.Thread):
         codes = self._stop_processes()
         statuses = [self._status(i, code, "stopped") for i, code in enumerate(codes)]
         with contextlib.suppress(Exception):
-            self._upload_outputs_only()
+            self._upload_outputs()
             self._export_logs()
         if self._shutdown:
             self.store.add_event(
@@ -246,6 +247,7 @@ class JobRun(threading.Thread):
         first = container_paths(self.plan.to_spec(root), root)
         spec = self.plan.to_spec(first.code_dir)
         paths = container_paths(spec, root)
+        self._paths = paths
         for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values()):
             directory.mkdir(parents=True, exist_ok=True)
         log_dir = self.store.log_path(self.job_id, "worker-0").parent
@@ -311,7 +313,7 @@ class JobRun(threading.Thread):
             )
         self.store.update(self.job_id, pids=[p.pid for p in self._processes])
 
-    def _monitor(self, spec: JobSpec, paths: ContainerPaths) -> list[int | None]:
+    def _monitor(self) -> list[int | None]:
         """Until every node exits, one fails (the others are then stopped) or a stop is asked."""
         next_upload = time.monotonic() + self.upload_period
         while not self._stop_event.is_set():
@@ -319,7 +321,7 @@ class JobRun(threading.Thread):
             if any(code not in (None, 0) for code in codes) or all(c is not None for c in codes):
                 break
             if time.monotonic() >= next_upload:
-                self._upload(spec, paths)
+                self._upload_outputs()
                 self._export_logs()
                 next_upload = time.monotonic() + self.upload_period
             self._stop_event.wait(POLL_SECONDS)
@@ -343,14 +345,12 @@ class JobRun(threading.Thread):
 
     # -- OBS ----------------------------------------------------------------------------------
 
-    def _upload(self, spec: JobSpec, paths: ContainerPaths) -> None:
+    def _upload_outputs(self) -> None:
+        """Each output channel's dir to its OBS path (what exists of it so far)."""
+        if self._paths is None:
+            return  # stopped before the container was built: nothing was written
         for channel in self.plan.outputs:
-            self.storage.upload_tree(paths.outputs[channel.name], channel.uri)
-
-    def _upload_outputs_only(self) -> None:
-        root = self.store.job_dir(self.job_id) / "ma-user" / "modelarts" / "outputs"
-        for channel in self.plan.outputs:
-            directory = root / f"{channel.name}_0"
+            directory = self._paths.outputs[channel.name]
             if directory.is_dir():
                 self.storage.upload_tree(directory, channel.uri)
 

@@ -1,4 +1,5 @@
 """The HTTP adapter of the fake OBS: path-style requests in, OBS-shaped responses out.
+``wire.py`` holds the format helpers (XML, times, ranges, chunked bodies).
 
 ``ObsRequestHandler`` parses one request, authenticates it (``auth.py``), applies any fault
 (``faults.py``), calls the backend (``models.py``) and answers in the header family the request
@@ -16,9 +17,7 @@ import json
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from email.utils import formatdate
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -43,69 +42,25 @@ from majob.emulator.obs.models import (
     continuation_token,
     parse_continuation_token,
 )
+from majob.emulator.obs.wire import (
+    BodyTooShort,
+    Response,
+    Xml,
+    aws_chunked,
+    child_text,
+    children,
+    find_text,
+    http_time,
+    int_arg,
+    iso_time,
+    malformed,
+    parse_range,
+    split_query,
+)
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
 OBS_NS = "http://obs.myhwclouds.com/doc/2015-06-30/"
 CHUNK = 1 << 20
-
-
-@dataclass
-class Response:
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | Iterable[bytes] = b""
-    length: int | None = None  # for streamed bodies
-
-
-def iso_time(seconds: float) -> str:
-    return (
-        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-        + f".{int(seconds % 1 * 1000):03d}Z"
-    )
-
-
-def http_time(seconds: float) -> str:
-    return formatdate(seconds, usegmt=True)
-
-
-class _Xml:
-    """A tiny XML writer: the responses are small and their shape fixed."""
-
-    def __init__(self, root: str, namespace: str | None) -> None:
-        self.parts = ['<?xml version="1.0" encoding="UTF-8"?>']
-        self.root = root
-        self.parts.append(f'<{root} xmlns="{namespace}">' if namespace else f"<{root}>")
-
-    def leaf(self, name: str, value: object) -> _Xml:
-        text = str(value).lower() if isinstance(value, bool) else str(value)
-        escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        self.parts.append(f"<{name}>{escaped}</{name}>")
-        return self
-
-    def open(self, name: str) -> _Xml:
-        self.parts.append(f"<{name}>")
-        return self
-
-    def close(self, name: str) -> _Xml:
-        self.parts.append(f"</{name}>")
-        return self
-
-    def bytes(self) -> bytes:
-        return ("".join(self.parts) + f"</{self.root}>").encode("utf-8")
-
-
-def _split_query(raw: str) -> list[tuple[str, str]]:
-    pairs = []
-    for item in raw.split("&"):
-        if not item:
-            continue
-        name, _, value = item.partition("=")
-        pairs.append((unquote(name), unquote(value)))
-    return pairs
-
-
-class _BodyTooShort(Exception):
-    """The client closed the connection before sending the whole body."""
 
 
 class _Httpd(LoopbackHTTPServer):
@@ -197,7 +152,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         if raw_path.startswith(("http://", "https://")):
             raw_path = "/" + raw_path.split("/", 3)[-1] if raw_path.count("/") >= 3 else "/"
         self.raw_path = raw_path
-        self.query = _split_query(self.raw_query)
+        self.query = split_query(self.raw_query)
         self.args = dict(self.query)
         self.lower_headers = {name.lower(): value for name, value in self.headers.items()}
         authorization = self.lower_headers.get("authorization", "")
@@ -238,7 +193,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         except ObsServiceError as error:
             response = self._error(error)
             error_code = error.code
-        except (_BodyTooShort, ConnectionError):  # the client hung up in the middle of its body
+        except (BodyTooShort, ConnectionError):  # the client hung up in the middle of its body
             self.close_connection = True
             fake.log.append(self._entry(path, 499, fault))
             return
@@ -249,7 +204,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         if not self.body_consumed:
             try:
                 self._drain()
-            except (_BodyTooShort, ConnectionError):
+            except (BodyTooShort, ConnectionError):
                 self.close_connection = True
                 return
         fake.log.append(self._entry(path, response.status, fault, error_code))
@@ -340,7 +295,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         sha = self.lower_headers.get("x-amz-content-sha256", "")
         encoding = self.lower_headers.get("content-encoding", "")
         if sha.startswith("STREAMING-") or "aws-chunked" in encoding:
-            return _aws_chunked(raw)
+            return aws_chunked(raw)
         return raw
 
     def _sized(self, length: int) -> Iterator[bytes]:
@@ -348,7 +303,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         while left > 0:
             chunk = self.rfile.read(min(left, CHUNK))
             if not chunk:
-                raise _BodyTooShort
+                raise BodyTooShort
             left -= len(chunk)
             yield chunk
 
@@ -356,7 +311,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         while True:
             line = self.rfile.readline(65537)
             if not line:
-                raise _BodyTooShort
+                raise BodyTooShort
             size = int(line.split(b";")[0].strip() or b"0", 16)
             if size == 0:
                 while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
@@ -452,7 +407,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         method, args = self.command, self.args
         if method == "PUT" and not args:
             body = self._read_small()
-            location = _find_text(body, "LocationConstraint") or _find_text(body, "Location")
+            location = find_text(body, "LocationConstraint") or find_text(body, "Location")
             backend.create_bucket(bucket, location)
             return Response(200, {"Location": f"/{bucket}"})
         if method == "HEAD" and not args:
@@ -463,7 +418,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
             return Response(204)
         if method == "GET" and "location" in args:
             found = backend.bucket(bucket)
-            xml = _Xml(
+            xml = Xml(
                 "CreateBucketConfiguration" if self.family == "obs" else "LocationConstraint",
                 self._ns(),
             )
@@ -486,7 +441,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         backend = self.server.fake.backend
         method, args = self.command, self.args
         if method == "PUT" and "partNumber" in args and "uploadId" in args:
-            number = _int_arg(args, "partNumber")
+            number = int_arg(args, "partNumber")
             blob = self._receive_blob()
             part = backend.put_part(bucket, key, args["uploadId"], number, blob)
             return Response(200, {"ETag": f'"{part.etag}"'})
@@ -520,7 +475,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
                 content_type=self.lower_headers.get("content-type"),
                 metadata=self._metadata(),
             )
-            xml = _Xml("InitiateMultipartUploadResult", self._ns())
+            xml = Xml("InitiateMultipartUploadResult", self._ns())
             xml.leaf("Bucket", bucket).leaf("Key", key).leaf("UploadId", upload.upload_id)
             return Response(200, body=xml.bytes())
         if method == "POST" and "uploadId" in args:
@@ -569,7 +524,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         start, length, status = 0, obj.size, 200
         byte_range = self.lower_headers.get("range")
         if byte_range:
-            parsed = _parse_range(byte_range, obj.size)
+            parsed = parse_range(byte_range, obj.size)
             if parsed is not None:
                 start, end = parsed
                 length, status = end - start + 1, 206
@@ -584,7 +539,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         v2 = args.get("list-type") == "2"
         prefix = args.get("prefix", "")
         delimiter = args.get("delimiter", "")
-        max_keys = _int_arg(args, "max-keys", 1000)
+        max_keys = int_arg(args, "max-keys", 1000)
         url_encode = args.get("encoding-type") == "url"
         if v2:
             token = args.get("continuation-token")
@@ -598,7 +553,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         def enc(text: str) -> str:
             return quote(text, safe="/") if url_encode else text
 
-        xml = _Xml("ListBucketResult", self._ns())
+        xml = Xml("ListBucketResult", self._ns())
         xml.leaf("Name", bucket).leaf("Prefix", enc(prefix))
         if v2:
             if "continuation-token" in args:
@@ -632,7 +587,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         return Response(200, body=xml.bytes())
 
     def _list_buckets(self) -> Response:
-        xml = _Xml("ListAllMyBucketsResult", self._ns())
+        xml = Xml("ListAllMyBucketsResult", self._ns())
         xml.open("Owner").leaf("ID", "majobfakeowner").leaf("DisplayName", "majob").close("Owner")
         xml.open("Buckets")
         for bucket in self.server.fake.backend.list_buckets():
@@ -651,15 +606,15 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         try:
             root = ElementTree.fromstring(body)
         except ElementTree.ParseError as error:
-            raise _malformed() from error
-        quiet = (_child_text(root, "Quiet") or "false").lower() == "true"
-        keys = [_child_text(node, "Key") for node in _children(root, "Object")]
+            raise malformed() from error
+        quiet = (child_text(root, "Quiet") or "false").lower() == "true"
+        keys = [child_text(node, "Key") for node in children(root, "Object")]
         if len(keys) > MAX_DELETE_KEYS:
-            raise _malformed()
-        xml = _Xml("DeleteResult", self._ns())
+            raise malformed()
+        xml = Xml("DeleteResult", self._ns())
         for key in keys:
             if not key:
-                raise _malformed()
+                raise malformed()
             self.server.fake.backend.delete_object(bucket, key)
             if not quiet:
                 xml.open("Deleted").leaf("Key", key).close("Deleted")
@@ -670,13 +625,13 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         try:
             root = ElementTree.fromstring(body)
             parts = [
-                (int(_child_text(node, "PartNumber") or ""), _child_text(node, "ETag") or "")
-                for node in _children(root, "Part")
+                (int(child_text(node, "PartNumber") or ""), child_text(node, "ETag") or "")
+                for node in children(root, "Part")
             ]
         except (ElementTree.ParseError, ValueError) as error:
-            raise _malformed() from error
+            raise malformed() from error
         obj = self.server.fake.backend.complete_upload(bucket, key, upload_id, parts)
-        xml = _Xml("CompleteMultipartUploadResult", self._ns())
+        xml = Xml("CompleteMultipartUploadResult", self._ns())
         xml.leaf("Location", f"/{bucket}/{quote(key)}").leaf("Bucket", bucket).leaf("Key", key)
         xml.leaf("ETag", f'"{obj.etag}"')
         return Response(200, body=xml.bytes())
@@ -684,7 +639,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
     def _list_uploads(self, bucket: str) -> Response:
         prefix = self.args.get("prefix", "")
         uploads = self.server.fake.backend.list_uploads(bucket, prefix)
-        xml = _Xml("ListMultipartUploadsResult", self._ns())
+        xml = Xml("ListMultipartUploadsResult", self._ns())
         xml.leaf("Bucket", bucket).leaf("KeyMarker", "").leaf("UploadIdMarker", "")
         xml.leaf("Prefix", prefix).leaf("MaxUploads", 1000).leaf("IsTruncated", False)
         for upload in uploads:
@@ -697,11 +652,11 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
 
     def _list_parts(self, bucket: str, key: str, upload_id: str) -> Response:
         parts = self.server.fake.backend.list_parts(bucket, key, upload_id)
-        marker = _int_arg(self.args, "part-number-marker", 0)
-        max_parts = _int_arg(self.args, "max-parts", 1000)
+        marker = int_arg(self.args, "part-number-marker", 0)
+        max_parts = int_arg(self.args, "max-parts", 1000)
         after = [p for p in parts if p.number > marker]
         page, truncated = after[:max_parts], len(after) > max_parts
-        xml = _Xml("ListPartsResult", self._ns())
+        xml = Xml("ListPartsResult", self._ns())
         xml.leaf("Bucket", bucket).leaf("Key", key).leaf("UploadId", upload_id)
         xml.open("Initiator").leaf("ID", "majobfakeowner").close("Initiator")
         xml.open("Owner").leaf("ID", "majobfakeowner").close("Owner")
@@ -715,7 +670,7 @@ class ObsRequestHandler(BaseHTTPRequestHandler):
         return Response(200, body=xml.bytes())
 
     def _error(self, error: ObsServiceError) -> Response:
-        xml = _Xml("Error", None)
+        xml = Xml("Error", None)
         xml.leaf("Code", error.code).leaf("Message", error.message)
         if error.resource:
             xml.leaf("Resource", error.resource)
@@ -752,117 +707,3 @@ _RESPONSE_OVERRIDES = {
     "response-content-encoding": "Content-Encoding",
 }
 _GET_ARGS = set(_RESPONSE_OVERRIDES) | {"x-id"}
-
-
-def _malformed() -> ObsServiceError:
-    return ObsServiceError(
-        400,
-        "MalformedXML",
-        "The XML you provided was not well-formed or did not validate against our published schema",
-    )
-
-
-def _int_arg(args: Mapping[str, str], name: str, default: int | None = None) -> int:
-    value = args.get(name)
-    if value is None or value == "":
-        if default is None:
-            raise ObsServiceError(400, "InvalidArgument", f"{name} is required")
-        return default
-    try:
-        return int(value)
-    except ValueError as error:
-        raise ObsServiceError(
-            400, "InvalidArgument", f"{name} must be an integer", ArgumentName=name
-        ) from error
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _children(node: ElementTree.Element, name: str) -> list[ElementTree.Element]:
-    return [child for child in node if _local(child.tag) == name]
-
-
-def _child_text(node: ElementTree.Element, name: str) -> str | None:
-    for child in node:
-        if _local(child.tag) == name:
-            return child.text or ""
-    return None
-
-
-def _find_text(body: bytes, name: str) -> str | None:
-    if not body.strip():
-        return None
-    try:
-        root = ElementTree.fromstring(body)
-    except ElementTree.ParseError as error:
-        raise _malformed() from error
-    for node in root.iter():
-        if _local(node.tag) == name:
-            return (node.text or "").strip() or None
-    return None
-
-
-def _parse_range(header: str, size: int) -> tuple[int, int] | None:
-    """``(first, last)`` of a single ``bytes=`` range; None means "send it all" (as S3 does for
-    a syntactically invalid or multi-range header); unsatisfiable ranges are 416."""
-    unit, _, spec = header.partition("=")
-    if unit.strip() != "bytes" or "," in spec:
-        return None
-    first_text, _, last_text = spec.strip().partition("-")
-    try:
-        if first_text == "":
-            suffix = int(last_text)
-            if suffix == 0:
-                raise _unsatisfiable(size)
-            return max(size - suffix, 0), size - 1
-        first = int(first_text)
-        last = int(last_text) if last_text else size - 1
-    except ValueError:
-        return None
-    if first >= size:
-        raise _unsatisfiable(size)
-    if first > last:
-        return None
-    return first, min(last, size - 1)
-
-
-def _unsatisfiable(size: int) -> ObsServiceError:
-    return ObsServiceError(
-        416,
-        "InvalidRange",
-        "The requested range is not satisfiable",
-        ActualObjectSize=str(size),
-    )
-
-
-def _aws_chunked(raw: Iterator[bytes]) -> Iterator[bytes]:
-    """Decode an ``aws-chunked`` body (``<hex>[;chunk-signature=..]\\r\\n<data>\\r\\n``..., then
-    trailers). Chunk signatures are not verified."""
-    buffer = b""
-    source = iter(raw)
-
-    def fill(at_least: int) -> bool:
-        nonlocal buffer
-        while len(buffer) < at_least:
-            more = next(source, None)
-            if more is None:
-                return False
-            buffer += more
-        return True
-
-    while True:
-        while b"\r\n" not in buffer:
-            if not fill(len(buffer) + 1):
-                raise _BodyTooShort
-        line, buffer = buffer.split(b"\r\n", 1)
-        size = int(line.split(b";")[0] or b"0", 16)
-        if size == 0:
-            for _ in source:  # trailers
-                pass
-            return
-        if not fill(size + 2):
-            raise _BodyTooShort
-        yield buffer[:size]
-        buffer = buffer[size + 2 :]
