@@ -149,7 +149,10 @@ def run_cloud_stage(
         )
     # Only objects written since the job was created count: an earlier run's are no proof.
     since = (final.create_time or 0) / 1000 - OUTPUT_CLOCK_SLACK
-    outputs, missing = cloud_outputs(spec.at_stage(stage), profile, since=since)
+    found, missing = cloud_outputs(spec.at_stage(stage), profile, since=since)
+    for channel, _, uri, size in found:
+        report(f"[majob] {channel} in OBS: {uri} ({size} bytes)")
+    outputs = [f"{channel}/{rel}" for channel, rel, _, _ in found]
     if missing:
         return Outcome(
             False,
@@ -165,26 +168,31 @@ def run_cloud_stage(
 
 def cloud_outputs(
     spec: JobSpec, profile: Profile, *, since: float = 0.0
-) -> tuple[list[str], list[str]]:
-    """The files in each output's OBS directory written since ``since`` (epoch seconds) as
-    ``<channel>/<path>``, and the outputs that hold none."""
+) -> tuple[list[tuple[str, str, str, int]], list[str]]:
+    """The files in each output's OBS directory written since ``since`` (epoch seconds), as
+    (channel, path in the channel, obs uri, size), and the outputs that hold none."""
     from majob.service.connect import open_store
 
     store = open_store(profile)
-    files: list[str] = []
+    files: list[tuple[str, str, str, int]] = []
     missing: list[str] = []
     try:
         for channel in spec.outputs:
-            prefix = channel.obs.as_dir().key
+            location = channel.obs.as_dir()
             found = [
-                info.key[len(prefix) :]
-                for info in store.list_all(channel.obs.bucket, prefix)
+                (
+                    channel.name,
+                    info.key[len(location.key) :],
+                    f"obs://{location.bucket}/{info.key}",
+                    info.size,
+                )
+                for info in store.list_all(location.bucket, location.key)
                 if not info.key.endswith("/")
                 and (not info.last_modified or info.last_modified >= since)
             ]
             if not found:
-                missing.append(channel.obs.uri)
-            files += [f"{channel.name}/{rel}" for rel in found]
+                missing.append(location.uri)
+            files += found
     finally:
         store.close()
     return files, missing
