@@ -38,7 +38,9 @@ def timed(args: list[str], cwd: Path) -> float:
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        sys.exit(f"`majob {' '.join(args)}` failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        sys.exit(
+            f"`majob {' '.join(args)}` failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+        )
     return elapsed
 
 

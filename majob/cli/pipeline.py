@@ -71,7 +71,8 @@ def pipeline(
         upload_inputs=upload_inputs,
     )
     try:
-        result = runner.run(until, start=start, force_reason=reason if force else None)
+        with runner:
+            result = runner.run(until, start=start, force_reason=reason if force else None)
     except KeyboardInterrupt:
         typer.echo(
             "interrupted: the ledger keeps what passed; a cloud job keeps running and the next "

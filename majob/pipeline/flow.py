@@ -181,6 +181,16 @@ class Pipeline:
             until=parse_stage(until),
         )
 
+    def close(self) -> None:
+        """Close the ledger (it opens again when next used)."""
+        self.ledger.close()
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def history(self) -> list[StageRecord]:
         """This spec's ledger records, newest first."""
         return self.ledger.records(self.name)

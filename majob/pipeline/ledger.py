@@ -143,20 +143,17 @@ class Ledger:
         if self._db is not None:
             return self._db
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            self._check_version()
         try:
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as error:
             raise self._unusable(error) from None
         try:
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            # Read the version before anything could write: a newer ledger is left untouched.
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise LedgerError(
-                    f"{self.path} was written by a newer majob (ledger schema {version}; this "
-                    f"majob {_version()} reads up to {SCHEMA_VERSION})",
-                    hint="upgrade majob (pip install -U majob); the ledger was not changed",
-                )
+            if version > SCHEMA_VERSION:  # it became newer since the check: still refused
+                raise self._newer(version)
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             if version < SCHEMA_VERSION:
@@ -169,6 +166,31 @@ class Ledger:
             raise
         self._db = db
         return db
+
+    def _check_version(self) -> None:
+        """Refuse a ledger from a newer majob through a read-only connection: nothing (not even
+        a WAL checkpoint on close) is written to it."""
+        try:
+            db = sqlite3.connect(
+                f"{self.path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+        except sqlite3.Error as error:
+            raise self._unusable(error) from None
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as error:
+            raise self._unusable(error) from None
+        finally:
+            db.close()
+        if version > SCHEMA_VERSION:
+            raise self._newer(version)
+
+    def _newer(self, version: int) -> LedgerError:
+        return LedgerError(
+            f"{self.path} was written by a newer majob (ledger schema {version}; this majob "
+            f"{_version()} reads up to {SCHEMA_VERSION})",
+            hint="upgrade majob (pip install -U majob); the ledger was not changed",
+        )
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")  # one migrator at a time; the others then see it done

@@ -186,6 +186,7 @@ def test_a_ledger_from_a_newer_majob_is_one_clear_error_and_untouched(tmp_path: 
         start(ledger)
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
     before = path.read_bytes()
     ledger = Ledger(path)
