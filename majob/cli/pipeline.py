@@ -203,7 +203,7 @@ def checklist(
         raise UserInputError(f"--format {output!r}: choose text or json")
     loaded = load_spec(spec, overrides=overrides or [])
     with Ledger(ledger) as opened:
-        items = make_checklist(loaded, opened)
+        items = make_checklist(loaded, opened, str(spec))
     if output == "json":
         typer.echo(json.dumps([item.to_dict() for item in items], indent=2))
         return

@@ -7,10 +7,13 @@ Statuses: ``done``, ``todo`` (with what to do), ``not needed`` (e.g. DDP for one
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from majob.errors import MajobError
 from majob.migrate.findings import Finding
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import passed_for
@@ -68,7 +71,41 @@ def _dir_size(path: Path, stop_at: int) -> int:
     return total
 
 
-def checklist(spec: JobSpec, ledger: Ledger) -> list[Item]:
+IMAGE_STATUS = {"compatible": "done", "incompatible": "todo", "unchecked": "not checked"}
+
+
+def _image_item(formal: JobSpec, spec_path: str) -> Item:
+    """From ``majob image check-env``'s check when majob has it (``majob.image.compat``)."""
+    shown = formal.image.swr or formal.image.version
+    try:
+        # Looked up at run time: the image checks are a part of majob built beside this one.
+        compat: Any = importlib.import_module("majob.image.compat")
+    except ImportError:
+        return Item(
+            "image",
+            "image compatible",
+            "not checked",
+            f"majob does not check the image here ({shown})",
+            "run `majob image check-env`",
+        )
+    try:
+        result = compat.check_spec_env(formal, spec_path)
+    except MajobError as error:  # e.g. the interpreter cannot be probed
+        return Item(
+            "image", "image compatible", "not checked", error.message, "run `majob image check-env`"
+        )
+    status = IMAGE_STATUS.get(str(result.verdict), "not checked")
+    found = "; ".join([*result.problems, *result.notes]) or str(result.verdict)
+    return Item(
+        "image",
+        "image compatible",
+        status,
+        f"{result.image}: {found}",
+        "" if status == "done" else str(result.advice),
+    )
+
+
+def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
     """The checklist of ``spec`` (the formal stage is what must be ready)."""
     formal = spec.at_stage("formal")
     findings = _findings(spec)
@@ -94,15 +131,7 @@ def checklist(spec: JobSpec, ledger: Ledger) -> list[Item]:
             else "",
         )
     )
-    items.append(
-        Item(
-            "image",
-            "image compatible",
-            "not checked",
-            f"majob does not check the image here ({formal.image.swr or formal.image.version})",
-            "run `majob image check-env`",
-        )
-    )
+    items.append(_image_item(formal, spec_path))
     sizes = []
     large = []
     for channel in formal.inputs:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,8 @@ inputs: [{name: data_url, obs: "obs://b-1/data/", local: data}]
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    # Without majob's image checks (tests below stand them in): the item says how to check.
+    monkeypatch.setitem(sys.modules, "majob.image.compat", None)
     (tmp_path / "code").mkdir()
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.bin").write_bytes(b"0" * 2_000_000)
@@ -107,3 +111,34 @@ def test_the_ledger_feeds_the_stage_and_precision_items(project: Path) -> None:
     assert got["stages"].detail == "passed for this code and spec: local, debug"
     assert got["stages"].todo == "majob pipeline SPEC (runs formal)"
     assert got["precision"].detail == "the debug stage passed for this code (#2, loss 0.25)"
+
+
+def test_the_image_item_takes_the_image_checks_verdict_when_majob_has_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "code" / "train.py").write_text(MIGRATED)
+    asked: list[tuple[str, str]] = []
+
+    def check_spec_env(spec, spec_path):  # the signature of majob.image.compat's
+        asked.append((spec.name, spec_path))
+        return types.SimpleNamespace(
+            verdict="incompatible",
+            image="PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
+            problems=("Python: 3.11 here, 3.7 in the engine",),
+            notes=(),
+            advice="use image.version: pytorch_2.1.0-...",
+        )
+
+    fake = types.ModuleType("majob.image.compat")
+    fake.check_spec_env = check_spec_env  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "majob.image.compat", fake)
+    spec = load_spec(project / "spec.yaml")
+    (image,) = [
+        i for i in checklist(spec, Ledger(project / "ledger.db"), "spec.yaml") if i.key == "image"
+    ]
+    assert asked == [("tiny", "spec.yaml")]
+    assert image.status == "todo"
+    assert image.detail == (
+        "PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64: Python: 3.11 here, 3.7 in the engine"
+    )
+    assert image.todo == "use image.version: pytorch_2.1.0-..."
