@@ -30,7 +30,7 @@ from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
     from majob.runner.local import RunResult
-    from majob.service.base import Job
+    from majob.service.base import Job, TrainingService
     from majob.spec.profiles import Profile
 
 
@@ -154,6 +154,7 @@ class Pipeline:
         )
         self.upload_inputs = upload_inputs
         self.report: Report = report or _print
+        self._services: list[TrainingService] = []
 
     @property
     def profile(self) -> Profile:
@@ -182,8 +183,11 @@ class Pipeline:
         )
 
     def close(self) -> None:
-        """Close the ledger (it opens again when next used)."""
+        """Close the ledger (it opens again when next used) and the clients of the cloud jobs
+        this pipeline ran (their ``Job`` handles then no longer reach the service)."""
         self.ledger.close()
+        while self._services:
+            self._services.pop().close()
 
     def __enter__(self) -> Pipeline:
         return self
@@ -274,7 +278,7 @@ class Pipeline:
                     self.report,
                     upload_inputs=self.upload_inputs,
                     resume_job=resume,
-                    on_job=lambda job: self.ledger.set_job(record_id, job.id),
+                    on_job=lambda job: self._started(record_id, job),
                 )
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
             self.ledger.finish(
@@ -288,6 +292,11 @@ class Pipeline:
             self.ledger.finish(record_id, result="interrupted", duration=time.monotonic() - started)
             raise
         return self._judge(stage, record_id, outcome)
+
+    def _started(self, record_id: int, job: Job) -> None:
+        self.ledger.set_job(record_id, job.id)
+        if job.service is not None:
+            self._services.append(job.service)
 
     def _left_running(self, stage: Stage, fingerprint: Fingerprint) -> str | None:
         """The job of the newest record of ``stage`` for this code and spec, if its pipeline

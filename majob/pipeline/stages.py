@@ -96,7 +96,8 @@ def run_cloud_stage(
     on_job: Callable[[Job], None] | None = None,
 ) -> Outcome:
     """Submit ``spec`` as ``stage`` (or follow the job ``resume_job`` a killed pipeline left
-    running) and wait for it to end."""
+    running) and wait for it to end. The job stays bound to its open client, so that
+    ``outcome.job.logs()`` and ``.refresh()`` work afterwards; ``on_job`` receives it."""
     from majob.service.api import submit
     from majob.service.connect import open_service
 
@@ -126,14 +127,10 @@ def run_cloud_stage(
         )
         report(f"[majob] job {job.id} ({job.name}) submitted")
     if on_job is not None:
-        on_job(job)
-    try:
-        waited = job.wait(
-            on_update=lambda current: report(f"[majob] phase: {current.phase}"), on_line=collect
-        )
-    finally:
-        if job.service is not None:
-            job.service.close()
+        on_job(job)  # the caller owns the job's client from here (and closes it when done)
+    waited = job.wait(
+        on_update=lambda current: report(f"[majob] phase: {current.phase}"), on_line=collect
+    )
     final = waited.job
     duration = time.monotonic() - started
     if not final.succeeded:
