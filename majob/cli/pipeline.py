@@ -20,7 +20,7 @@ commands = typer.Typer()
 SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")]
 LedgerOption = Annotated[
     Path | None,
-    typer.Option("--ledger", help="The ledger file [default: ./.majob/ledger.db]."),
+    typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
 ]
 
 
@@ -192,6 +192,7 @@ def checklist(
     spec: SpecArgument,
     output: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     overrides: SetOption = None,
+    profile: ProfileOption = None,
     ledger: LedgerOption = None,
 ) -> None:
     """The migration checklist: each item's status from majob check, the spec and the ledger."""
@@ -201,7 +202,7 @@ def checklist(
 
     if output not in ("text", "json"):
         raise UserInputError(f"--format {output!r}: choose text or json")
-    loaded = load_spec(spec, overrides=overrides or [])
+    loaded = load_spec(spec, overrides=overrides or [], profile=profile)
     with Ledger(ledger) as opened:
         items = make_checklist(loaded, opened, str(spec))
     if output == "json":
