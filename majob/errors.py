@@ -225,31 +225,6 @@ class MigrationError(MajobError):
     """A source file could not be checked or rewritten."""
 
 
-__all__ = [
-    "CompileError",
-    "ConfigError",
-    "MajobError",
-    "MigrationError",
-    "NodeFailedError",
-    "ObsUriError",
-    "PreflightError",
-    "RunTimeoutError",
-    "RunnerError",
-    "ServiceAuthError",
-    "ServiceError",
-    "ServiceNotFound",
-    "ServiceUnreachable",
-    "SpecError",
-    "SpecProblem",
-    "StorageAuthError",
-    "StorageError",
-    "StorageIntegrityError",
-    "StorageNotFound",
-    "StorageUnreachable",
-    "UserInputError",
-]
-
-
 class PipelineError(MajobError):
     """A pipeline stage did not pass (its job failed or an ``expect`` check did not hold)."""
 
@@ -262,3 +237,31 @@ class StageRefused(PipelineError):
 
 class LedgerError(PipelineError):
     """The ledger (``.majob/ledger.db``) cannot be used; it is left as it is."""
+
+
+__all__ = [
+    "CompileError",
+    "ConfigError",
+    "LedgerError",
+    "MajobError",
+    "MigrationError",
+    "NodeFailedError",
+    "ObsUriError",
+    "PipelineError",
+    "PreflightError",
+    "RunTimeoutError",
+    "RunnerError",
+    "ServiceAuthError",
+    "ServiceError",
+    "ServiceNotFound",
+    "ServiceUnreachable",
+    "SpecError",
+    "SpecProblem",
+    "StageRefused",
+    "StorageAuthError",
+    "StorageError",
+    "StorageIntegrityError",
+    "StorageNotFound",
+    "StorageUnreachable",
+    "UserInputError",
+]
