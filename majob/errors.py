@@ -27,7 +27,7 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     │   ├── NodeFailedError         a node exited non-zero; names the node
     │   └── RunTimeoutError         the stage timeout elapsed
     ├── MigrationError              a source file cannot be checked or rewritten
-    └── PipelineError               a pipeline stage did not pass, or its ledger is unusable
+    └── PipelineError               the pipeline cannot go on: a closed gate, an unusable ledger
         ├── StageRefused            exit 2: the stage before it has not passed for this code
         │                           and spec (names the changed files and fields)
         └── LedgerError             the ledger is unreadable or from a newer majob
@@ -226,7 +226,7 @@ class MigrationError(MajobError):
 
 
 class PipelineError(MajobError):
-    """A pipeline stage did not pass (its job failed or an ``expect`` check did not hold)."""
+    """The pipeline cannot go on (a stage that fails is a result, not an error)."""
 
 
 class StageRefused(PipelineError):
