@@ -128,11 +128,26 @@ def run_cloud_stage(
         report(f"[majob] job {job.id} ({job.name}) submitted")
     if on_job is not None:
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
+    # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
+    limit = spec.timeout(stage)
     waited = job.wait(
-        on_update=lambda current: report(f"[majob] phase: {current.phase}"), on_line=collect
+        timeout=limit,
+        on_update=lambda current: report(f"[majob] phase: {current.phase}"),
+        on_line=collect,
     )
     final = waited.job
     duration = time.monotonic() - started
+    if waited.timed_out:
+        stopped = final.stop()
+        return Outcome(
+            False,
+            f"the {stage} stage passed its timeout of {limit}s; job {final.id} was stopped "
+            f"({stopped.phase})",
+            duration,
+            collect.lines,
+            metrics=collect.reader.series,
+            job=final,
+        )
     if not final.succeeded:
         failed = final.failed_task()
         reason = f"job {final.id} ended {final.phase}"

@@ -155,3 +155,16 @@ def test_history_of_an_empty_ledger_and_bad_options(project: Path) -> None:
         app, ["pipeline", "tiny.yaml", "--from", "formal", "--until", "local"]
     )
     assert backwards.output.strip() == "error: --from formal comes after --until local"
+
+
+def test_a_cloud_stage_past_its_timeout_is_stopped_and_fails(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    result = pipeline(
+        "--upload-inputs", "--until", "debug",
+        "--set", "stages.debug.timeout=1s", "--set", "stages.debug.hyperparameters.sleep=60",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    last = result.output.splitlines()[-1]
+    assert last.startswith("[majob] pipeline stopped: the debug stage failed: the debug stage ")
+    assert "passed its timeout of 1s; job " in last and "was stopped (Terminat" in last
