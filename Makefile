@@ -1,5 +1,6 @@
 # `make test` sets everything up (a .venv with the package and its dev extras) and runs every
-# check CI runs. `make demo` runs the example job's local stage with no cloud account.
+# check CI runs. `make demo` runs the example job through local, debug and formal on the
+# emulated cloud (no account needed).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -33,8 +34,16 @@ typecheck: setup
 pytest: setup
 	$(BIN)/pytest
 
+# The whole story: start the emulated cloud (fake OBS + fake ModelArts on 127.0.0.1), run the
+# MNIST pipeline local -> debug -> formal (real uploads, real jobs, the gate between stages; the
+# cloud outputs are listed as each stage passes), show the ledger with its metrics, and stop the
+# emulator whatever happened (the trap), leaving nothing running. Run it twice: the second run
+# skips every stage and says why.
 demo: bytecode
-	$(BIN)/majob run job_specs/mnist.yaml --stage local
+	@$(BIN)/majob emulator start
+	@trap '$(BIN)/majob emulator stop' EXIT INT TERM; \
+	$(BIN)/majob pipeline job_specs/mnist.yaml --profile emulator --upload-inputs && \
+	$(BIN)/majob history job_specs/mnist.yaml --limit 6
 
 bench: bytecode
 	$(BIN)/python bench/cli_startup.py

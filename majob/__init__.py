@@ -15,10 +15,12 @@ if TYPE_CHECKING:
     from majob.errors import (
         CompileError,
         ConfigError,
+        LedgerError,
         MajobError,
         MigrationError,
         NodeFailedError,
         ObsUriError,
+        PipelineError,
         PreflightError,
         RunnerError,
         RunTimeoutError,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
         ServiceUnreachable,
         SpecError,
         SpecProblem,
+        StageRefused,
         StorageAuthError,
         StorageError,
         StorageIntegrityError,
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from majob.migrate.checker import check_paths, check_source
     from majob.migrate.findings import FileReport, Finding
     from majob.migrate.rewrite import migrate_source
+    from majob.pipeline.flow import Pipeline, PipelineResult, StageResult
     from majob.runner.local import RunResult, run_local
     from majob.service.api import jobs, submit
     from majob.service.base import Job
@@ -63,6 +67,12 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "ServiceUnreachable": "majob.errors",
+    "LedgerError": "majob.errors",
+    "PipelineError": "majob.errors",
+    "StageRefused": "majob.errors",
+    "Pipeline": "majob.pipeline.flow",
+    "PipelineResult": "majob.pipeline.flow",
+    "StageResult": "majob.pipeline.flow",
     "ServiceNotFound": "majob.errors",
     "ServiceAuthError": "majob.errors",
     "PreflightError": "majob.errors",
@@ -129,6 +139,7 @@ __all__ = [
     "Job",
     "jobs",
     "JobSpec",
+    "LedgerError",
     "load_profile",
     "load_spec",
     "MajobError",
@@ -138,6 +149,9 @@ __all__ = [
     "ObsUri",
     "ObsUriError",
     "Output",
+    "Pipeline",
+    "PipelineError",
+    "PipelineResult",
     "PreflightError",
     "Profile",
     "Resources",
@@ -153,6 +167,8 @@ __all__ = [
     "SpecError",
     "SpecProblem",
     "StageOverride",
+    "StageRefused",
+    "StageResult",
     "Stages",
     "StorageAuthError",
     "StorageError",

@@ -26,7 +26,11 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     ├── RunnerError                 the local stage could not run or failed
     │   ├── NodeFailedError         a node exited non-zero; names the node
     │   └── RunTimeoutError         the stage timeout elapsed
-    └── MigrationError              a source file cannot be checked or rewritten
+    ├── MigrationError              a source file cannot be checked or rewritten
+    └── PipelineError               the pipeline cannot go on: a closed gate, an unusable ledger
+        ├── StageRefused            exit 2: the stage before it has not passed for this code
+        │                           and spec (names the changed files and fields)
+        └── LedgerError             the ledger is unreadable or from a newer majob
 """
 
 from __future__ import annotations
@@ -227,13 +231,29 @@ class MigrationError(MajobError):
     """A source file could not be checked or rewritten."""
 
 
+class PipelineError(MajobError):
+    """The pipeline cannot go on (a stage that fails is a result, not an error)."""
+
+
+class StageRefused(PipelineError):
+    """A stage's gate is closed: the stage before it has not passed for this code and spec."""
+
+    exit_code = 2
+
+
+class LedgerError(PipelineError):
+    """The ledger (``.majob/ledger.db``) cannot be used; it is left as it is."""
+
+
 __all__ = [
     "CompileError",
     "ConfigError",
+    "LedgerError",
     "MajobError",
     "MigrationError",
     "NodeFailedError",
     "ObsUriError",
+    "PipelineError",
     "PreflightError",
     "RunTimeoutError",
     "RunnerError",
@@ -243,6 +263,7 @@ __all__ = [
     "ServiceUnreachable",
     "SpecError",
     "SpecProblem",
+    "StageRefused",
     "StorageAuthError",
     "StorageError",
     "StorageIntegrityError",

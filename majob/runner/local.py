@@ -138,6 +138,16 @@ class RunResult:
     def record(self) -> Path:
         return self.run_dir / "record.json"
 
+    def __repr__(self) -> str:  # short: the default was a 64-character digest and full paths
+        from majob.notebook import run_result_repr
+
+        return run_result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from majob.notebook import run_result_html
+
+        return run_result_html(self)
+
 
 def spec_digest(spec: JobSpec) -> str:
     """sha256 of the spec's canonical JSON: the same spec, the same digest."""

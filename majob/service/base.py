@@ -151,6 +151,31 @@ class Job:
     def with_service(self, service: TrainingService) -> Job:
         return replace(self, service=service)
 
+    # -- the notebook side (majob/notebook.py) -------------------------------------------------
+
+    def metrics(self, definitions: Mapping[str, str] | None = None) -> Any:
+        """The metric series per node (a pandas DataFrame when pandas is installed, else a
+        mapping): as the pipeline recorded them, or read from the log with ``definitions``."""
+        from majob.notebook import job_series, series_frame
+
+        return series_frame(job_series(self, definitions))
+
+    def plot(self, metric: str | None = None, definitions: Mapping[str, str] | None = None) -> Any:
+        """Draw the metric series with matplotlib (``pip install 'majob[plot]'``)."""
+        from majob.notebook import job_series, plot_series
+
+        return plot_series(job_series(self, definitions), metric, title=self.name)
+
+    def __repr__(self) -> str:
+        from majob.notebook import job_repr
+
+        return job_repr(self)
+
+    def _repr_html_(self) -> str:
+        from majob.notebook import job_html
+
+        return job_html(self)
+
 
 def _int_or_none(value: object) -> int | None:
     if value is None or value == "":

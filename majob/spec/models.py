@@ -12,6 +12,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -260,6 +261,81 @@ class Stages(SpecModel):
         return override
 
 
+def _metric_pattern(value: str) -> str:
+    try:
+        groups = re.compile(value).groups
+    except re.error as error:
+        raise ValueError(f"{value!r} is not a regular expression: {error}") from None
+    if groups != 1:
+        raise ValueError(
+            f"{value!r} needs exactly one group around the number, like 'loss=([0-9.]+)'"
+        )
+    return value
+
+
+def _log_pattern(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as error:
+        raise ValueError(f"{value!r} is not a regular expression: {error}") from None
+    return value
+
+
+_BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+def parse_bound(text: str) -> tuple[str, float]:
+    """``'< 2.0'`` -> ``('<', 2.0)``; a ``ValueError`` saying the form otherwise."""
+    match = _BOUND.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a bound: write one of <, <=, >, >=, == and a number")
+    return match.group(1), float(match.group(2))
+
+
+def _bound(value: str) -> str:
+    parse_bound(value)
+    return value
+
+
+MetricPattern = Annotated[
+    str,
+    AfterValidator(_metric_pattern),
+    Field(description="A regex over each log line with one group capturing the number."),
+]
+LogPattern = Annotated[str, AfterValidator(_log_pattern)]
+Bound = Annotated[
+    str,
+    AfterValidator(_bound),
+    Field(
+        pattern=r"^\s*(<=|>=|==|<|>)\s*\S+\s*$",
+        description="A bound on the metric's last value on every node, e.g. '< 2.0'.",
+    ),
+]
+
+
+class Expect(SpecModel):
+    """Checks applied after every stage; a stage passes only when all of them hold."""
+
+    outputs: tuple[str, ...] = Field(
+        (),
+        description="Files that must exist in the outputs: 'model.pth' (in any output) or "
+        "'train_url/model.pth'.",
+    )
+    log_contains: tuple[LogPattern, ...] = Field(
+        (), description="Regexes that must match some log line."
+    )
+    log_excludes: tuple[LogPattern, ...] = Field(
+        (), description="Regexes that must match no log line (e.g. 'nan')."
+    )
+    metrics: dict[str, Bound] = Field(
+        default_factory=dict,
+        description="Bounds on metrics named in `metrics:`, e.g. {loss: '< 2.0'}.",
+    )
+
+
+NO_EXPECT = Expect.model_validate({})
+
+
 class SpecRuleErrors(ValueError):
     """Cross-field problems, each with the field path it belongs to (the loader locates them)."""
 
@@ -313,6 +389,13 @@ class JobSpec(SpecModel):
     auto_stop: Duration | None = Field(
         None, description="Stop the cloud job after this long (rounded up to whole hours)."
     )
+    metrics: dict[str, MetricPattern] = Field(
+        default_factory=dict,
+        description="Metrics read from the log, as name: regex with one group, e.g. "
+        "loss: 'loss=([0-9.]+)'. The pipeline records each node's series.",
+    )
+    expect: Expect = Field(NO_EXPECT, description="Checks every stage must pass (pipeline).")
+
     # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
     # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
     _from_environ: FromEnviron = PrivateAttr(default_factory=FromEnviron)
@@ -356,6 +439,15 @@ class JobSpec(SpecModel):
     def _cross_field_rules(self) -> JobSpec:
         problems: list[tuple[tuple[str | int, ...], str]] = []
         problems += self._channel_problems()
+        for name in self.expect.metrics:
+            if name not in self.metrics:
+                problems.append(
+                    (
+                        ("expect", "metrics", name),
+                        f"{name!r} is not a metric: define it under metrics: "
+                        f"(e.g. {name}: '{name}=([0-9.]+)')",
+                    )
+                )
         problems += _env_problems(self.env, ("env",))
         for stage in STAGES:
             override = self.stages.get(stage)

@@ -1,0 +1,215 @@
+"""``majob pipeline``, ``majob history``, ``majob checklist``: the staged pipeline and its ledger.
+
+The pipeline, the service clients and rich are imported inside the command bodies.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.errors import UserInputError
+
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
+
+SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")]
+LedgerOption = Annotated[
+    Path | None,
+    typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
+]
+
+
+@commands.command("pipeline")
+@user_errors
+def pipeline(
+    spec: SpecArgument,
+    until: Annotated[
+        str, typer.Option("--until", help="Last stage to run: local, debug or formal.")
+    ] = "formal",
+    start: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="First stage to run; its gate needs the stage before it passed for this "
+            "code and spec (or --force).",
+        ),
+    ] = "local",
+    force: Annotated[
+        bool, typer.Option("--force", help="Run --from's stage though its gate is closed.")
+    ] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
+    ] = None,
+    upload_inputs: Annotated[
+        bool,
+        typer.Option("--upload-inputs", help="Upload each input's local stand-in to its OBS path."),
+    ] = False,
+    overrides: SetOption = None,
+    profile: ProfileOption = None,
+    ledger: LedgerOption = None,
+) -> None:
+    """Run local → debug → formal, each only after the one before passed for the same code and
+    spec; a re-run skips what already passed."""
+    from majob.pipeline.flow import Pipeline
+
+    if force and not reason:
+        raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
+    if reason and not force:
+        raise UserInputError("--reason goes with --force")
+    if force and start == "local":
+        raise UserInputError("--force overrides a gate: name the stage with --from debug|formal")
+    runner = Pipeline(
+        spec,
+        profile=profile,
+        overrides=overrides or [],
+        ledger=ledger,
+        upload_inputs=upload_inputs,
+    )
+    try:
+        with runner:
+            result = runner.run(until, start=start, force_reason=reason if force else None)
+    except KeyboardInterrupt:
+        typer.echo(
+            "interrupted: the ledger keeps what passed; a cloud job keeps running and the next "
+            "`majob pipeline` follows it",
+            err=True,
+        )
+        raise typer.Exit(130) from None
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _history_table(records: list[object], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from majob.pipeline.ledger import StageRecord
+
+    table = Table(title=title, title_justify="left")
+    for column in (
+        "#",
+        "spec",
+        "stage",
+        "result",
+        "spec#",
+        "code#",
+        "job",
+        "duration",
+        "metrics",
+        "when",
+    ):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        assert isinstance(record, StageRecord)
+        from majob.pipeline.metrics import summary
+
+        metrics = ", ".join(f"{k} {v:g}" for k, v in summary(record.metrics).items())
+        result = record.effective_result
+        if record.override:
+            result += " (forced)"
+        table.add_row(
+            str(record.id),
+            record.spec_name,
+            record.stage,
+            result,
+            record.spec_digest[:8],
+            record.code_digest[:8],
+            record.job_id[:8] or "-",
+            f"{record.duration:.1f}s" if record.duration is not None else "-",
+            metrics or "-",
+            record.started_at.replace("T", " ").replace("+00:00", "Z"),
+        )
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = 200
+    console.print(table)
+
+
+@commands.command("history")
+@user_errors
+def history(
+    spec: Annotated[
+        Path | None, typer.Argument(metavar="[SPEC]", help="Only this spec's records.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Newest N records.")] = 20,
+    output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    ledger: LedgerOption = None,
+) -> None:
+    """The ledger: each stage run with its result, digests, job, duration and metrics."""
+    from majob.pipeline.ledger import Ledger
+
+    if output not in ("table", "json"):
+        raise UserInputError(f"--format {output!r}: choose table or json")
+    name = None
+    if spec is not None:
+        from majob.spec.load import load_spec
+
+        name = load_spec(spec, check_files=False).name
+    with Ledger(ledger) as opened:
+        records = opened.records(name, limit=limit)
+        path = opened.path
+    if output == "json":
+        rows = [
+            {
+                "id": r.id,
+                "spec": r.spec_name,
+                "stage": r.stage,
+                "result": r.effective_result,
+                "reason": r.reason,
+                "spec_digest": r.spec_digest,
+                "code_digest": r.code_digest,
+                "job_id": r.job_id,
+                "duration": r.duration,
+                "metrics": r.metrics,
+                "outputs": list(r.outputs),
+                "override": r.override,
+                "majob_version": r.majob_version,
+                "started_at": r.started_at,
+            }
+            for r in records
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not records:
+        typer.echo(f"no stage has run yet{f' for {name}' if name else ''} ({path})")
+        return
+    _history_table(list(records), f"ledger {path}")
+    for record in records:
+        if record.effective_result == "failed" and record.reason:
+            typer.echo(f"#{record.id} {record.stage} failed: {record.reason}")
+        if record.override:
+            typer.echo(f"#{record.id} {record.stage} forced: {record.override}")
+
+
+@commands.command("checklist")
+@user_errors
+def checklist(
+    spec: SpecArgument,
+    output: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    overrides: SetOption = None,
+    profile: ProfileOption = None,
+    ledger: LedgerOption = None,
+) -> None:
+    """The migration checklist: each item's status from majob check, the spec and the ledger."""
+    from majob.pipeline.checklist import checklist as make_checklist
+    from majob.pipeline.ledger import Ledger
+    from majob.spec.load import load_spec
+
+    if output not in ("text", "json"):
+        raise UserInputError(f"--format {output!r}: choose text or json")
+    loaded = load_spec(spec, overrides=overrides or [], profile=profile)
+    with Ledger(ledger) as opened:
+        items = make_checklist(loaded, opened, str(spec))
+    if output == "json":
+        typer.echo(json.dumps([item.to_dict() for item in items], indent=2))
+        return
+    marks = {"done": "[x]", "todo": "[ ]", "not needed": "[-]", "not checked": "[?]"}
+    for item in items:
+        typer.echo(f"{marks[item.status]} {item.title}: {item.status}; {item.detail}")
+        if item.todo:
+            typer.echo(f"      to do: {item.todo}")

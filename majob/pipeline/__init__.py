@@ -1,0 +1,1 @@
+"""The staged pipeline local → debug → formal: ledger, gates, metrics, expect checks."""

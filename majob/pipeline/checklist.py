@@ -1,0 +1,224 @@
+"""``majob checklist``: the migration guide's checklist, each item's status as far as majob can
+tell from ``majob check`` (the code), the spec and the ledger, and what to do for the rest.
+
+Statuses: ``done``, ``todo`` (with what to do), ``not needed`` (e.g. DDP for one card) and
+``not checked`` (majob cannot tell; the item says how to check it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from majob.errors import MajobError
+from majob.migrate.findings import Finding
+from majob.pipeline.digests import Fingerprint
+from majob.pipeline.gate import passed_for
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.metrics import summary
+from majob.spec.models import STAGES, JobSpec
+
+LARGE_INPUT = 1 << 30  # a local stand-in this big is worth planning how the job reads it
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    title: str
+    status: str  # done, todo, not needed, not checked
+    detail: str
+    todo: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def _where(findings: Sequence[Finding], limit: int = 3) -> str:
+    shown = ", ".join(f"{f.path}:{f.line} {f.rule}" for f in findings[:limit])
+    return shown + (f" and {len(findings) - limit} more" if len(findings) > limit else "")
+
+
+def _findings(spec: JobSpec) -> list[Finding]:
+    from majob.migrate.checker import check_paths
+    from majob.migrate.rules import Target
+
+    target = Target.NPU if spec.at_stage("formal").is_ascend else Target.GPU
+    root = Path(spec.code.dir)
+    reports = check_paths([root], target)
+    found = []
+    for report in reports:
+        for finding in report.findings:
+            try:
+                shown = Path(finding.path).resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                shown = finding.path
+            found.append(replace(finding, path=shown))
+    return found
+
+
+def _dir_size(path: Path, stop_at: int) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for item in path.rglob("*"):
+        if item.is_file():
+            total += item.stat().st_size
+            if total >= stop_at:
+                break
+    return total
+
+
+IMAGE_STATUS = {"compatible": "done", "incompatible": "todo", "unchecked": "not checked"}
+
+
+def _image_item(formal: JobSpec, spec_path: str) -> Item:
+    """From ``majob image check-env``'s check when majob has it (``majob.image.compat``)."""
+    shown = formal.image.swr or formal.image.version
+    try:
+        # Looked up at run time: the image checks are a part of majob built beside this one.
+        compat: Any = importlib.import_module("majob.image.compat")
+    except ImportError:
+        return Item(
+            "image",
+            "image compatible",
+            "not checked",
+            f"majob does not check the image here ({shown})",
+            "run `majob image check-env`",
+        )
+    try:
+        result = compat.check_spec_env(formal, spec_path)
+    except MajobError as error:  # e.g. the interpreter cannot be probed
+        return Item(
+            "image", "image compatible", "not checked", error.message, "run `majob image check-env`"
+        )
+    status = IMAGE_STATUS.get(str(result.verdict), "not checked")
+    found = "; ".join([*result.problems, *result.notes]) or str(result.verdict)
+    return Item(
+        "image",
+        "image compatible",
+        status,
+        f"{result.image}: {found}",
+        "" if status == "done" else str(result.advice),
+    )
+
+
+def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
+    """The checklist of ``spec`` (the formal stage is what must be ready)."""
+    formal = spec.at_stage("formal")
+    findings = _findings(spec)
+    code = spec.code.dir
+    by_prefix = {
+        prefix: [f for f in findings if f.rule.startswith(prefix)]
+        for prefix in ("MA1", "MA2", "MA3")
+    }
+    items = []
+
+    paths = by_prefix["MA1"]
+    items.append(
+        Item(
+            "paths",
+            "paths parameterised",
+            "todo" if paths else "done",
+            f"{len(paths)} path finding(s): {_where(paths)}"
+            if paths
+            else "majob check finds no hard-coded data or output paths",
+            f"majob migrate {code} --to cloud-paths --write, then read each input and output "
+            "from its --<name> argument"
+            if paths
+            else "",
+        )
+    )
+    items.append(_image_item(formal, spec_path))
+    sizes = []
+    large = []
+    for channel in formal.inputs:
+        if channel.local is not None and Path(channel.local).exists():
+            size = _dir_size(Path(channel.local), LARGE_INPUT)
+            sizes.append(f"{channel.name} ({size / 1e6:.1f} MB here)")
+            if size >= LARGE_INPUT:
+                large.append(channel.name)
+        else:
+            sizes.append(f"{channel.name} (on OBS only)")
+    items.append(
+        Item(
+            "data",
+            "large data planned",
+            "todo" if large else "done",
+            f"inputs read from OBS: {', '.join(sizes) or 'none'}",
+            f"{', '.join(large)} is 1 GB or more: upload it once (majob obs sync) and keep it "
+            "on OBS; for many nodes reading the same large data, consider SFS Turbo"
+            if large
+            else "",
+        )
+    )
+    cards = formal.cards_per_node or 1
+    multi = formal.resources.nodes > 1 or cards > 1
+    ddp = by_prefix["MA2"]
+    items.append(
+        Item(
+            "ddp",
+            "DDP done for multi-card",
+            ("todo" if ddp else "done") if multi else "not needed",
+            (
+                f"{formal.resources.nodes} node(s) x {cards} card(s); "
+                + (f"{len(ddp)} distributed finding(s): {_where(ddp)}" if ddp else "DDP set up")
+            )
+            if multi
+            else "the formal stage runs on one node with one card",
+            f"majob migrate {code} --to ddp --write" if multi and ddp else "",
+        )
+    )
+    npu = by_prefix["MA3"]
+    items.append(
+        Item(
+            "npu",
+            "NPU prepared",
+            ("todo" if npu else "done") if formal.is_ascend else "not needed",
+            (f"{len(npu)} NPU finding(s): {_where(npu)}" if npu else "no NPU findings")
+            if formal.is_ascend
+            else f"the formal stage runs on {formal.resources.flavor}, not on Ascend",
+            f"majob migrate {code} --to npu-auto --write" if formal.is_ascend and npu else "",
+        )
+    )
+    manual = [f for f in findings if not f.fixable]
+    items.append(
+        Item(
+            "manual",
+            "manual replacements done",
+            "todo" if manual else "done",
+            f"{len(manual)} finding(s) no codemod fixes: {_where(manual)}"
+            if manual
+            else "majob check reports nothing left to replace by hand",
+            f"edit by hand; `majob check {code}` explains each" if manual else "",
+        )
+    )
+    fingerprint = Fingerprint.of(spec)
+    passed = {stage: passed_for(ledger, spec.name, stage, fingerprint) for stage in STAGES}
+    debug = passed["debug"]
+    seen = ", ".join(f"{k} {v:g}" for k, v in summary(debug.metrics).items()) if debug else ""
+    items.append(
+        Item(
+            "precision",
+            "precision and performance checked",
+            "not checked",
+            (f"the debug stage passed for this code (#{debug.id}, {seen or 'no metrics'})")
+            if debug
+            else "no debug stage has passed for this code and spec",
+            "compare the loss and step time with your GPU baseline; majob does not judge precision",
+        )
+    )
+    done = [stage for stage in STAGES if passed[stage] is not None]
+    missing = [stage for stage in STAGES if passed[stage] is None]
+    items.append(
+        Item(
+            "stages",
+            "staged runs passed",
+            "done" if not missing else "todo",
+            f"passed for this code and spec: {', '.join(done) or 'none'}",
+            f"majob pipeline SPEC (runs {', '.join(missing)})" if missing else "",
+        )
+    )
+    return items

@@ -1,0 +1,376 @@
+"""``majob.Pipeline``: local → debug → formal, gated, recorded, resumable.
+
+::
+
+    spec ─fingerprint─▶ plan (skip what passed for this code + spec) ─▶ for each stage to run:
+        ledger.start ─▶ run (local: runner; debug/formal: submit + wait) ─▶ expect ─▶ ledger.finish
+
+The pipeline stops at the first stage that does not pass, with its reason. Run again with
+nothing changed, it skips every stage that passed and says so; killed during a cloud stage, the
+next run follows the job the killed one left running instead of submitting a second.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from majob.errors import MajobError, StageRefused, UserInputError
+from majob.pipeline.digests import Fingerprint
+from majob.pipeline.expect import check_expect
+from majob.pipeline.gate import StagePlan, gate, plan_stages
+from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.metrics import Series, summary
+from majob.pipeline.stages import Outcome, Report, run_cloud_stage, run_local_stage
+from majob.spec.models import STAGES, JobSpec, Stage
+
+if TYPE_CHECKING:
+    from majob.runner.local import RunResult
+    from majob.service.base import Job, TrainingService
+    from majob.spec.profiles import Profile
+
+
+def parse_stage(value: str, option: str = "--until") -> Stage:
+    if value not in STAGES:
+        raise UserInputError(f"{option} {value!r}: choose local, debug or formal")
+    return value
+
+
+@dataclass
+class StageResult:
+    """One stage of a pipeline run: ``result`` is passed, failed or skipped (passed before for
+    this code and spec; ``record`` is that run's ledger record)."""
+
+    stage: str
+    result: str
+    why: str = ""  # why it ran, or why it was skipped
+    reason: str = ""  # why it failed
+    duration: float | None = None
+    outputs: tuple[str, ...] = ()
+    series: Series = field(default_factory=dict)
+    record: StageRecord | None = None
+    job: Job | None = None
+    run: RunResult | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result in ("passed", "skipped")
+
+    @property
+    def job_id(self) -> str:
+        if self.job is not None:
+            return self.job.id
+        return self.record.job_id if self.record is not None else ""
+
+    def metrics(self) -> Any:
+        """Each node's metric series: a pandas DataFrame (node, metric, step, value) when pandas
+        is installed, else ``{node: {metric: [values]}}``."""
+        from majob.notebook import series_frame
+
+        return series_frame(self.series)
+
+    def plot(self, metric: str | None = None) -> Any:
+        """Draw the series with matplotlib (``pip install 'majob[plot]'``); the Axes."""
+        from majob.notebook import plot_series
+
+        return plot_series(self.series, metric, title=f"{self.stage} stage")
+
+    def __repr__(self) -> str:
+        from majob.notebook import stage_result_repr
+
+        return stage_result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from majob.notebook import stage_result_html
+
+        return stage_result_html(self)
+
+
+@dataclass
+class PipelineResult:
+    """What one ``Pipeline.run`` did, stage by stage; ``message`` says how it ended."""
+
+    spec_name: str
+    stages: list[StageResult]
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return all(stage.ok for stage in self.stages)
+
+    @property
+    def failed(self) -> StageResult | None:
+        return next((s for s in self.stages if not s.ok), None)
+
+    def __getitem__(self, stage: str) -> StageResult:
+        for result in self.stages:
+            if result.stage == stage:
+                return result
+        raise KeyError(stage)
+
+    def __repr__(self) -> str:
+        from majob.notebook import pipeline_result_repr
+
+        return pipeline_result_repr(self)
+
+    def _repr_html_(self) -> str:
+        from majob.notebook import pipeline_result_html
+
+        return pipeline_result_html(self)
+
+
+class Pipeline:
+    """The pipeline of one spec (a ``JobSpec`` or a spec file).
+
+    ``profile`` names where debug and formal run (``"emulator"`` for the emulated cloud);
+    ``ledger`` defaults to ``./.majob/ledger.db``; ``report`` sees every line of progress and
+    log (default: printed, which in Jupyter streams into the cell as the stage runs)."""
+
+    def __init__(
+        self,
+        spec: JobSpec | str | os.PathLike[str],
+        *,
+        profile: str | Profile | None = None,
+        overrides: Sequence[str] = (),
+        ledger: Ledger | str | os.PathLike[str] | None = None,
+        upload_inputs: bool = False,
+        report: Report | None = None,
+    ) -> None:
+        self._profile_ref = profile
+        self._profile: Profile | None = None
+        if isinstance(spec, JobSpec):
+            self.spec, self.spec_path = spec, ""
+        else:
+            from majob.spec.load import load_spec
+
+            self.spec = load_spec(Path(spec), overrides=overrides, profile=self.profile)
+            self.spec_path = str(Path(spec).resolve())
+        self.ledger = (
+            ledger if isinstance(ledger, Ledger) else Ledger(Path(ledger) if ledger else None)
+        )
+        self.upload_inputs = upload_inputs
+        self.report: Report = report or _print
+        self._services: list[TrainingService] = []
+
+    @property
+    def profile(self) -> Profile:
+        if self._profile is None:
+            from majob.spec.profiles import Profile, load_profile
+
+            ref = self._profile_ref
+            self._profile = ref if isinstance(ref, Profile) else load_profile(ref)
+        return self._profile
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint.of(self.spec)
+
+    def plan(self, until: str = "formal", *, start: str = "local") -> list[StagePlan]:
+        """What ``run`` would do with each stage, and why."""
+        return plan_stages(
+            self.ledger,
+            self.name,
+            self.fingerprint(),
+            start=parse_stage(start, "--from"),
+            until=parse_stage(until),
+        )
+
+    def close(self) -> None:
+        """Close the ledger (it opens again when next used) and the clients of the cloud jobs
+        this pipeline ran (their ``Job`` handles then no longer reach the service)."""
+        self.ledger.close()
+        while self._services:
+            self._services.pop().close()
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def history(self) -> list[StageRecord]:
+        """This spec's ledger records, newest first."""
+        return self.ledger.records(self.name)
+
+    def run(
+        self, until: str = "formal", *, start: str = "local", force_reason: str | None = None
+    ) -> PipelineResult:
+        """Run the stages from ``start`` to ``until``; skip those that passed for this code and
+        spec; stop at the first that fails. ``start`` past local needs the stage before it to
+        have passed for this code and spec, or ``force_reason`` (recorded in the ledger)."""
+        first, last = parse_stage(start, "--from"), parse_stage(until)
+        if STAGES.index(first) > STAGES.index(last):
+            raise UserInputError(f"--from {first} comes after --until {last}")
+        if force_reason is not None and not force_reason.strip():
+            raise UserInputError("--force needs a --reason saying why the gate is overridden")
+        fingerprint = self.fingerprint()
+        override = ""
+        state = gate(self.ledger, self.name, first, fingerprint)
+        if not state.open:
+            if force_reason is None:
+                raise StageRefused(
+                    f"{first} refused for {self.name}: {state.why}",
+                    hint=f"run the earlier stages (majob pipeline SPEC --until {first}), or "
+                    "override with --force --reason '...' (recorded in the ledger)",
+                )
+            override = force_reason.strip()
+            self.report(f"[majob] {first}: gate overridden ({state.why}); reason: {override}")
+        plans = plan_stages(self.ledger, self.name, fingerprint, start=first, until=last)
+        results: list[StageResult] = []
+        for plan in plans:
+            if plan.action == "skip":
+                self.report(f"[majob] {plan.stage}: skipped, {plan.why}")
+                results.append(_skipped(plan))
+                continue
+            self.report(f"[majob] {plan.stage}: runs ({plan.why})")
+            result = self._run_stage(
+                plan.stage, fingerprint, override if plan.stage == first else ""
+            )
+            result.why = plan.why
+            results.append(result)
+            if not result.ok:
+                message = f"pipeline stopped: the {plan.stage} stage failed: {result.reason}"
+                self.report(f"[majob] {message}")
+                return PipelineResult(self.name, results, message)
+        if all(r.result == "skipped" for r in results):
+            ids = ", ".join(f"{r.stage} #{r.record.id}" for r in results if r.record is not None)
+            message = (
+                f"nothing to run: {_listed([r.stage for r in results])} passed for this code and "
+                f"spec ({ids}); change the code or spec to run again"
+            )
+        else:
+            ran = [r.stage for r in results if r.result != "skipped"]
+            before = [r.stage for r in results if r.result == "skipped"]
+            message = f"pipeline passed: {_listed(ran)}" + (
+                f" ({_listed(before)} passed before)" if before else ""
+            )
+        self.report(f"[majob] {message}")
+        return PipelineResult(self.name, results, message)
+
+    def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
+        resume = self._left_running(stage, fingerprint) if stage != "local" else None
+        record_id = self.ledger.start(
+            spec_name=self.name,
+            spec_path=self.spec_path,
+            stage=stage,
+            spec_digest=fingerprint.spec_digest,
+            code_digest=fingerprint.code_digest,
+            override=override,
+            spec_json=fingerprint.spec_json,
+            code_files=fingerprint.code_files,
+        )
+        started = time.monotonic()
+        try:
+            if stage == "local":
+                outcome = run_local_stage(self.spec, self.report)
+            else:
+                outcome = run_cloud_stage(
+                    self.spec,
+                    stage,
+                    self.profile,
+                    self.report,
+                    upload_inputs=self.upload_inputs,
+                    resume_job=resume,
+                    on_job=lambda job: self._started(record_id, job),
+                )
+        except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
+            self.ledger.finish(
+                record_id,
+                result="failed",
+                reason=error.message.splitlines()[0],
+                duration=time.monotonic() - started,
+            )
+            raise
+        except BaseException:  # Ctrl-C: the record says so; a cloud job keeps running
+            self.ledger.finish(record_id, result="interrupted", duration=time.monotonic() - started)
+            raise
+        return self._judge(stage, record_id, outcome)
+
+    def _started(self, record_id: int, job: Job) -> None:
+        self.ledger.set_job(record_id, job.id)
+        if job.service is not None:
+            self._services.append(job.service)
+
+    def _left_running(self, stage: Stage, fingerprint: Fingerprint) -> str | None:
+        """The job of the newest record of ``stage`` for this code and spec, if its pipeline
+        died while the job ran."""
+        for record in self.ledger.records(self.name, stage=stage, limit=1):
+            if (
+                record.effective_result == "interrupted"
+                and record.job_id
+                and fingerprint.matches(record.spec_digest, record.code_digest)
+            ):
+                return record.job_id
+        return None
+
+    def _judge(self, stage: Stage, record_id: int, outcome: Outcome) -> StageResult:
+        failures = (
+            check_expect(
+                self.spec.expect,
+                outputs=outcome.outputs,
+                lines=outcome.lines,
+                metrics=outcome.metrics,
+            )
+            if outcome.passed
+            else []
+        )
+        passed = outcome.passed and not failures
+        reason = outcome.reason or "; ".join(failures)
+        self.ledger.finish(
+            record_id,
+            result="passed" if passed else "failed",
+            reason=reason,
+            duration=outcome.duration,
+            metrics=outcome.metrics,
+            outputs=outcome.outputs,
+            job_id=outcome.job.id if outcome.job is not None else None,
+        )
+        if passed:
+            last = summary(outcome.metrics)
+            shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
+            self.report(
+                f"[majob] {stage}: passed in {outcome.duration:.1f}s"
+                + (f" ({shown})" if shown else "")
+            )
+        return StageResult(
+            stage,
+            "passed" if passed else "failed",
+            reason=reason,
+            duration=outcome.duration,
+            outputs=tuple(outcome.outputs),
+            series=outcome.metrics,
+            record=self.ledger.get(record_id),
+            job=outcome.job,
+            run=outcome.run,
+        )
+
+
+def _skipped(plan: StagePlan) -> StageResult:
+    record = plan.record
+    assert record is not None  # a skipped stage always has the record it passed in
+    return StageResult(
+        plan.stage,
+        "skipped",
+        why=plan.why,
+        duration=record.duration,
+        outputs=record.outputs,
+        series={k: dict(v) for k, v in record.metrics.items()},
+        record=record,
+    )
+
+
+def _listed(stages: list[str]) -> str:
+    if len(stages) <= 1:
+        return "".join(stages)
+    return ", ".join(stages[:-1]) + " and " + stages[-1]
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)

@@ -1,0 +1,113 @@
+"""Gates between stages, and where a pipeline starts.
+
+A stage's gate is open when the stage before it passed for the same spec and code digests
+(local has no gate). When it is closed, the refusal says what changed since that stage last
+passed: the files (added, removed, changed) and the spec fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from majob.pipeline.digests import Fingerprint, changed_fields, changed_files
+from majob.pipeline.ledger import Ledger, StageRecord
+from majob.spec.models import STAGES, Stage
+
+PREVIOUS: dict[str, Stage] = {"debug": "local", "formal": "debug"}
+
+
+def passed_for(
+    ledger: Ledger, name: str, stage: str, fingerprint: Fingerprint
+) -> StageRecord | None:
+    """The newest record of ``stage`` that passed for this code and spec."""
+    for record in ledger.records(name, stage=stage):
+        if record.passed and fingerprint.matches(record.spec_digest, record.code_digest):
+            return record
+    return None
+
+
+def last_passed(ledger: Ledger, name: str, stage: str) -> StageRecord | None:
+    """The newest record of ``stage`` that passed, for any code and spec."""
+    return next((r for r in ledger.records(name, stage=stage) if r.passed), None)
+
+
+def changes_since(record: StageRecord, fingerprint: Fingerprint) -> list[str]:
+    """What differs from ``record``: ``code: a.py (changed)``, ``spec: hyperparameters.lr``."""
+    files = changed_files(record.code_files, fingerprint.code_files)
+    fields = changed_fields(dict(record.spec_json), dict(fingerprint.spec_json))
+    out = []
+    if files:
+        out.append("code: " + ", ".join(files))
+    if fields:
+        out.append("spec: " + ", ".join(fields))
+    return out
+
+
+@dataclass(frozen=True)
+class GateState:
+    """Whether ``stage`` may run: ``open``, and if not, why (one line)."""
+
+    stage: str
+    open: bool
+    why: str = ""
+
+
+def gate(ledger: Ledger, name: str, stage: str, fingerprint: Fingerprint) -> GateState:
+    """The gate in front of ``stage``."""
+    previous = PREVIOUS.get(stage)
+    if previous is None:
+        return GateState(stage, True)
+    if passed_for(ledger, name, previous, fingerprint) is not None:
+        return GateState(stage, True)
+    earlier = last_passed(ledger, name, previous)
+    if earlier is None:
+        return GateState(stage, False, f"the {previous} stage has not passed for {name} yet")
+    changes = changes_since(earlier, fingerprint)
+    what = "; ".join(changes) or "the digests differ"
+    return GateState(
+        stage,
+        False,
+        f"the {previous} stage passed (record #{earlier.id}) for other code or spec; changed "
+        f"since: {what}",
+    )
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """What a pipeline does with one stage: ``skip`` it (``record`` passed for this code and
+    spec) or ``run`` it (``why``: never ran, or what changed since it passed)."""
+
+    stage: Stage
+    action: str  # "skip" or "run"
+    why: str
+    record: StageRecord | None = None
+
+
+def plan_stages(
+    ledger: Ledger, name: str, fingerprint: Fingerprint, *, start: Stage, until: Stage
+) -> list[StagePlan]:
+    """The stages from ``start`` to ``until``: the leading ones that passed for this code and
+    spec are skipped, the rest run, in order."""
+    chosen = STAGES[STAGES.index(start) : STAGES.index(until) + 1]
+    plans: list[StagePlan] = []
+    running = False
+    for stage in chosen:
+        record = None if running else passed_for(ledger, name, stage, fingerprint)
+        if record is not None:
+            plans.append(
+                StagePlan(stage, "skip", f"passed for this code and spec (#{record.id})", record)
+            )
+            continue
+        if running:
+            why = "follows the stage before it"
+        else:
+            earlier = last_passed(ledger, name, stage)
+            if earlier is None:
+                why = "has not passed yet"
+            else:
+                why = "changed since it passed: " + (
+                    "; ".join(changes_since(earlier, fingerprint)) or "the digests differ"
+                )
+        running = True
+        plans.append(StagePlan(stage, "run", why))
+    return plans

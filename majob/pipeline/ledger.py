@@ -1,0 +1,391 @@
+"""The ledger: one record per stage run, in ``.majob/ledger.db`` (stdlib ``sqlite3``).
+
+Why sqlite: two pipelines writing at once must lose nothing, and a process killed mid-write must
+leave a readable file. WAL mode gives both (a write is one transaction, readers never block it),
+and the busy timeout makes a second writer wait for the first instead of failing.
+
+A record is written when a stage starts (``result = 'running'``, with the pipeline's pid) and
+finished when it ends; a ``running`` record whose process is gone reads as ``interrupted``.
+
+The schema is versioned with ``PRAGMA user_version`` and grown by the ``MIGRATIONS`` below, in
+order. A ledger written by a newer majob (a higher version) is refused before anything is
+written to it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from majob.errors import LedgerError
+
+LEDGER_FILE = Path(".majob") / "ledger.db"
+BUSY_TIMEOUT_MS = 30_000
+
+# Each entry takes the ledger from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE records (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_name TEXT NOT NULL,
+        spec_path TEXT NOT NULL DEFAULT '',
+        stage TEXT NOT NULL,
+        spec_digest TEXT NOT NULL,
+        code_digest TEXT NOT NULL,
+        result TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        job_id TEXT NOT NULL DEFAULT '',
+        duration REAL,
+        metrics TEXT NOT NULL DEFAULT '{}',
+        outputs TEXT NOT NULL DEFAULT '[]',
+        majob_version TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        override TEXT NOT NULL DEFAULT '',
+        pid INTEGER NOT NULL DEFAULT 0,
+        spec_json TEXT NOT NULL DEFAULT '{}',
+        code_files TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX records_by_spec ON records (spec_name, stage, id);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+RESULTS = ("running", "passed", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage run as the ledger keeps it.
+
+    ``metrics`` holds each node's series (``{"worker-0": {"loss": [..]}}``), ``outputs`` the
+    output files seen, ``override`` the reason given with ``--force``, ``spec_json`` the
+    normalised spec and ``code_files`` each uploaded file's digest (what a refusal compares)."""
+
+    id: int
+    spec_name: str
+    stage: str
+    spec_digest: str
+    code_digest: str
+    result: str
+    reason: str = ""
+    job_id: str = ""
+    duration: float | None = None
+    metrics: Mapping[str, Mapping[str, list[float]]] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    majob_version: str = ""
+    started_at: str = ""
+    override: str = ""
+    pid: int = 0
+    spec_path: str = ""
+    spec_json: Mapping[str, Any] = field(default_factory=dict)
+    code_files: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.result == "passed"
+
+    @property
+    def effective_result(self) -> str:
+        """``running`` only while its pipeline process lives; ``interrupted`` after."""
+        if self.result == "running" and not _alive(self.pid):
+            return "interrupted"
+        return self.result
+
+    def last_metrics(self) -> dict[str, float]:
+        """Each metric's last value (the last node that reported it wins)."""
+        out: dict[str, float] = {}
+        for series in self.metrics.values():
+            for name, values in series.items():
+                if values:
+                    out[name] = values[-1]
+        return out
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _version() -> str:
+    from majob import __version__
+
+    return __version__
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class Ledger:
+    """The ledger at ``path`` (default ``./.majob/ledger.db``), created on first write."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = (path or Path.cwd() / LEDGER_FILE).resolve()
+        self._db: sqlite3.Connection | None = None
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            self._check_version()
+        try:
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as error:
+            raise self._unusable(error) from None
+        try:
+            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:  # it became newer since the check: still refused
+                raise self._newer(version)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            if version < SCHEMA_VERSION:
+                self._migrate(db)
+        except sqlite3.DatabaseError as error:
+            db.close()
+            raise self._unusable(error) from None
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        return db
+
+    def _check_version(self) -> None:
+        """Refuse a ledger from a newer majob through a read-only connection: nothing (not even
+        a WAL checkpoint on close) is written to it."""
+        try:
+            db = sqlite3.connect(
+                f"{self.path.as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+        except sqlite3.Error as error:
+            raise self._unusable(error) from None
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.DatabaseError as error:
+            raise self._unusable(error) from None
+        finally:
+            db.close()
+        if version > SCHEMA_VERSION:
+            raise self._newer(version)
+
+    def _newer(self, version: int) -> LedgerError:
+        return LedgerError(
+            f"{self.path} was written by a newer majob (ledger schema {version}; this majob "
+            f"{_version()} reads up to {SCHEMA_VERSION})",
+            hint="upgrade majob (pip install -U majob); the ledger was not changed",
+        )
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE")  # one migrator at a time; the others then see it done
+        try:
+            version = int(db.execute("PRAGMA user_version").fetchone()[0])
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _unusable(self, error: BaseException) -> LedgerError:
+        return LedgerError(
+            f"cannot use the ledger {self.path}: {error}",
+            hint="move the file aside to start a new ledger (the pipeline then runs every stage)",
+        )
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        db = self._connect()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            yield db
+            db.execute("COMMIT")
+        except sqlite3.DatabaseError as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise self._unusable(error) from None
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        spec_name: str,
+        stage: str,
+        spec_digest: str,
+        code_digest: str,
+        spec_path: str = "",
+        override: str = "",
+        spec_json: Mapping[str, Any] | None = None,
+        code_files: Mapping[str, str] | None = None,
+    ) -> int:
+        """Record that ``stage`` starts; its record id."""
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO records (spec_name, spec_path, stage, spec_digest, code_digest, "
+                "result, majob_version, started_at, override, pid, spec_json, code_files) "
+                "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                (
+                    spec_name,
+                    spec_path,
+                    stage,
+                    spec_digest,
+                    code_digest,
+                    _version(),
+                    _now(),
+                    override,
+                    os.getpid(),
+                    json.dumps(spec_json or {}, sort_keys=True),
+                    json.dumps(code_files or {}, sort_keys=True),
+                ),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def set_job(self, record_id: int, job_id: str) -> None:
+        """Remember the cloud job as soon as it exists (a re-run can follow it)."""
+        with self._write() as db:
+            db.execute("UPDATE records SET job_id = ? WHERE id = ?", (job_id, record_id))
+
+    def finish(
+        self,
+        record_id: int,
+        *,
+        result: str,
+        reason: str = "",
+        duration: float | None = None,
+        metrics: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+        outputs: Sequence[str] = (),
+        job_id: str | None = None,
+    ) -> None:
+        """Record how the stage ended."""
+        if result not in RESULTS:
+            raise ValueError(f"result {result!r} is not one of {RESULTS}")
+        with self._write() as db:
+            db.execute(
+                "UPDATE records SET result = ?, reason = ?, duration = ?, metrics = ?, "
+                "outputs = ?, job_id = COALESCE(?, job_id) WHERE id = ?",
+                (
+                    result,
+                    reason,
+                    duration,
+                    json.dumps(
+                        {k: {m: list(v) for m, v in s.items()} for k, s in (metrics or {}).items()}
+                    ),
+                    json.dumps(list(outputs)),
+                    job_id,
+                    record_id,
+                ),
+            )
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def records(
+        self, spec_name: str | None = None, *, stage: str | None = None, limit: int | None = None
+    ) -> list[StageRecord]:
+        """Records, newest first; only ``spec_name``'s / ``stage``'s when given."""
+        if not self.path.exists():
+            return []
+        where, args = [], []
+        if spec_name is not None:
+            where.append("spec_name = ?")
+            args.append(spec_name)
+        if stage is not None:
+            where.append("stage = ?")
+            args.append(stage)
+        sql = "SELECT * FROM records"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        db = self._connect()
+        try:
+            db.row_factory = sqlite3.Row
+            rows = db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as error:
+            raise self._unusable(error) from None
+        finally:
+            db.row_factory = None
+        return [_record(row) for row in rows]
+
+    def get(self, record_id: int) -> StageRecord:
+        db = self._connect()
+        db.row_factory = sqlite3.Row
+        try:
+            row = db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
+        finally:
+            db.row_factory = None
+        if row is None:
+            raise LedgerError(f"the ledger {self.path} has no record {record_id}")
+        return _record(row)
+
+    def by_job(self, job_id: str) -> StageRecord | None:
+        """The newest record of the cloud job ``job_id``."""
+        if not self.path.exists():
+            return None
+        db = self._connect()
+        db.row_factory = sqlite3.Row
+        try:
+            row = db.execute(
+                "SELECT * FROM records WHERE job_id = ? ORDER BY id DESC LIMIT 1", (job_id,)
+            ).fetchone()
+        finally:
+            db.row_factory = None
+        return _record(row) if row is not None else None
+
+
+def _record(row: sqlite3.Row) -> StageRecord:
+    return StageRecord(
+        id=int(row["id"]),
+        spec_name=row["spec_name"],
+        stage=row["stage"],
+        spec_digest=row["spec_digest"],
+        code_digest=row["code_digest"],
+        result=row["result"],
+        reason=row["reason"],
+        job_id=row["job_id"],
+        duration=row["duration"],
+        metrics=json.loads(row["metrics"] or "{}"),
+        outputs=tuple(json.loads(row["outputs"] or "[]")),
+        majob_version=row["majob_version"],
+        started_at=row["started_at"],
+        override=row["override"],
+        pid=int(row["pid"]),
+        spec_path=row["spec_path"],
+        spec_json=json.loads(row["spec_json"] or "{}"),
+        code_files=json.loads(row["code_files"] or "{}"),
+    )

@@ -1,0 +1,117 @@
+"""An emulated cloud (fake OBS + fake ModelArts, in threads of the test process) and a small
+project whose script needs no torch, so each stage's job starts in well under a second."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from majob.emulator.cloud import EmulatedCloud
+from majob.spec.profiles import Profile, load_profile
+from majob.storage.obs import ObsObjectStore
+
+BUCKET = "majob-demo"
+
+# Halves its loss each epoch; sleeps when told (to be caught while running); fails when told.
+SCRIPT = """\
+import argparse, os, sys, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--sleep", type=float, default=0)
+parser.add_argument("--fail", type=int, default=0)
+args, _ = parser.parse_known_args()
+with open(os.path.join(args.data_url, "in.txt")) as source:
+    scale = float(source.read())
+loss = scale
+for epoch in range(args.epochs):
+    loss /= 2
+    print(f"epoch {epoch} loss={loss}", flush=True)
+deadline = time.monotonic() + args.sleep
+while time.monotonic() < deadline:
+    time.sleep(0.05)
+if args.fail:
+    sys.exit(args.fail)
+with open(os.path.join(args.train_url, "model.pth"), "w") as out:
+    out.write(str(loss))
+print("done", flush=True)
+"""
+
+SPEC = """\
+name: {name}
+code: {{dir: code, boot_file: train.py, obs: "obs://majob-demo/{name}/code/"}}
+image: {{engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}}
+resources: {{flavor: modelarts.vm.cpu.8u, nodes: 1}}
+inputs:
+  - {{name: data_url, obs: "obs://majob-demo/{name}/data/", local: data}}
+outputs:
+  - {{name: train_url, obs: "obs://majob-demo/{name}/out/", local: out}}
+log: "obs://majob-demo/{name}/logs/"
+hyperparameters: {{lr: 0.1, sleep: 0}}
+metrics: {{loss: 'loss=([0-9.]+)'}}
+expect:
+  outputs: [model.pth]
+  metrics: {{loss: '< 1.5'}}
+stages:
+  debug: {{hyperparameters: {{epochs: 1}}}}
+"""
+
+
+def write_spec(root: Path, name: str = "tiny", extra: str = "") -> Path:
+    path = root / f"{name}.yaml"
+    path.write_text(SPEC.format(name=name) + extra)
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project, as the current directory (the ledger is ./.majob/ledger.db)."""
+    root = tmp_path / "project"
+    (root / "code").mkdir(parents=True)
+    (root / "code" / "train.py").write_text(SCRIPT)
+    (root / "data").mkdir()
+    (root / "data" / "in.txt").write_text("2.0")
+    write_spec(root)
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.fixture
+def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatedCloud]:
+    """Both fakes, and the environment that makes ``--profile emulator`` find them."""
+    state = tmp_path / "emulator"
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "10")
+    for name in (
+        "HUAWEICLOUD_SDK_AK",
+        "HUAWEICLOUD_SDK_SK",
+        "HUAWEICLOUD_SDK_SECURITY_TOKEN",
+        "MAJOB_OBS_ENDPOINT",
+        "MAJOB_OBS_CREDENTIALS",
+        "MAJOB_MODELARTS_ENDPOINT",
+        "MAJOB_PROFILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with EmulatedCloud(state, buckets=(BUCKET,)) as emulated:
+        yield emulated
+
+
+@pytest.fixture
+def profile(cloud: EmulatedCloud) -> Profile:
+    return load_profile("emulator")
+
+
+@pytest.fixture
+def store(profile: Profile) -> Iterator[ObsObjectStore]:
+    from majob.service.connect import open_store
+
+    opened = open_store(profile)
+    try:
+        yield opened
+    finally:
+        opened.close()

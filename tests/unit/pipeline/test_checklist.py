@@ -1,0 +1,144 @@
+"""The migration checklist from majob check, the spec and the ledger."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from majob.pipeline.checklist import Item, checklist
+from majob.pipeline.digests import Fingerprint
+from majob.pipeline.ledger import Ledger
+from majob.spec.load import load_spec
+
+UNMIGRATED = """\
+import torch
+model = torch.nn.Linear(2, 2)
+model = torch.nn.DataParallel(model).cuda()
+data = open("/home/user/data/train.csv").read()
+torch.save(model.state_dict(), "/home/user/out/model.pth")
+"""
+MIGRATED = """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+args, _ = parser.parse_known_args()
+print(args.data_url)
+"""
+SPEC = """\
+name: tiny
+code: {dir: code, boot_file: train.py}
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u}
+inputs: [{name: data_url, obs: "obs://b-1/data/", local: data}]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
+    # Without majob's image checks (tests below stand them in): the item says how to check.
+    monkeypatch.setitem(sys.modules, "majob.image.compat", None)
+    (tmp_path / "code").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.bin").write_bytes(b"0" * 2_000_000)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    return tmp_path
+
+
+def items(project: Path, *overrides: str) -> dict[str, Item]:
+    spec = load_spec(project / "spec.yaml", overrides=overrides)
+    return {item.key: item for item in checklist(spec, Ledger(project / "ledger.db"))}
+
+
+def test_unmigrated_multi_card_npu_code_has_its_work_listed(project: Path) -> None:
+    (project / "code" / "train.py").write_text(UNMIGRATED)
+    got = items(
+        project,
+        "resources.flavor=modelarts.bm.snt9b.4",
+        "image.engine=Ascend-Powered-Engine",
+        "image.version=pytorch_2.1.0-cann_8.0-py_3.9-euler_2.10-aarch64",
+        "resources.nodes=2",
+    )
+    assert got["paths"].status == "todo"
+    assert got["paths"].detail == "2 path finding(s): train.py:4 MA101, train.py:5 MA102"
+    assert got["ddp"].status == "todo"
+    assert got["ddp"].detail.startswith(
+        "2 node(s) x 4 card(s); 2 distributed finding(s): train.py:3 MA201"
+    )
+    assert got["npu"].status == "todo" and "MA305" in got["npu"].detail
+    assert got["manual"].status == "todo" and "MA201" in got["manual"].detail
+    assert (
+        got["image"].status == "not checked" and got["image"].todo == "run `majob image check-env`"
+    )
+    assert got["precision"].status == "not checked"
+    assert got["stages"].status == "todo"
+    assert got["data"].status == "done" and "data_url (2.0 MB here)" in got["data"].detail
+
+
+def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
+    (project / "code" / "train.py").write_text(MIGRATED)
+    got = items(project)
+    assert {key: item.status for key, item in got.items()} == {
+        "paths": "done",
+        "image": "not checked",
+        "data": "done",
+        "ddp": "not needed",
+        "npu": "not needed",
+        "manual": "done",
+        "precision": "not checked",
+        "stages": "todo",
+    }
+
+
+def test_the_ledger_feeds_the_stage_and_precision_items(project: Path) -> None:
+    (project / "code" / "train.py").write_text(MIGRATED)
+    spec = load_spec(project / "spec.yaml")
+    fp = Fingerprint.of(spec)
+    with Ledger(project / "ledger.db") as ledger:
+        for stage in ("local", "debug"):
+            record_id = ledger.start(
+                spec_name="tiny",
+                stage=stage,
+                spec_digest=fp.spec_digest,
+                code_digest=fp.code_digest,
+            )
+            ledger.finish(record_id, result="passed", metrics={"worker-0": {"loss": [0.25]}})
+    got = items(project)
+    assert got["stages"].detail == "passed for this code and spec: local, debug"
+    assert got["stages"].todo == "majob pipeline SPEC (runs formal)"
+    assert got["precision"].detail == "the debug stage passed for this code (#2, loss 0.25)"
+
+
+def test_the_image_item_takes_the_image_checks_verdict_when_majob_has_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "code" / "train.py").write_text(MIGRATED)
+    asked: list[tuple[str, str]] = []
+
+    def check_spec_env(spec, spec_path):  # the signature of majob.image.compat's
+        asked.append((spec.name, spec_path))
+        return types.SimpleNamespace(
+            verdict="incompatible",
+            image="PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
+            problems=("Python: 3.11 here, 3.7 in the engine",),
+            notes=(),
+            advice="use image.version: pytorch_2.1.0-...",
+        )
+
+    fake = types.ModuleType("majob.image.compat")
+    fake.check_spec_env = check_spec_env  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "majob.image.compat", fake)
+    spec = load_spec(project / "spec.yaml")
+    (image,) = [
+        i for i in checklist(spec, Ledger(project / "ledger.db"), "spec.yaml") if i.key == "image"
+    ]
+    assert asked == [("tiny", "spec.yaml")]
+    assert image.status == "todo"
+    assert image.detail == (
+        "PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64: Python: 3.11 here, 3.7 in the engine"
+    )
+    assert image.todo == "use image.version: pytorch_2.1.0-..."
