@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.errors import UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.pipeline.flow import PipelineResult, StageResult
@@ -140,7 +141,8 @@ def run_result_repr(result: RunResult) -> str:
     outputs = len(result.outputs)
     return (
         f"<RunResult {result.stage} {result.status} in {_seconds(result.duration)}, "
-        f"{len(result.nodes)} node(s), {outputs} output file(s), run {result.run_id}>"
+        f"{counted(len(result.nodes), 'node')}, {counted(outputs, 'output file')}, "
+        f"run {result.run_id}>"
     )
 
 
@@ -162,7 +164,7 @@ def run_result_html(result: RunResult) -> str:
 def job_repr(job: Job) -> str:
     return (
         f"<Job {job.name} {job.phase} {_seconds(job.duration_ms / 1000)}, "
-        f"{job.node_count} node(s), id {job.id}>"
+        f"{counted(job.node_count, 'node')}, id {job.id}>"
     )
 
 

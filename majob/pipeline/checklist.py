@@ -7,19 +7,18 @@ Statuses: ``done``, ``todo`` (with what to do), ``not needed`` (e.g. DDP for one
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from majob.errors import MajobError
 from majob.migrate.findings import Finding
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import passed_for
-from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger import Ledger, StageRecord
 from majob.pipeline.metrics import summary
 from majob.spec.models import STAGES, JobSpec
+from majob.text import counted
 
 LARGE_INPUT = 1 << 30  # a local stand-in this big is worth planning how the job reads it
 
@@ -75,21 +74,11 @@ IMAGE_STATUS = {"compatible": "done", "incompatible": "todo", "unchecked": "not 
 
 
 def _image_item(formal: JobSpec, spec_path: str) -> Item:
-    """From ``majob image check-env``'s check when majob has it (``majob.image.compat``)."""
-    shown = formal.image.swr or formal.image.version
+    """From ``majob image check-env``'s check (``majob.image.compat``)."""
+    from majob.image.compat import check_spec_env
+
     try:
-        # Looked up at run time: the image checks are a part of majob built beside this one.
-        compat: Any = importlib.import_module("majob.image.compat")
-    except ImportError:
-        return Item(
-            "image",
-            "image compatible",
-            "not checked",
-            f"majob does not check the image here ({shown})",
-            "run `majob image check-env`",
-        )
-    try:
-        result = compat.check_spec_env(formal, spec_path)
+        result = check_spec_env(formal, spec_path)
     except MajobError as error:  # e.g. the interpreter cannot be probed
         return Item(
             "image", "image compatible", "not checked", error.message, "run `majob image check-env`"
@@ -122,7 +111,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
             "paths",
             "paths parameterised",
             "todo" if paths else "done",
-            f"{len(paths)} path finding(s): {_where(paths)}"
+            f"{counted(len(paths), 'path finding')}: {_where(paths)}"
             if paths
             else "majob check finds no hard-coded data or output paths",
             f"majob migrate {code} --to cloud-paths --write, then read each input and output "
@@ -163,8 +152,12 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
             "DDP done for multi-card",
             ("todo" if ddp else "done") if multi else "not needed",
             (
-                f"{formal.resources.nodes} node(s) x {cards} card(s); "
-                + (f"{len(ddp)} distributed finding(s): {_where(ddp)}" if ddp else "DDP set up")
+                f"{counted(formal.resources.nodes, 'node')} x {counted(cards, 'card')}; "
+                + (
+                    f"{counted(len(ddp), 'distributed finding')}: {_where(ddp)}"
+                    if ddp
+                    else "DDP set up"
+                )
             )
             if multi
             else "the formal stage runs on one node with one card",
@@ -177,7 +170,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
             "npu",
             "NPU prepared",
             ("todo" if npu else "done") if formal.is_ascend else "not needed",
-            (f"{len(npu)} NPU finding(s): {_where(npu)}" if npu else "no NPU findings")
+            (f"{counted(len(npu), 'NPU finding')}: {_where(npu)}" if npu else "no NPU findings")
             if formal.is_ascend
             else f"the formal stage runs on {formal.resources.flavor}, not on Ascend",
             f"majob migrate {code} --to npu-auto --write" if formal.is_ascend and npu else "",
@@ -189,7 +182,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
             "manual",
             "manual replacements done",
             "todo" if manual else "done",
-            f"{len(manual)} finding(s) no codemod fixes: {_where(manual)}"
+            f"{counted(len(manual), 'finding')} no codemod fixes: {_where(manual)}"
             if manual
             else "majob check reports nothing left to replace by hand",
             f"edit by hand; `majob check {code}` explains each" if manual else "",
@@ -199,17 +192,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
     passed = {stage: passed_for(ledger, spec.name, stage, fingerprint) for stage in STAGES}
     debug = passed["debug"]
     seen = ", ".join(f"{k} {v:g}" for k, v in summary(debug.metrics).items()) if debug else ""
-    items.append(
-        Item(
-            "precision",
-            "precision and performance checked",
-            "not checked",
-            (f"the debug stage passed for this code (#{debug.id}, {seen or 'no metrics'})")
-            if debug
-            else "no debug stage has passed for this code and spec",
-            "compare the loss and step time with your GPU baseline; majob does not judge precision",
-        )
-    )
+    items.append(_precision_item(spec.name, debug, seen))
     done = [stage for stage in STAGES if passed[stage] is not None]
     missing = [stage for stage in STAGES if passed[stage] is None]
     items.append(
@@ -222,3 +205,30 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
         )
     )
     return items
+
+
+def _precision_item(name: str, debug: StageRecord | None, seen: str) -> Item:
+    """From the last ``majob compare`` recorded for the spec (``.majob/precision/``)."""
+    from majob.precision.record import last_precision_check
+
+    title = "precision and performance checked"
+    check = last_precision_check(name)
+    if check is not None:
+        problems = "; ".join(check.problems[:3])
+        return Item(
+            "precision",
+            title,
+            "done" if check.passed else "todo",
+            f"majob compare {check.golden} {check.target}: {check.verdict} ({check.checked_at})"
+            + (f": {problems}" if problems and not check.passed else ""),
+            "" if check.passed else "find the first diverging API in the compare report and fix it",
+        )
+    return Item(
+        "precision",
+        title,
+        "not checked",
+        (f"the debug stage passed for this code (#{debug.id}, {seen or 'no metrics'})")
+        if debug
+        else "no debug stage has passed for this code and spec",
+        "majob run SPEC --dump on the original and on the migrated code, then majob compare A B",
+    )

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tenacity
+
 from majob.errors import LedgerError
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
@@ -145,10 +147,23 @@ class Ledger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.exists():
             self._check_version()
+        # Two processes opening a new ledger at once race to switch it to WAL and to migrate it;
+        # SQLite answers the loser "database is locked" at once (the journal-mode switch does not
+        # wait for the busy timeout), so the whole opening is tried again within that timeout.
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(_is_locked),
+            wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
+            stop=tenacity.stop_after_delay(BUSY_TIMEOUT_MS / 1000),
+            reraise=True,
+        )
         try:
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            self._db = retrying(self._open)
         except sqlite3.Error as error:
             raise self._unusable(error) from None
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -158,13 +173,9 @@ class Ledger:
             db.execute("PRAGMA synchronous = NORMAL")
             if version < SCHEMA_VERSION:
                 self._migrate(db)
-        except sqlite3.DatabaseError as error:
-            db.close()
-            raise self._unusable(error) from None
         except BaseException:
             db.close()
             raise
-        self._db = db
         return db
 
     def _check_version(self) -> None:
@@ -388,4 +399,10 @@ def _record(row: sqlite3.Row) -> StageRecord:
         spec_path=row["spec_path"],
         spec_json=json.loads(row["spec_json"] or "{}"),
         code_files=json.loads(row["code_files"] or "{}"),
+    )
+
+
+def _is_locked(error: BaseException) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and (
+        "locked" in str(error) or "busy" in str(error)
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from majob.errors import MajobError
 from majob.pipeline.metrics import MetricReader, Series
 from majob.spec.models import JobSpec, Stage
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.runner.local import RunResult
@@ -71,7 +72,8 @@ def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
     for copy in run.copies:
         if copy.kept:
             report(
-                f"[majob] {copy.channel}: {len(copy.kept)} file(s) in {copy.target} differ from "
+                f"[majob] {copy.channel}: {counted(len(copy.kept), 'file')} in {copy.target} "
+                "differ from "
                 f"this run's and were kept; this run's are in {run.output_dir(copy.channel)}"
             )
     return Outcome(

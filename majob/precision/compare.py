@@ -20,6 +20,7 @@ from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
+from majob.text import counted
 
 RESULTS = ("pass", "warning", "error")
 _PHASE = re.compile(r"^(.*?\.(?:forward|backward))(?:\.|$)")
@@ -175,7 +176,8 @@ def pairs_to_compare(
             names = list(zip(left, right, strict=False))
         if len(left) != len(right):
             skipped.append(
-                f"step {step}: A dumped {len(left)} rank(s), B {len(right)}; compared {len(names)}"
+                f"step {step}: A dumped {counted(len(left), 'rank')}, B {len(right)}; "
+                f"compared {len(names)}"
             )
         for golden_name, target_name in names:
             g, t = a[step][golden_name], b[step][target_name]

@@ -7,6 +7,7 @@ import math
 from html import escape
 
 from majob.precision.compare import CompareReport
+from majob.text import counted
 
 WIDTH, HEIGHT, PAD = 640, 300, 48
 COLORS = ("#1f77b4", "#d62728")  # golden blue, target red (dashed, so overlap stays visible)
@@ -116,7 +117,7 @@ td, th {{ border: 1px solid #ccc; padding: 4px 8px; font-size: 13px; text-align:
 <h1>majob compare: <span id="verdict" class="{escape(verdict)}">{escape(verdict)}</span></h1>
 <p>A (golden): {escape(report.golden)}<br>B (target): {escape(report.target)}</p>
 <p id="counts">APIs: {counts["pass"]} pass, {counts["warning"]} warning, {counts["error"]} error,
-{counts["unmatched"]} unmatched, over {len(report.pairs)} step/rank pair(s)</p>
+{counts["unmatched"]} unmatched, over {counted(len(report.pairs), "step/rank pair")}</p>
 <p id="first-bad">{first_line}</p>
 <h2>Problems</h2><ul>{problems}</ul>
 <h2>Loss</h2>{curve}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from majob.pipeline.checklist import Item, checklist
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.ledger import Ledger
+from majob.precision.record import save_check
 from majob.spec.load import load_spec
 
 UNMIGRATED = """\
@@ -40,8 +39,6 @@ inputs: [{name: data_url, obs: "obs://b-1/data/", local: data}]
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
-    # Without majob's image checks (tests below stand them in): the item says how to check.
-    monkeypatch.setitem(sys.modules, "majob.image.compat", None)
     (tmp_path / "code").mkdir()
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.bin").write_bytes(b"0" * 2_000_000)
@@ -64,10 +61,10 @@ def test_unmigrated_multi_card_npu_code_has_its_work_listed(project: Path) -> No
         "resources.nodes=2",
     )
     assert got["paths"].status == "todo"
-    assert got["paths"].detail == "2 path finding(s): train.py:4 MA101, train.py:5 MA102"
+    assert got["paths"].detail == "2 path findings: train.py:4 MA101, train.py:5 MA102"
     assert got["ddp"].status == "todo"
     assert got["ddp"].detail.startswith(
-        "2 node(s) x 4 card(s); 2 distributed finding(s): train.py:3 MA201"
+        "2 nodes x 4 cards; 2 distributed findings: train.py:3 MA201"
     )
     assert got["npu"].status == "todo" and "MA305" in got["npu"].detail
     assert got["manual"].status == "todo" and "MA201" in got["manual"].detail
@@ -84,7 +81,7 @@ def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
     got = items(project)
     assert {key: item.status for key, item in got.items()} == {
         "paths": "done",
-        "image": "not checked",
+        "image": "todo",  # the engine's Python 3.7 is not this one
         "data": "done",
         "ddp": "not needed",
         "npu": "not needed",
@@ -113,32 +110,27 @@ def test_the_ledger_feeds_the_stage_and_precision_items(project: Path) -> None:
     assert got["precision"].detail == "the debug stage passed for this code (#2, loss 0.25)"
 
 
-def test_the_image_item_takes_the_image_checks_verdict_when_majob_has_them(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_image_item_is_majob_image_check_envs_verdict(project: Path) -> None:
+    # The spec's preset engine has Python 3.7; this interpreter is 3.10 or newer.
     (project / "code" / "train.py").write_text(MIGRATED)
-    asked: list[tuple[str, str]] = []
-
-    def check_spec_env(spec, spec_path):  # the signature of majob.image.compat's
-        asked.append((spec.name, spec_path))
-        return types.SimpleNamespace(
-            verdict="incompatible",
-            image="PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64",
-            problems=("Python: 3.11 here, 3.7 in the engine",),
-            notes=(),
-            advice="use image.version: pytorch_2.1.0-...",
-        )
-
-    fake = types.ModuleType("majob.image.compat")
-    fake.check_spec_env = check_spec_env  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "majob.image.compat", fake)
     spec = load_spec(project / "spec.yaml")
     (image,) = [
         i for i in checklist(spec, Ledger(project / "ledger.db"), "spec.yaml") if i.key == "image"
     ]
-    assert asked == [("tiny", "spec.yaml")]
     assert image.status == "todo"
-    assert image.detail == (
-        "PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64: Python: 3.11 here, 3.7 in the engine"
-    )
-    assert image.todo == "use image.version: pytorch_2.1.0-..."
+    assert image.detail.startswith("PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64: ")
+    assert "Python" in image.detail and "3.7" in image.detail
+    assert image.todo
+
+
+def test_the_precision_item_is_the_last_compare_recorded_for_the_spec(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)  # majob compare records its verdict under ./.majob/precision
+    (project / "code" / "train.py").write_text(MIGRATED)
+    save_check("tiny", verdict="fail", golden="run-a", target="run-b", problems=["lr differs"])
+    assert items(project)["precision"].status == "todo"
+    assert "lr differs" in items(project)["precision"].detail
+    save_check("tiny", verdict="pass", golden="run-a", target="run-c", problems=[])
+    precision = items(project)["precision"]
+    assert precision.status == "done" and "run-a run-c: pass" in precision.detail

@@ -35,8 +35,7 @@ def run_result(tmp_path: Path) -> RunResult:
 def test_run_result_repr_is_short_and_readable(tmp_path: Path) -> None:
     text = repr(run_result(tmp_path))
     assert text == (
-        "<RunResult local passed in 3.2s, 1 node(s), 1 output file(s), "
-        "run 20261202T120000Z-tiny-abc123>"
+        "<RunResult local passed in 3.2s, 1 node, 1 output file, run 20261202T120000Z-tiny-abc123>"
     )
     assert "f" * 64 not in text and str(tmp_path) not in text
     html = run_result(tmp_path)._repr_html_()
@@ -48,7 +47,7 @@ def test_job_repr_and_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     job = Job(
         id="1234-abcd", name="tiny-debug", phase="Completed", duration_ms=65_000, node_count=2
     )
-    assert repr(job) == "<Job tiny-debug Completed 1m05s, 2 node(s), id 1234-abcd>"
+    assert repr(job) == "<Job tiny-debug Completed 1m05s, 2 nodes, id 1234-abcd>"
     html = job._repr_html_()
     assert "tiny-debug (1234-abcd)" in html and "Completed" in html
     assert "<svg" not in html  # not in the ledger: no metrics
