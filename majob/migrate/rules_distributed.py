@@ -181,11 +181,16 @@ def _init_process_group(plan: _Plan) -> None:
                 f"    )\n"
                 # A gloo rank that exits with its group alive can die of SIGABRT at exit: a
                 # worker thread frees the last collective's tensors and needs the GIL while
-                # Python shuts down. Leave the group before that.
-                "    # Leave the group before Python exits: a rank that exits in it can\n"
-                "    # die of SIGABRT.\n"
-                f"    {atexit_name}.register(lambda: {plan.dist}.is_initialized() "
-                f"and {plan.dist}.destroy_process_group())\n"
+                # Python shuts down. Leave the group before that, together: rank 0 hosts the
+                # rendezvous store, so no rank may leave while another still needs it.
+                "\n"
+                f"    @{atexit_name}.register\n"
+                "    def _leave_process_group():\n"
+                "        # Leave the group together before Python exits: a rank that exits in\n"
+                "        # it can die of SIGABRT, and rank 0 hosts the rendezvous store.\n"
+                f"        if {plan.dist}.is_initialized():\n"
+                f"            {plan.dist}.barrier()\n"
+                f"            {plan.dist}.destroy_process_group()\n"
             ),
         )
     )

@@ -139,6 +139,55 @@ class _TorchSaveWatch:
         return spec
 
 
+class _LeaveTogetherWatch:
+    """Meta-path finder that makes ``torch.distributed.destroy_process_group()`` of the default
+    group wait for every rank first (a monitored barrier, 60 s at most) once it is loaded.
+
+    The local stage runs on gloo, whose teardown is not safe when ranks leave one by one: rank 0
+    hosts the rendezvous store, and a rank still destroying its group when rank 0 has exited, or
+    exiting while a gloo thread still frees the last collective's tensors, dies of SIGABRT
+    ("terminate called without an active exception"). Scripts written like the PyTorch tutorials
+    call ``destroy_process_group()`` with no barrier, so the run would fail at random after
+    training passed. Waiting changes nothing a script can observe besides that.
+    """
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != "torch.distributed":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if spec is None or loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        exec_module = loader.exec_module
+
+        def exec_and_wrap(module: Any) -> None:
+            exec_module(module)
+            original = getattr(module, "destroy_process_group", None)
+            if original is None or not module.is_available():
+                return
+
+            def destroy_process_group(group: Any = None) -> None:
+                if group is None and module.is_initialized() and module.get_world_size() > 1:
+                    import datetime
+
+                    try:
+                        if module.get_backend() == "gloo":
+                            module.monitored_barrier(timeout=datetime.timedelta(seconds=60))
+                        else:
+                            module.barrier()
+                    except Exception as error:  # a rank is gone: leave anyway, and say so
+                        sys.stderr.write(f"[majob] leaving the process group alone: {error}\n")
+                original(group)
+
+            module.destroy_process_group = destroy_process_group
+            c10d = sys.modules.get("torch.distributed.distributed_c10d")
+            if c10d is not None:
+                setattr(c10d, "destroy_process_group", destroy_process_group)  # noqa: B010
+
+        loader.exec_module = exec_and_wrap
+        return spec
+
+
 def _chain_next_sitecustomize(site_file: str) -> None:
     """Run the ``sitecustomize`` the run's one shadows (Debian's, a venv's), if there is one."""
     here = os.path.dirname(os.path.abspath(site_file))
@@ -159,6 +208,7 @@ def install(site_file: str) -> None:
             guard = _Guard(json.load(handle))
         sys.addaudithook(guard.hook)
         sys.meta_path.insert(0, _TorchSaveWatch())
+        sys.meta_path.insert(0, _LeaveTogetherWatch())
     # `--dump`: majob/precision/bootstrap.py, loaded by path like this file.
     bootstrap = os.environ.get("MAJOB_PRECISION_BOOTSTRAP")
     if bootstrap:

@@ -99,3 +99,52 @@ def test_a_node_that_exits_0_first_does_not_stop_the_others(tmp_path: Path) -> N
     assert (tmp_path / "out" / "outlived.txt").is_file()
     record = json.loads(result.record.read_text())
     assert [n["exit_code"] for n in record["nodes"]] == [0, 0]
+
+
+# The PyTorch tutorials' cleanup(): destroy_process_group() with no barrier before it. On gloo a
+# rank still destroying its group when rank 0 (the store's host) has exited can die of SIGABRT;
+# the local stage's bootstrap makes the destroy wait for every rank.
+TUTORIAL = """
+import argparse
+import torch
+import torch.distributed as dist
+parser = argparse.ArgumentParser()
+parser.add_argument("--init_method")
+parser.add_argument("--rank", type=int)
+parser.add_argument("--world_size", type=int)
+args, _ = parser.parse_known_args()
+dist.init_process_group("gloo", init_method=args.init_method, rank=args.rank,
+                        world_size=args.world_size)
+total = torch.ones(1)
+dist.all_reduce(total)
+print("sum", int(total.item()), "wrapped", "exec_and_wrap" in dist.destroy_process_group.__qualname__)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_a_tutorial_style_destroy_without_barrier_ends_cleanly_five_times(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text(TUTORIAL, encoding="utf-8")
+    spec = JobSpec.model_validate(
+        {
+            "name": "tutorial-cleanup",
+            "code": {"dir": str(code), "boot_file": "train.py"},
+            "image": {"engine": "PyTorch", "version": "pytorch_1.8.0"},
+            "resources": {"flavor": "modelarts.vm.cpu.8u", "nodes": 2},
+            "env": {"OMP_NUM_THREADS": 1},
+        }
+    )
+    endings = []
+    for _ in range(RUNS):
+        lines: list[str] = []
+        try:
+            result = run_local(spec, runs_dir=tmp_path / "runs", on_line=lines.append)
+        except NodeFailedError as error:
+            endings.append(("failed", error.message))
+            continue
+        printed = sorted(line for line in lines if " sum " in line)
+        endings.append((result.status, printed))
+    expected = ["[worker-0] sum 2 wrapped True", "[worker-1] sum 2 wrapped True"]
+    assert endings == [("passed", expected)] * RUNS

@@ -54,11 +54,20 @@ torch.save = _counted
 """
 
 # Runs each job (a script, its cwd, argv, env) in this one process and prints one JSON line each.
+# A job that hangs dumps every thread's stack and ends the harness (faulthandler), so the test
+# fails with the place instead of running into pytest's timeout; rendezvous ports are taken when
+# the job starts, not when the list is built; and a process group a script leaves initialised is
+# destroyed after it, as the end of its own process would.
 HARNESS = """\
-import json, os, runpy, sys, traceback
+import faulthandler, json, os, runpy, socket, sys, traceback
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
 for job in json.loads(sys.stdin.read()):
+    faulthandler.dump_traceback_later(120, exit=True)
     os.chdir(job["cwd"])
-    os.environ.update(job["env"])
+    os.environ.update(job["env"], MASTER_PORT=free_port(), PORT=free_port())
     sys.argv = [job["script"], *job["argv"]]
     sys.path.insert(0, job["cwd"])
     sys.modules.pop("_count_saves", None)
@@ -71,6 +80,10 @@ for job in json.loads(sys.stdin.read()):
     except BaseException:
         error = traceback.format_exc()
     sys.path.remove(job["cwd"])
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_initialized():
+        dist.destroy_process_group()
+    faulthandler.cancel_dump_traceback_later()
     print(json.dumps({"name": job["name"], "error": error}), flush=True)
 """
 
@@ -109,11 +122,9 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
                 "SAVE_LOG": str(code / "saves"),
                 # what a launcher (torchrun) gives a one-process job using env:// rendezvous
                 "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(free_port()),
                 "RANK": "0",
                 "LOCAL_RANK": "0",
                 "WORLD_SIZE": "1",
-                "PORT": str(free_port()),
             }
             argv = [f"--data_url={code / 'data'}", f"--train_url={code / 'out'}"]
             jobs.append(
@@ -128,7 +139,7 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
         capture_output=True,
         text=True,
         env=env,
-        timeout=600,
+        timeout=270,
         check=False,
     )
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

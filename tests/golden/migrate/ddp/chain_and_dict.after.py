@@ -30,9 +30,14 @@ def main():
             rank=args.rank,
             world_size=args.world_size,
         )
-        # Leave the group before Python exits: a rank that exits in it can
-        # die of SIGABRT.
-        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
+
+        @atexit.register
+        def _leave_process_group():
+            # Leave the group together before Python exits: a rank that exits in
+            # it can die of SIGABRT, and rank 0 hosts the rendezvous store.
+            if dist.is_initialized():
+                dist.barrier()
+                dist.destroy_process_group()
     model = nn.Linear(8, 8)
     model = model.cuda()
     if dist.is_initialized():

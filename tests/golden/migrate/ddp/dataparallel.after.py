@@ -27,9 +27,14 @@ def main():
             rank=args.rank,
             world_size=args.world_size,
         )
-        # Leave the group before Python exits: a rank that exits in it can
-        # die of SIGABRT.
-        atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
+
+        @atexit.register
+        def _leave_process_group():
+            # Leave the group together before Python exits: a rank that exits in
+            # it can die of SIGABRT, and rank 0 hosts the rendezvous store.
+            if dist.is_initialized():
+                dist.barrier()
+                dist.destroy_process_group()
 
     dataset = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
     loader = DataLoader(

@@ -40,9 +40,14 @@ if args.world_size > 1:
         rank=args.rank,
         world_size=args.world_size,
     )
-    # Leave the group before Python exits: a rank that exits in it can
-    # die of SIGABRT.
-    atexit.register(lambda: dist.is_initialized() and dist.destroy_process_group())
+
+    @atexit.register
+    def _leave_process_group():
+        # Leave the group together before Python exits: a rank that exits in
+        # it can die of SIGABRT, and rank 0 hosts the rendezvous store.
+        if dist.is_initialized():
+            dist.barrier()
+            dist.destroy_process_group()
 trainloader = DataLoader(dataset, batch_size=8, shuffle=not dist.is_initialized(), sampler=DistributedSampler(dataset) if dist.is_initialized() else None)
 model = nn.Linear(4, 2)
 if dist.is_initialized():
