@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from majob.errors import NodeFailedError
 from majob.migrate.checker import check_source
 from majob.migrate.rewrite import migrate_source
 from majob.migrate.rules import Codemod, Target
@@ -150,6 +152,15 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
     assert {name: s for name, s in saves.items() if s != {"saves-0": 1}} == {}, saves
 
 
+# A DDP script on 2 gloo nodes can be killed at exit by SIGABRT after it trained and saved: the
+# group's threads outlive destroy_process_group() while something (e.g. a DDP model held in a
+# global) still references the group, and end inside C++ destructors during interpreter
+# finalization. Seen in about 1 of 40 such runs here; not the rewrite's doing (the examples avoid
+# it by destroying the group while the model is out of scope). See docs/runner.md.
+TEARDOWN_ABORT = "terminate called without an active exception"
+ABORT_ATTEMPTS = 3
+
+
 def _spec(tmp_path: Path, name: str, code: Path, nodes: int) -> Path:
     spec_file = tmp_path / f"{name}.yaml"
     env = {
@@ -190,9 +201,20 @@ def test_ascend_chain_output_runs_on_the_standin_and_rank_0_saves_once(
     left = {f.rule for f in check_source(source, script.name, Target.GPU).findings}
     distributed = "init_process_group" in source
     nodes = 2 if distributed and not left & MULTI_NODE_BLOCKERS else 1
-    lines: list[str] = []
     spec = load_spec(_spec(tmp_path, script.stem, code, nodes))
-    result = run_local(spec, runs_dir=tmp_path / "runs", on_line=lines.append)
+    for attempt in range(1, ABORT_ATTEMPTS + 1):
+        lines: list[str] = []
+        shutil.rmtree(code / "saves")
+        (code / "saves").mkdir()
+        try:
+            result = run_local(spec, runs_dir=tmp_path / "runs", on_line=lines.append)
+            break
+        except NodeFailedError as error:
+            # Only gloo's teardown abort at exit, only after the script trained and saved, and
+            # not every time: anything else fails the test at once.
+            teardown = TEARDOWN_ABORT in error.message and _saves(code) == {"saves-0": 1}
+            if not teardown or attempt == ABORT_ATTEMPTS:
+                raise
     assert result.ok, "\n".join(lines[-40:])
     assert any("CPU STAND-IN" in line for line in lines)
     assert _saves(code) == {"saves-0": 1}  # one checkpoint, written by node 0 only
