@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,8 +132,21 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
             argv = [f"--data_url={code / 'data'}", f"--train_url={code / 'out'}"]
             jobs.append(
                 {"name": name, "script": str(code / "train.py"), "cwd": str(code), "argv": argv}
-                | {"env": env}
+                | {"env": env, "own_process": "init_process_group" in script.read_text("utf-8")}
             )
+    # Scripts that start a process group themselves each get a process of their own, as on the
+    # platform: one process that starts and destroys many groups in turn can hang in gloo's
+    # rendezvous, which no user script does. The others share one process (one torch import).
+    batches = [[j for j in jobs if not j["own_process"]]] + [[j] for j in jobs if j["own_process"]]
+    results = [result for batch in batches for result in _run_in_one_process(batch)]
+    assert [r["name"] for r in results] == [j["name"] for batch in batches for j in batch]
+    failed = {r["name"]: r["error"][-1500:] for r in results if r["error"]}
+    assert failed == {}, "\n\n".join(f"{k}: {v}" for k, v in failed.items())
+    saves = {j["name"]: _saves(Path(j["cwd"])) for j in jobs}
+    assert {name: s for name, s in saves.items() if s != {"saves-0": 1}} == {}, saves
+
+
+def _run_in_one_process(jobs: list[dict[str, Any]]) -> list[dict[str, str]]:
     # npu-auto outputs import torch_npu: the stand-in is on the path, as the runner puts it.
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(STANDIN_DIR)}
     done = subprocess.run(
@@ -146,10 +160,7 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
     )
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert [r["name"] for r in results] == [j["name"] for j in jobs], done.stderr[-3000:]
-    failed = {r["name"]: r["error"][-1500:] for r in results if r["error"]}
-    assert failed == {}, "\n\n".join(f"{k}: {v}" for k, v in failed.items())
-    saves = {j["name"]: _saves(Path(j["cwd"])) for j in jobs}
-    assert {name: s for name, s in saves.items() if s != {"saves-0": 1}} == {}, saves
+    return results
 
 
 # A DDP script on 2 gloo nodes can be killed at exit by SIGABRT after it trained and saved: the
