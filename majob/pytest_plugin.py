@@ -54,14 +54,9 @@ def obs_env(fake_obs_server: FakeObsServer) -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture
-def emulated_cloud_env(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[EmulatorEndpoints]:
+def emulated_cloud_env(tmp_path: Path) -> Iterator[EmulatorEndpoints]:
     """Both fakes in this process, found by ``--profile emulator``."""
-    from majob.testing import emulated_cloud
+    from majob.testing import emulated_cloud, emulator_environment
 
-    state_dir = tmp_path / "emulator"
-    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state_dir))
-    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
-    with emulated_cloud(state_dir) as endpoints:
+    with emulator_environment(tmp_path) as state_dir, emulated_cloud(state_dir) as endpoints:
         yield endpoints

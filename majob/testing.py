@@ -181,13 +181,54 @@ def fake_obs_process(
         fake.stop()
 
 
+# What a host may have set that must not reach the emulated cloud: real keys, real endpoints,
+# a chosen profile.
+HOST_CLOUD_VARIABLES = (
+    "HUAWEICLOUD_SDK_AK",
+    "HUAWEICLOUD_SDK_SK",
+    "HUAWEICLOUD_SDK_SECURITY_TOKEN",
+    "MAJOB_OBS_ENDPOINT",
+    "MAJOB_OBS_CREDENTIALS",
+    "MAJOB_MODELARTS_ENDPOINT",
+    "MAJOB_PROFILE",
+)
+
+
+@contextmanager
+def emulator_environment(root: Path) -> Iterator[Path]:
+    """Point ``--profile emulator`` at an emulator whose state is ``root/emulator`` (yielded),
+    with config and cache dirs of its own under ``root`` and the host's cloud variables unset;
+    the environment is restored afterwards."""
+    state = root / "emulator"
+    settings = {
+        "MAJOB_EMULATOR_DIR": str(state),
+        "MAJOB_CONFIG_DIR": str(root / "config"),
+        "MAJOB_CACHE_DIR": str(root / "cache"),
+        "MAJOB_MODELARTS_TIMEOUT": "10",
+    }
+    saved = {name: os.environ.get(name) for name in (*settings, *HOST_CLOUD_VARIABLES)}
+    try:
+        for name in HOST_CLOUD_VARIABLES:
+            os.environ.pop(name, None)
+        os.environ.update(settings)
+        yield state
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 __all__ = [
     "EmulatedCloud",
     "EmulatorEndpoints",
     "FAKE_BUCKET",
     "FAKE_CREDENTIALS",
     "FakeObsProcess",
+    "HOST_CLOUD_VARIABLES",
     "emulated_cloud",
+    "emulator_environment",
     "fake_obs_process",
     "fake_obs_server_running",
     "obs_config",

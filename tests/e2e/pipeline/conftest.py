@@ -11,6 +11,7 @@ import pytest
 from majob.emulator.cloud import EmulatedCloud
 from majob.spec.profiles import Profile, load_profile
 from majob.storage.obs import ObsObjectStore
+from majob.testing import emulator_environment
 
 BUCKET = "majob-demo"
 
@@ -80,24 +81,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatedCloud]:
+def cloud(tmp_path: Path) -> Iterator[EmulatedCloud]:
     """Both fakes, and the environment that makes ``--profile emulator`` find them."""
-    state = tmp_path / "emulator"
-    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
-    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "10")
-    for name in (
-        "HUAWEICLOUD_SDK_AK",
-        "HUAWEICLOUD_SDK_SK",
-        "HUAWEICLOUD_SDK_SECURITY_TOKEN",
-        "MAJOB_OBS_ENDPOINT",
-        "MAJOB_OBS_CREDENTIALS",
-        "MAJOB_MODELARTS_ENDPOINT",
-        "MAJOB_PROFILE",
+    with (
+        emulator_environment(tmp_path) as state,
+        EmulatedCloud(state, buckets=(BUCKET,)) as emulated,
     ):
-        monkeypatch.delenv(name, raising=False)
-    with EmulatedCloud(state, buckets=(BUCKET,)) as emulated:
         yield emulated
 
 

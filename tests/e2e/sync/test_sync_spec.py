@@ -13,6 +13,7 @@ from majob.emulator.cloud import EmulatedCloud
 from majob.service.connect import open_store
 from majob.spec.profiles import load_profile
 from majob.storage.obs import ObsObjectStore
+from majob.testing import emulator_environment
 
 BUCKET = "majob-demo"
 PREFIX = "tiny/code/"
@@ -50,23 +51,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ObsObjectStore]:
-    state = tmp_path / "emulator"
-    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
-    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "10")
-    for name in (
-        "HUAWEICLOUD_SDK_AK",
-        "HUAWEICLOUD_SDK_SK",
-        "HUAWEICLOUD_SDK_SECURITY_TOKEN",
-        "MAJOB_OBS_ENDPOINT",
-        "MAJOB_OBS_CREDENTIALS",
-        "MAJOB_MODELARTS_ENDPOINT",
-        "MAJOB_PROFILE",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    with EmulatedCloud(state, buckets=(BUCKET,)):
+def store(tmp_path: Path) -> Iterator[ObsObjectStore]:
+    with emulator_environment(tmp_path) as state, EmulatedCloud(state, buckets=(BUCKET,)):
         opened = open_store(load_profile("emulator"))
         try:
             yield opened
