@@ -288,6 +288,9 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], fake: Any
     ) -> None:
         self.fake = fake
+        # Set by ``EmulatorServer.stop`` before the fake's state closes: handlers still running
+        # then (daemon threads are not joined) hang up instead of reporting the closed state.
+        self.stopping = False
         super().__init__(address, handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -335,6 +338,7 @@ class EmulatorServer:
         self._httpd.shutdown()
 
     def stop(self) -> None:
+        self._httpd.stopping = True
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()

@@ -189,7 +189,13 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
             status, payload = self._dispatch(path, raw_query, body)
         except ModelArtsError as error:
             status, payload, code = error.status, error.body(), error.code
-        except Exception as error:  # a bug of the fake: answer 500 rather than hang up
+        except Exception as error:
+            if self.server.stopping:
+                # The emulator is going down under this request (its state is closed): a dying
+                # service hangs up, it does not answer 500.
+                reset_connection(self)
+                return
+            # A bug of the fake: answer 500 rather than hang up.
             traceback.print_exc()
             status, code = 500, "ModelArts.0001"
             payload = {"error_code": code, "error_msg": f"emulator error: {error!r}"}
