@@ -39,7 +39,7 @@ def make_run(runs: Path, age: dt.timedelta, *, suffix: str, status: str = "passe
         "output_copies": [
             {
                 "channel": "train_url",
-                "target": "/work/out",
+                "target": "/data/out",
                 "copied": [],
                 "replaced": [],
                 "kept": ["model.pth"],
@@ -94,7 +94,7 @@ def test_show_gives_the_record_and_the_paths(runs: Path) -> None:
     assert "result:   passed\n" in out
     assert f"node:     worker-0: exit code 0, log {runs / run_id / 'logs/worker-0.log'}\n" in out
     model = runs / run_id / "ma-user/modelarts/outputs/train_url_0/model.pth"
-    assert f"output:   train_url: {model} (kept the differing /work/out/model.pth)\n" in out
+    assert f"output:   train_url: {model} (kept the differing /data/out/model.pth)\n" in out
     assert "notice:   custom image x is not used locally\n" in out
     missing = runner.invoke(app, ["runs", "show", "nope"])
     assert missing.exit_code == 2

@@ -80,9 +80,9 @@ def test_env_of_node_i_of_n(node: int, nodes: int) -> None:
 
 
 def test_env_values_that_are_container_paths_move_under_the_run_root() -> None:
-    spec = make_spec(env={"CKPT": "/home/ma-user/work/ckpt", "HOMEISH": "/home/ma-user2/x"})
+    spec = make_spec(env={"CKPT": "/home/ma-user/runs/ckpt", "HOMEISH": "/home/ma-user2/x"})
     env = node_env(spec, container_paths(spec, ROOT), node=0, nodes=1, run_id="r1")
-    assert env["CKPT"] == f"{ROOT}/work/ckpt"
+    assert env["CKPT"] == f"{ROOT}/runs/ckpt"
     assert env["HOMEISH"] == "/home/ma-user2/x"
 
 
