@@ -92,12 +92,19 @@ def obs_environment(server: FakeObsServer) -> Iterator[dict[str, str]]:
         "HUAWEICLOUD_SDK_SK": DEFAULT_SECRET_KEY,
         "MAJOB_OBS_TIMEOUT": "10",
     }
-    saved = {name: os.environ.get(name) for name in (*env, *_OBS_VARIABLES_CLEARED)}
-    try:
-        for name in _OBS_VARIABLES_CLEARED:
-            os.environ.pop(name, None)
-        os.environ.update(env)
+    with _environ(env, unset=_OBS_VARIABLES_CLEARED):
         yield env
+
+
+@contextmanager
+def _environ(settings: Mapping[str, str], *, unset: tuple[str, ...]) -> Iterator[None]:
+    """``settings`` set and ``unset`` removed from ``os.environ`` for the block, then put back."""
+    saved = {name: os.environ.get(name) for name in (*settings, *unset)}
+    try:
+        for name in unset:
+            os.environ.pop(name, None)
+        os.environ.update(settings)
+        yield
     finally:
         for name, value in saved.items():
             if value is None:
@@ -206,18 +213,8 @@ def emulator_environment(root: Path) -> Iterator[Path]:
         "MAJOB_CACHE_DIR": str(root / "cache"),
         "MAJOB_MODELARTS_TIMEOUT": "10",
     }
-    saved = {name: os.environ.get(name) for name in (*settings, *HOST_CLOUD_VARIABLES)}
-    try:
-        for name in HOST_CLOUD_VARIABLES:
-            os.environ.pop(name, None)
-        os.environ.update(settings)
+    with _environ(settings, unset=HOST_CLOUD_VARIABLES):
         yield state
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 __all__ = [
