@@ -67,6 +67,15 @@ def check(
         Path | None,
         typer.Option("--spec", help="Job spec whose image engine version gives the torch version."),
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes to check with (default: one per CPU for a large tree).",
+        ),
+    ] = None,
 ) -> None:
     """Report what keeps training code from running on ModelArts (rule ids MA000-MA327)."""
     from majob.migrate.checker import check_paths, parse_torch_version
@@ -78,7 +87,7 @@ def check(
 
         engine_version = load_spec(spec).image.version
         version = parse_torch_version(engine_version) if engine_version else None
-    reports = check_paths(paths, target, version)
+    reports = check_paths(paths, target, version, jobs)
     if output_format is OutputFormat.JSON:
         sys.stdout.write(render_json(reports))
     elif output_format is OutputFormat.SARIF:

@@ -9,9 +9,12 @@ codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import warnings
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from majob.errors import UserInputError
@@ -22,6 +25,7 @@ from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
 from majob.migrate.source_text import source_lines, top_level_ranges
+from majob.migrate.workers import map_in_workers, worker_count
 
 __all__ = [
     "check_file",
@@ -128,9 +132,37 @@ def check_paths(
     paths: Iterable[Path],
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
+    jobs: int | None = None,
 ) -> list[FileReport]:
-    """Check every Python file under ``paths``."""
-    return [check_file(path, shown, target, torch_version) for path, shown in python_files(paths)]
+    """Check every Python file under ``paths``, in ``jobs`` processes (None: one per CPU for a
+    large tree, see ``workers``), the reports in a stable order."""
+    files = list(python_files(paths))
+    workers = worker_count(jobs, [path for path, _ in files])
+    check = partial(_check_listed, target=target, torch_version=torch_version)
+    with cycle_collection_paused():  # forked workers inherit the pause
+        return map_in_workers(check, files, workers)
+
+
+def _check_listed(
+    listed: tuple[Path, str], target: Target, torch_version: tuple[int, int] | None
+) -> FileReport:
+    path, shown = listed
+    return check_file(path, shown, target, torch_version)
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Pause Python's cycle collector for a pass over many files. Parsing allocates about ten
+    AST nodes per source line, and every allocation counts toward the collector's thresholds,
+    so it kept re-walking every live node: a fifth of a check's time. Trees and facts hold no
+    cycles and are freed by reference counting as each file is done."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def parse_torch_version(text: str) -> tuple[int, int]:

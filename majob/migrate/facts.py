@@ -59,7 +59,12 @@ __all__ = [
 
 _STMT_TYPES = frozenset(ast.stmt.__subclasses__())
 # Fields that never hold a node worth visiting (ctx is Load/Store; the rest are strings, ints).
-_LEAF_FIELDS = frozenset({"ctx", "type_comment", "kind", "conversion", "lineno", "level", "op"})
+# Fields that never hold a node worth visiting: ctx is Load/Store, op an operator, and the rest
+# are identifiers, strings and ints (skipping them is most of what makes the walk cheap).
+_LEAF_FIELDS = frozenset(
+    {"ctx", "op", "ops", "type_comment", "kind", "conversion", "lineno", "level", "is_async"}
+    | {"id", "attr", "arg", "name", "module", "simple", "tag"}
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -74,25 +79,6 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def __init__(self, source: str, npu: bool) -> None:
         super().__init__(source, npu)
-        self._dispatch: dict[type, Callable[[Any], None]] = {
-            ast.Import: self._import,
-            ast.ImportFrom: self._import_from,
-            ast.Call: self._call,
-            ast.Attribute: self._attribute,
-            ast.Name: self._name,
-            ast.Constant: self._constant,
-            ast.JoinedStr: self._joined_str,
-            ast.Compare: self._compare,
-            ast.Assign: self._assign,
-            ast.If: self._if,
-            ast.For: self._for,
-            ast.AsyncFor: self._for,
-            ast.While: self._while,
-            ast.FunctionDef: self._function,
-            ast.AsyncFunctionDef: self._function,
-            ast.ClassDef: self._function,
-            ast.Lambda: self._function,
-        }
 
     # ------------------------------------------------------------------ traversal
 
@@ -100,30 +86,30 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
         kind = type(node)
         if kind in _STMT_TYPES:
             self.stmt = node  # type: ignore[assignment]
-        handler = self._dispatch.get(kind)
+        handler = _HANDLERS.get(kind)
         if handler is None:
             self.children(node)
         else:
-            handler(node)
+            handler(self, node)
 
     def children(self, node: ast.AST) -> None:
         # visit() inlined: this loop runs for most of the ~6 nodes per source line.
-        dispatch = self._dispatch
         kind = type(node)
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
         for name in fields:
             value = getattr(node, name, None)
-            items = value if type(value) is list else (value,)
-            for item in items:
+            if value is None:
+                continue
+            for item in value if type(value) is list else (value,):
                 child = type(item)
                 if child in _STMT_TYPES:
                     self.stmt = item
-                handler = dispatch.get(child)
+                handler = _HANDLERS.get(child)
                 if handler is not None:
-                    handler(item)
-                elif isinstance(item, ast.AST):
+                    handler(self, item)
+                elif child in _NODE_TYPES:
                     self.children(item)
 
     # ------------------------------------------------------------------ helpers
@@ -464,3 +450,35 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
         if "torch" in code and self.first_torch_import is not None:
             anchor = self.first_torch_import
         return insert_after(anchor, codemod, rule, code)
+
+
+def _all_node_types(base: type) -> set[type]:
+    found: set[type] = {base}
+    sub: type
+    for sub in base.__subclasses__():
+        found |= _all_node_types(sub)
+    return found
+
+
+_NODE_TYPES = frozenset(_all_node_types(ast.AST))
+# One table for every instance, looked up by the node's exact type: a per-instance table of
+# bound methods would make each FileFacts a reference cycle (see checker: no cycle collection).
+_HANDLERS: dict[type, Callable[[FileFacts, Any], None]] = {
+    ast.Import: FileFacts._import,
+    ast.ImportFrom: FileFacts._import_from,
+    ast.Call: FileFacts._call,
+    ast.Attribute: FileFacts._attribute,
+    ast.Name: FileFacts._name,
+    ast.Constant: FileFacts._constant,
+    ast.JoinedStr: FileFacts._joined_str,
+    ast.Compare: FileFacts._compare,
+    ast.Assign: FileFacts._assign,
+    ast.If: FileFacts._if,
+    ast.For: FileFacts._for,
+    ast.AsyncFor: FileFacts._for,
+    ast.While: FileFacts._while,
+    ast.FunctionDef: FileFacts._function,
+    ast.AsyncFunctionDef: FileFacts._function,
+    ast.ClassDef: FileFacts._function,
+    ast.Lambda: FileFacts._function,
+}

@@ -62,13 +62,24 @@ class SourceText:
     def segment(self, node: ast.AST) -> str | None:
         """The source text of ``node`` (``ast.get_source_segment`` re-splits the whole file on
         every call, which made it the slowest part of a check)."""
-        if self._segment_lines is None:
-            self._segment_lines = [line.encode("utf-8") for line in source_lines(self.source)]
-        lines = self._segment_lines
         first: int = node.lineno - 1  # type: ignore[attr-defined]
         last: int = node.end_lineno - 1  # type: ignore[attr-defined]
         start: int = node.col_offset  # type: ignore[attr-defined]
         end: int = node.end_col_offset  # type: ignore[attr-defined]
+        if self._ascii:  # byte columns are character columns: no encoding needed
+            if self._lines is None:
+                self._lines = source_lines(self.source)
+            text_lines = self._lines
+            if last >= len(text_lines):
+                return None
+            if first == last:
+                return text_lines[first][start:end]
+            return "".join(
+                [text_lines[first][start:], *text_lines[first + 1 : last], text_lines[last][:end]]
+            )
+        if self._segment_lines is None:
+            self._segment_lines = [line.encode("utf-8") for line in source_lines(self.source)]
+        lines = self._segment_lines
         if last >= len(lines):
             return None
         if first == last:

@@ -1,0 +1,120 @@
+"""``majob check`` on several processes: the same reports, in the same order, as on one."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from majob.cli.app import app
+from majob.migrate import workers
+from majob.migrate.checker import check_paths
+from majob.migrate.rules import Target
+
+CORPUS = Path(__file__).resolve().parents[2] / "migrate_corpus"
+MAJOB = Path(sys.executable).parent / "majob"
+
+
+def _tree(tmp_path: Path) -> Path:
+    """The migration corpus plus a broken and a non-UTF-8 file, in nested folders."""
+    root = tmp_path / "tree"
+    shutil.copytree(CORPUS, root / "corpus")
+    (root / "broken").mkdir()
+    (root / "broken" / "bad_syntax.py").write_text("def f(:\n", encoding="utf-8")
+    (root / "broken" / "latin1.py").write_bytes("x = 'caf\xe9'\n".encode("latin-1"))
+    return root
+
+
+def test_several_workers_give_the_reports_of_one(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    one = check_paths([root], Target.NPU, (2, 1), jobs=1)
+    several = check_paths([root], Target.NPU, (2, 1), jobs=3)
+    assert [r.path for r in several] == [r.path for r in one]
+    assert [r.findings for r in several] == [r.findings for r in one]
+    assert [r.fixes for r in several] == [r.fixes for r in one]
+    assert sum(not r.parsed for r in one) == 2
+    assert sum(len(r.findings) for r in one) > 50
+
+
+def test_the_cli_output_is_the_same_with_and_without_workers(tmp_path: Path) -> None:
+    # A real process: the CLI has one thread, so its workers are forked, as users get them.
+    root = _tree(tmp_path)
+    outputs = []
+    for jobs in ("1", "2"):
+        done = subprocess.run(
+            [str(MAJOB), "check", str(root), "--target", "npu", "--format", "json", "-j", jobs],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 1, done.stderr  # the corpus has errors
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    document = json.loads(outputs[0])
+    assert len(document["files"]) == len(list(root.rglob("*.py")))
+
+
+def test_a_small_tree_is_checked_in_one_process(tmp_path: Path) -> None:
+    files = [tmp_path / f"f{i}.py" for i in range(20)]
+    for path in files:
+        path.write_text("import torch\n", encoding="utf-8")
+    assert workers.worker_count(None, files) == 1
+
+
+def test_a_large_tree_uses_every_cpu_when_a_fork_is_safe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = "x = 1\n" * (workers.MIN_BYTES_PER_WORKER // 6 + 1)
+    files = [tmp_path / f"f{i}.py" for i in range(8)]
+    for path in files:
+        path.write_text(big, encoding="utf-8")
+    monkeypatch.setattr(workers, "available_cpus", lambda: 4)
+    monkeypatch.setattr(workers, "_fork_is_safe", lambda: True)
+    assert workers.worker_count(None, files) == 4
+    assert workers.worker_count(None, files[:2]) == 2  # no more workers than files
+    monkeypatch.setattr(workers, "_fork_is_safe", lambda: False)
+    assert workers.worker_count(None, files) == 1
+
+
+def test_a_process_with_other_threads_does_not_fork_on_its_own() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not workers._fork_is_safe()
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_jobs_asked_for_are_given_up_to_the_number_of_files(tmp_path: Path) -> None:
+    files = [tmp_path / "a.py", tmp_path / "b.py"]
+    assert workers.worker_count(8, files) == 2
+    assert workers.worker_count(1, files) == 1
+
+
+def test_jobs_below_one_is_refused() -> None:
+    result = CliRunner().invoke(app, ["check", str(CORPUS), "-j", "0"])
+    assert result.exit_code == 2
+    assert "-j" in result.output or "--jobs" in result.output
+
+
+def test_workers_are_spawned_where_a_fork_is_unsafe(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert workers._context().get_start_method() == "spawn"
+        several = check_paths([root], Target.GPU, jobs=2)
+    finally:
+        stop.set()
+        thread.join()
+    one = check_paths([root], Target.GPU, jobs=1)
+    assert [r.findings for r in several] == [r.findings for r in one]
