@@ -111,13 +111,22 @@ def migrate(
     write: Annotated[
         bool, typer.Option("--write", help="Rewrite the files, keeping FILE.orig backups.")
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Processes to plan with (default: one per CPU for a large tree).",
+        ),
+    ] = None,
 ) -> None:
     """Rewrite code with a libcst codemod that keeps formatting and comments (idempotent)."""
     if diff and write:
         raise UserInputError("--diff and --write exclude each other", hint="pick one")
     from majob.migrate import rewrite
 
-    result = rewrite.plan(paths, to)
+    result = rewrite.plan(paths, to, jobs)
     for skipped in result.skipped:
         sys.stderr.write(f"skipped: {skipped}\n")
     for change in result.changes:

@@ -11,12 +11,19 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from majob.errors import MigrationError
-from majob.migrate.checker import check_source, python_files, read_source
+from majob.migrate.checker import (
+    check_source,
+    cycle_collection_paused,
+    python_files,
+    read_source,
+)
 from majob.migrate.findings import Fix
 from majob.migrate.rules import Codemod, Target
+from majob.migrate.workers import map_in_workers, worker_count
 
 _BOM = "\ufeff"
 
@@ -68,37 +75,47 @@ def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tup
     return apply_fixes(source, fixes, report.top_level)
 
 
-def plan(paths: Iterable[Path], codemod: Codemod) -> MigrationResult:
-    """Every change ``codemod`` would make under ``paths`` (nothing is written)."""
-    result = MigrationResult(codemod)
-    for path, display in python_files(paths):
-        result.files += 1
-        try:
-            source = read_source(path)
-        except OSError as error:
-            result.skipped.append(f"{display}: cannot read ({error.strerror or error})")
-            continue
-        if source is None:
-            result.skipped.append(f"{display}: not UTF-8 text")
-            continue
-        report = check_source(source, display, target_of(codemod))
-        if not report.parsed:
-            finding = report.findings[0]
-            result.skipped.append(f"{display}:{finding.line}:{finding.col}: {finding.message}")
-            continue
-        fixes = report.fixes_for(codemod)
-        if not fixes:
-            continue
-        from majob.migrate.codemods import apply_fixes
-
-        try:
-            after, missed = apply_fixes(source, fixes, report.top_level)
-        except MigrationError as error:
-            result.skipped.append(f"{display}: {error.message}")
-            continue
-        if after != source:
-            result.changes.append(FileChange(path, display, source, after, len(fixes), missed))
+def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> MigrationResult:
+    """Every change ``codemod`` would make under ``paths`` (nothing is written), in ``jobs``
+    processes (None: one per CPU for a large tree, as ``majob check``)."""
+    files = list(python_files(paths))
+    workers = worker_count(jobs, [path for path, _ in files])
+    with cycle_collection_paused():
+        outcomes = map_in_workers(partial(_plan_file, codemod=codemod), files, workers)
+    result = MigrationResult(codemod, files=len(files))
+    for change, skipped in outcomes:
+        if change is not None:
+            result.changes.append(change)
+        if skipped is not None:
+            result.skipped.append(skipped)
     return result
+
+
+def _plan_file(listed: tuple[Path, str], codemod: Codemod) -> tuple[FileChange | None, str | None]:
+    """The change ``codemod`` makes to one file, or why the file was skipped."""
+    path, display = listed
+    try:
+        source = read_source(path)
+    except OSError as error:
+        return None, f"{display}: cannot read ({error.strerror or error})"
+    if source is None:
+        return None, f"{display}: not UTF-8 text"
+    report = check_source(source, display, target_of(codemod))
+    if not report.parsed:
+        finding = report.findings[0]
+        return None, f"{display}:{finding.line}:{finding.col}: {finding.message}"
+    fixes = report.fixes_for(codemod)
+    if not fixes:
+        return None, None
+    from majob.migrate.codemods import apply_fixes
+
+    try:
+        after, missed = apply_fixes(source, fixes, report.top_level)
+    except MigrationError as error:
+        return None, f"{display}: {error.message}"
+    if after == source:
+        return None, None
+    return FileChange(path, display, source, after, len(fixes), missed), None
 
 
 def _backup_path(path: Path) -> Path:

@@ -273,22 +273,29 @@ def _function_guards(facts: FileFacts) -> dict[str, str | None]:
         if call.callee in facts.functions:
             sites.setdefault(call.callee, []).append((call.guard, call.caller))
     resolved: dict[str, str | None] = {}
+    return {name: _guard_of(name, sites, resolved, frozenset()) for name in sites}
 
-    def guard_of(name: str, seen: frozenset[str]) -> str | None:
-        if name in resolved:
-            return resolved[name]
-        if name in seen or name not in sites:
-            return None
-        weakest: str | None = "global"
-        for guard, caller in sites[name]:
-            if guard is None and caller is not None:
-                guard = guard_of(caller, seen | {name})
-            if _GUARD_ORDER[guard] < _GUARD_ORDER[weakest]:
-                weakest = guard
-        resolved[name] = weakest
-        return weakest
 
-    return {name: guard_of(name, frozenset()) for name in sites}
+def _guard_of(
+    name: str,
+    sites: dict[str, list[tuple[str | None, str | None]]],
+    resolved: dict[str, str | None],
+    seen: frozenset[str],
+) -> str | None:
+    # A module function, not a closure: a recursive closure is a reference cycle, and the
+    # check runs with the cycle collector paused.
+    if name in resolved:
+        return resolved[name]
+    if name in seen or name not in sites:
+        return None
+    weakest: str | None = "global"
+    for guard, caller in sites[name]:
+        if guard is None and caller is not None:
+            guard = _guard_of(caller, sites, resolved, seen | {name})
+        if _GUARD_ORDER[guard] < _GUARD_ORDER[weakest]:
+            weakest = guard
+    resolved[name] = weakest
+    return weakest
 
 
 def _save_guard(save: Save, guards: dict[str, str | None]) -> str | None:

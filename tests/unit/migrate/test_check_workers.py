@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import subprocess
@@ -13,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
-from majob.migrate import workers
+from majob.migrate import rewrite, workers
 from majob.migrate.checker import check_paths
-from majob.migrate.rules import Target
+from majob.migrate.rules import Codemod, Target
 
 CORPUS = Path(__file__).resolve().parents[2] / "migrate_corpus"
 MAJOB = Path(sys.executable).parent / "majob"
@@ -118,3 +119,35 @@ def test_workers_are_spawned_where_a_fork_is_unsafe(tmp_path: Path) -> None:
         thread.join()
     one = check_paths([root], Target.GPU, jobs=1)
     assert [r.findings for r in several] == [r.findings for r in one]
+
+
+def test_a_migration_planned_on_workers_is_the_one_planned_in_one(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    for codemod in (Codemod.CLOUD_PATHS, Codemod.DDP, Codemod.NPU_MANUAL):
+        one = rewrite.plan([root], codemod, jobs=1)
+        several = rewrite.plan([root], codemod, jobs=2)
+        assert [(c.display, c.after, c.fixes) for c in several.changes] == [
+            (c.display, c.after, c.fixes) for c in one.changes
+        ]
+        assert several.skipped == one.skipped
+        assert len(one.skipped) == 2 and one.changes
+
+
+def test_a_check_leaves_no_garbage_per_file(tmp_path: Path) -> None:
+    # The pass runs with the cycle collector paused: whatever a file leaves in cycles would pile
+    # up until the end, so a tree twice as large must leave no more of it.
+    small, large = tmp_path / "small", tmp_path / "large"
+    for copies, root in ((1, small), (2, large)):
+        for copy in range(copies):
+            shutil.copytree(CORPUS, root / f"copy{copy}")
+    unreachable = []
+    for root in (small, large):
+        gc.collect()
+        gc.disable()
+        try:
+            check_paths([root], Target.NPU, jobs=1)
+            rewrite.plan([root], Codemod.DDP, jobs=1)
+        finally:
+            unreachable.append(gc.collect())
+            gc.enable()
+    assert unreachable[1] <= unreachable[0] + 5
