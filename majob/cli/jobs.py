@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from majob.pipeline.by_hand import StageByHand
     from majob.service.base import Job, TrainingService
     from majob.service.connect import ServiceSource
     from majob.service.offerings import Offerings
@@ -105,7 +106,9 @@ def _phase_text(job: Job) -> str:
 # -- submit ----------------------------------------------------------------------------------
 
 
-def _print_dry_run(plan: SubmitPlan, profile: Profile, upload_inputs: bool) -> None:
+def _print_dry_run(
+    plan: SubmitPlan, profile: Profile, upload_inputs: bool, gate_line: str = ""
+) -> None:
     from majob.service.connect import open_store
     from majob.storage.sync import make_plan
 
@@ -114,6 +117,8 @@ def _print_dry_run(plan: SubmitPlan, profile: Profile, upload_inputs: bool) -> N
     out(f"dry run: nothing is uploaded or created ({plan.stage} stage, job {plan.job_name})")
     for problem in plan.problems:
         out(f"problem: {problem}")
+    if gate_line:
+        out(gate_line)
     if code_obs is not None:
         try:
             store = open_store(profile)
@@ -153,8 +158,10 @@ def wait_and_report(
     *,
     reconnect: Callable[[], None] | None = None,
     timeout: float | None = None,
-) -> int:
-    """Follow ``job`` to its end with a live status line and its log; the exit code."""
+    also_line: Callable[[str], None] | None = None,
+) -> tuple[int, WaitResult | None]:
+    """Follow ``job`` to its end with a live status line and its log (each line also to
+    ``also_line``); the exit code and how the wait ended (None: interrupted)."""
     from majob.service.watch import wait_for
 
     console = _console()
@@ -169,6 +176,8 @@ def wait_and_report(
 
     def on_line(line: str) -> None:
         console.print(line, markup=False)
+        if also_line is not None:
+            also_line(line)
 
     def on_connection(text: str) -> None:
         console.print(f"majob: {text}", markup=False)
@@ -191,10 +200,10 @@ def wait_and_report(
             f"  follow it: majob logs {job.id} --follow\n"
             f"  stop it:   majob stop {job.id}\n"
         )
-        return 130
+        return 130, None
     finally:
         status.stop()
-    return _report_end(result)
+    return _report_end(result), result
 
 
 def _report_end(result: WaitResult) -> int:
@@ -249,16 +258,51 @@ def submit(
             "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
         ),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Submit formal though debug has not passed for this code and spec."
+        ),
+    ] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
+    ] = None,
+    ledger_path: Annotated[
+        Path | None,
+        typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
+    ] = None,
 ) -> None:
-    """Check SPEC, upload its code, and create the ModelArts training job (exactly once)."""
+    """Check SPEC, upload its code, and create the ModelArts training job (exactly once).
+
+    formal needs the debug stage passed for the same code and spec (or --force --reason); a
+    submit that waits records its stage in the ledger, as `majob pipeline` does."""
+    from majob.pipeline.by_hand import StageByHand, formal_gate_line, override_for
+    from majob.pipeline.ledger import Ledger
     from majob.service.api import cloud_stage
     from majob.service.connect import ServiceSource, console_url, open_store
     from majob.service.submit import Submitter, plan_submit
     from majob.spec.load import load_spec
 
+    if reason is not None and not force:
+        raise UserInputError("--reason goes with --force")
     chosen = cloud_stage(stage)
     selected = _profile(profile)
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected)
+    ledger = Ledger(ledger_path)
+    # The gate and the record are about the user's code, so they come before any dump staging.
+    gate_line = formal_gate_line(ledger, job_spec) if dry_run and chosen == "formal" else ""
+    override = (
+        ""
+        if dry_run
+        else override_for(ledger, job_spec, chosen, (reason or "") if force else None, str(spec))
+    )
+    if override:
+        typer.echo(f"[majob] formal: gate overridden; reason: {override}")
+    by_hand = (
+        StageByHand(ledger, job_spec, str(spec.resolve()), chosen, override)
+        if wait and not dump  # a dump run is a precision run, not the stage itself
+        else None
+    )
     if dump:
         from majob.precision.record import PRECISION_DIR
         from majob.precision.staging import staged_for_dump
@@ -267,7 +311,7 @@ def submit(
         job_spec = staged_for_dump(job_spec, staging)
     plan = plan_submit(job_spec, chosen)
     if dry_run:
-        _print_dry_run(plan, selected, upload_inputs)
+        _print_dry_run(plan, selected, upload_inputs, gate_line)
         return
     source = ServiceSource(selected)
     try:
@@ -284,11 +328,48 @@ def submit(
         if not wait:
             typer.echo(f"follow it: majob logs {job.id} --follow   status: majob status {job.id}")
             return
-        code = wait_and_report(source, job, reconnect=source.reconnect)
+        if by_hand is not None:
+            by_hand.job_created(job)
+        code, waited = wait_and_report(
+            source,
+            job,
+            reconnect=source.reconnect,
+            also_line=by_hand.line if by_hand is not None else None,
+        )
+        if by_hand is not None:
+            code = _record_stage(by_hand, selected, code, waited)
     finally:
         source.close()
+        ledger.close()
     if code:
         raise typer.Exit(code)
+
+
+def _record_stage(
+    by_hand: StageByHand, profile: Profile, code: int, waited: WaitResult | None
+) -> int:
+    """Judge the waited-for job as a pipeline would and record it; the exit code."""
+    from majob.pipeline.by_hand import judge_completed_job
+
+    stage = by_hand.stage
+    if waited is None:  # Ctrl-C: the job runs on; the next pipeline follows it
+        by_hand.finish("interrupted")
+        return code
+    job = waited.job
+    if code != 0:
+        by_hand.finish("failed", f"job {job.id} ended {job.phase}")
+        return code
+    judged = judge_completed_job(
+        by_hand.spec, stage, profile, job, by_hand.lines, by_hand.reader.series
+    )
+    if not judged.passed:
+        by_hand.finish("failed", judged.reason, judged.outputs)
+        sys.stderr.write(f"error: the {stage} stage failed: {judged.reason}\n")
+        return 1
+    by_hand.finish("passed", outputs=judged.outputs)
+    follow = " (the formal gate is open for this code and spec)" if stage == "debug" else ""
+    typer.echo(f"[majob] {stage} passed: ledger record #{by_hand.record_id}{follow}")
+    return 0
 
 
 def run_cloud_stage(spec: Path, stage: str, overrides: list[str], profile: str | None) -> None:

@@ -29,6 +29,7 @@ import tenacity
 from majob.errors import LedgerError
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
+LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
 BUSY_TIMEOUT_MS = 30_000
 
 # Each entry takes the ledger from version i to i + 1.
@@ -133,10 +134,13 @@ def _now() -> str:
 
 
 class Ledger:
-    """The ledger at ``path`` (default ``./.majob/ledger.db``), created on first write."""
+    """The ledger at ``path`` (default ``$MAJOB_LEDGER``, else ``./.majob/ledger.db``), created
+    on first write."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = (path or Path.cwd() / LEDGER_FILE).resolve()
+        from_env = os.environ.get(LEDGER_VARIABLE)
+        default = Path(from_env) if from_env else Path.cwd() / LEDGER_FILE
+        self.path = (path or default).resolve()
         self._db: sqlite3.Connection | None = None
 
     # -- opening -------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.delenv("MAJOB_PROFILE", raising=False)
+    monkeypatch.delenv("MAJOB_LEDGER")  # this directory's own .majob/ledger.db, the default
     (tmp_path / "code").mkdir()
     (tmp_path / "code" / "train.py").write_text(SCRIPT)
     (tmp_path / "data").mkdir()

@@ -77,6 +77,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "data" / "in.txt").write_text("2.0")
     write_spec(root)
     monkeypatch.chdir(root)
+    monkeypatch.delenv("MAJOB_LEDGER")  # the default: this directory's own
     return root
 
 

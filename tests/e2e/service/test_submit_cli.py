@@ -49,8 +49,9 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     assert "[worker-0] step 2" in result.output
     assert "[worker-0] done" in result.output
     assert "phase: Completed" in result.output
-    last = result.output.splitlines()[-1]
-    assert last.startswith("job ") and "(tiny-debug) Completed in" in last
+    completed, recorded = result.output.splitlines()[-2:]
+    assert completed.startswith("job ") and "(tiny-debug) Completed in" in completed
+    assert recorded.startswith("[majob] debug passed: ledger record #1")
     assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
     job_id = job_id_of(result.output)
 
