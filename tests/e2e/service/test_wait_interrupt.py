@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from majob.pipeline.ledger import Ledger
+
 pytestmark = pytest.mark.slow
 
 
@@ -66,4 +68,7 @@ def test_ctrl_c_leaves_the_job_running(project: Path, service) -> None:
     assert f"majob logs {job_id} --follow" in errors
     assert f"majob stop {job_id}" in errors
     assert service.get(job_id).phase == "Running"
+    # The ledger says so too: the next `majob pipeline` follows this job instead of a new one.
+    [record] = Ledger().records("tiny")
+    assert (record.stage, record.result, record.job_id) == ("debug", "interrupted", job_id)
     service.terminate(job_id)
