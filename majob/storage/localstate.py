@@ -179,11 +179,13 @@ class HashCache:
         if self.path is None:
             return
         with self._lock:
-            data = dict(self._new)
+            # Copies of the entries: a later digest of this run changes the lists in place.
+            data = {rel: list(entry) for rel, entry in self._new.items()}
         if data == self._old:
             return  # a no-change run: the file already says this (and writing costs ~0.05 s)
         with _locked(self.path):
             _write_json_atomic(self.path, data)
+        self._old = data  # a second save (after the uploads) writes only what they added
 
 
 def _racy(stat: os.stat_result, hashed_at_ns: int) -> bool:

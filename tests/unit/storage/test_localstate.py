@@ -160,3 +160,20 @@ def test_a_recently_modified_file_is_not_remembered(tmp_path: Path) -> None:
     cache = HashCache(tmp_path / "c.json")
     cache.remember_multipart_etag("f", stat, 1000, "0" * 32 + "-1")
     assert cache.known_multipart_etag("f", stat, 1000) is None
+
+
+def test_a_second_save_writes_only_what_changed_since_the_first(tmp_path: Path) -> None:
+    # sync saves after the plan and again after the uploads: small files add nothing there.
+    cache_file = tmp_path / "c.json"
+    f = tmp_path / "f"
+    stat = _write(f, b"data")
+    cache = HashCache(cache_file)
+    cache.md5("f", f, stat)
+    cache.save()
+    written = os.stat(cache_file).st_ino
+    cache.save()
+    assert os.stat(cache_file).st_ino == written  # not replaced: nothing new to say
+    cache.remember_multipart_etag("f", stat, 1000, "0" * 32 + "-1")
+    cache.save()
+    assert os.stat(cache_file).st_ino != written
+    assert HashCache(cache_file).known_multipart_etag("f", stat, 1000) == "0" * 32 + "-1"
