@@ -2,8 +2,10 @@
 
 The fake OBS runs as its own process (``python -m majob.emulator.obs``, in memory). Data: 2,000
 files of 4 KiB in 20 folders, and one 512 MiB file (``--quick``: 200 files and 64 MiB). Every
-client runs as a subprocess, so its wall time includes its start-up, and its peak RSS is read
-from ``wait4``; request counts come from the fake's request log.
+client runs as a subprocess, so its wall time includes its start-up, and its peak RSS and CPU
+time (user + system) are read from ``wait4``; the fake's CPU time during each run comes from
+``/proc`` (Linux; it shares the machine, so it counts in every client's wall time); request
+counts come from the fake's request log.
 
 Small files, side by side in one run: majob (its defaults), rclone with its defaults and rclone
 ``--transfers 16 --checkers 16``; each does a first sync, a no-change sync, then a sync after one
@@ -58,6 +60,8 @@ class Run:
     nbytes: int
     requests: Counter[str] = field(default_factory=Counter)
     rss_mib: float | None = None
+    cpu_s: float | None = None  # the client's user + system time
+    fake_cpu_s: float | None = None  # the fake OBS's, during the run
     note: str = ""
 
     @property
@@ -103,8 +107,18 @@ def count_requests(fake: FakeObsProcess) -> Counter[str]:
     return Counter(classify(e) for e in fake.log())
 
 
-def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """Run ``command``; its wall time, peak RSS in MiB (wait4), exit status and stdout."""
+def process_cpu(pid: int) -> float | None:
+    """User + system seconds of a running process (all its threads), from /proc; None off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str, float]:
+    """Run ``command``; its wall time, peak RSS in MiB (wait4), exit status, stdout and CPU
+    seconds (user + system, wait4)."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, stdout=out)
@@ -113,7 +127,8 @@ def run_process(command: list[str], env: dict[str, str]) -> tuple[float, float, 
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode("utf-8", "replace")
-    return elapsed, usage.ru_maxrss / 1024, process.returncode, text
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, usage.ru_maxrss / 1024, process.returncode, text, cpu
 
 
 def measure(
@@ -125,10 +140,14 @@ def measure(
     nbytes: int,
 ) -> Run:
     fake.clear_log()
-    seconds, rss, code, output = run_process(command, env)
+    fake_before = process_cpu(fake.process.pid)
+    seconds, rss, code, output, cpu = run_process(command, env)
+    fake_after = process_cpu(fake.process.pid)
     if code != 0:
         raise SystemExit(f"{name}: {command[0]} exited with {code}")
-    run = Run(name, seconds, files, nbytes, count_requests(fake), rss)
+    run = Run(name, seconds, files, nbytes, count_requests(fake), rss, cpu)
+    if fake_before is not None and fake_after is not None:
+        run.fake_cpu_s = fake_after - fake_before
     applied = re.search(r" in ([\d.]+)s$", output.strip())
     if applied:  # majob's own figure: the apply step alone, without start-up and plan
         run.note = f"(apply {float(applied.group(1)):.2f}s)"
@@ -242,13 +261,18 @@ PHASES = ("first", "no change", "one changed")
 
 def print_table(runs: list[Run]) -> None:
     print(f"\nload average (1, 5, 15 min) at the end: {os.getloadavg()} on {os.cpu_count()} CPUs")
-    print(f"\n{'run':<30} {'s':>7} {'files/s':>9} {'MB/s':>8} {'RSS MiB':>8}  requests")
+    print(
+        f"\n{'run':<30} {'s':>7} {'CPU s':>6} {'fake s':>6} {'files/s':>9} {'MB/s':>8} "
+        f"{'RSS MiB':>8}  requests"
+    )
     for r in runs:
         requests = " ".join(f"{k}={v}" for k, v in sorted(r.requests.items()))
         rss = f"{r.rss_mib:.0f}" if r.rss_mib is not None else "-"
+        cpu = f"{r.cpu_s:.2f}" if r.cpu_s is not None else "-"
+        fake_cpu = f"{r.fake_cpu_s:.2f}" if r.fake_cpu_s is not None else "-"
         print(
-            f"{r.name:<30} {r.seconds:>7.2f} {r.files_per_s:>9.0f} {r.mb_per_s:>8.1f} "
-            f"{rss:>8}  {requests} {r.note}"
+            f"{r.name:<30} {r.seconds:>7.2f} {cpu:>6} {fake_cpu:>6} {r.files_per_s:>9.0f} "
+            f"{r.mb_per_s:>8.1f} {rss:>8}  {requests} {r.note}"
         )
 
 
@@ -396,8 +420,8 @@ def main() -> int:
         "  [>= 0.9x]"
     )
     print(f"  big file MB/s, majob cache warm / raw:     {ratio(cached.mb_per_s, raw.mb_per_s)}")
-    single = by["majob big, single PUT"]
-    print(f"  big file MB/s, majob single PUT / raw:     {ratio(single.mb_per_s, raw.mb_per_s)}")
+    one_put = by["majob big, single PUT"]
+    print(f"  big file MB/s, majob single PUT / raw:     {ratio(one_put.mb_per_s, raw.mb_per_s)}")
     print(f"  big file peak RSS of majob: {big_first.rss_mib:.0f} MiB  [< 200 MiB]")
     return 0
 

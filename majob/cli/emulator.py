@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from majob.cli.common import user_errors
+from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
 
 emulator_app = typer.Typer(
     name="emulator",
@@ -27,6 +28,18 @@ StateDirOption = Annotated[
         "--state-dir",
         envvar="MAJOB_EMULATOR_DIR",
         help="Where the emulator keeps its state (default: .majob/emulator).",
+    ),
+]
+
+
+# The fake OBS's, for ``start`` and ``obs`` alike.
+RequestTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--request-timeout",
+        min=0.01,
+        help="Seconds the fake OBS waits for a client that stopped in the middle of a request "
+        "body before it answers 400 RequestTimeout (S3 waits about 20).",
     ),
 ]
 
@@ -52,6 +65,7 @@ def start_command(
     foreground: Annotated[
         bool, typer.Option("--foreground", help="Run in this terminal until Ctrl-C.")
     ] = False,
+    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
 ) -> None:
     """Start the fake OBS and the fake ModelArts as one background process on 127.0.0.1."""
     from majob.emulator import daemon
@@ -76,11 +90,16 @@ def start_command(
             buckets=buckets,
             obs_port=obs_port,
             modelarts_port=modelarts_port,
+            request_timeout=request_timeout,
             announce=announce,
         )
         return
     started = daemon.start(
-        directory, buckets=buckets, obs_port=obs_port, modelarts_port=modelarts_port
+        directory,
+        buckets=buckets,
+        obs_port=obs_port,
+        modelarts_port=modelarts_port,
+        request_timeout=request_timeout,
     )
     if started.already_running:
         typer.echo(f"the emulator is already running (pid {started.pid})")
@@ -152,6 +171,7 @@ def obs_command(
         Path | None, typer.Option(help="JSON list of fault rules to apply (see docs/obs.md).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the fault probabilities.")] = 0,
+    request_timeout: RequestTimeoutOption = DEFAULT_REQUEST_TIMEOUT,
 ) -> None:
     """Run a fake OBS server on 127.0.0.1 until Ctrl-C; the first line printed is its endpoint."""
     from majob.emulator.obs.__main__ import load_fault_rules, parse_credentials, serve
@@ -164,4 +184,5 @@ def obs_command(
         credentials={} if no_auth else parse_credentials(list(credential or [])),
         faults=load_fault_rules(faults) if faults else [],
         seed=seed,
+        request_timeout=request_timeout,
     )

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from majob.emulator.endpoints import STATE_FILE, EmulatorEndpoints
+from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT, STATE_FILE, EmulatorEndpoints
 from majob.emulator.modelarts.server import FakeModelArtsServer
 from majob.emulator.modelarts.storage import FakeObsStorage
 from majob.emulator.obs.server import FakeObsServer
@@ -40,13 +40,16 @@ class EmulatedCloud:
         modelarts_port: int = 0,
         python: str | None = None,
         upload_period: float = 30.0,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self._temporary = state_dir is None
         self.state_dir = (
             Path(tempfile.mkdtemp(prefix="majob-emulator-")) if state_dir is None else state_dir
         )
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.obs = FakeObsServer(port=obs_port, data_dir=self.state_dir / "obs")
+        self.obs = FakeObsServer(
+            port=obs_port, data_dir=self.state_dir / "obs", request_timeout=request_timeout
+        )
         try:
             for name in buckets:
                 if name not in self.obs.backend.buckets:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from majob.emulator.endpoints import (
+    DEFAULT_REQUEST_TIMEOUT,
     PID_FILE,
     STATE_FILE,
     EmulatorEndpoints,
@@ -69,6 +70,7 @@ def start(
     buckets: Sequence[str],
     obs_port: int = 0,
     modelarts_port: int = 0,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> Started:
     """Start the daemon unless one already runs over ``state_dir``; wait until both fakes
     answer."""
@@ -85,7 +87,8 @@ def start(
         ) from None
     command = [sys.executable, "-m", "majob", "emulator", "start", "--foreground",
                "--state-dir", str(state_dir), "--obs-port", str(obs_port),
-               "--modelarts-port", str(modelarts_port)]  # fmt: skip
+               "--modelarts-port", str(modelarts_port),
+               "--request-timeout", repr(request_timeout)]  # fmt: skip
     for name in buckets:
         command += ["--bucket", name]
     log_path = state_dir / LOG_FILE
@@ -184,6 +187,7 @@ def serve(
     buckets: Sequence[str],
     obs_port: int = 0,
     modelarts_port: int = 0,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     announce: Callable[[EmulatorEndpoints], None] | None = None,
 ) -> None:
     """Run both fakes in this process until SIGTERM or Ctrl-C."""
@@ -193,7 +197,11 @@ def serve(
 
     try:
         cloud = EmulatedCloud(
-            state_dir, buckets=buckets, obs_port=obs_port, modelarts_port=modelarts_port
+            state_dir,
+            buckets=buckets,
+            obs_port=obs_port,
+            modelarts_port=modelarts_port,
+            request_timeout=request_timeout,
         )
     except ObsServiceError as error:
         raise ConfigError(error.message) from error

@@ -22,6 +22,8 @@ EMULATOR_REGION = "cn-north-4"
 # The emulator's documented test keys (not secrets): the pair the fake OBS has always taken.
 EMULATOR_ACCESS_KEY = "MAJOBFAKEACCESSKEY00"
 EMULATOR_SECRET_KEY = "majob-fake-secret-key-0000000000000000000"
+# Seconds the fake OBS waits for a client that stopped in the middle of a body (S3: ~20).
+DEFAULT_REQUEST_TIMEOUT = 20.0
 STATE_FILE = "state.json"
 PID_FILE = "emulator.pid"
 

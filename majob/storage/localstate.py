@@ -20,12 +20,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 HASH_CHUNK = 1 << 20
 # A file modified this close to the moment it was hashed may change again within the same mtime
-# tick ("racy git"); such hashes are used for this run but not remembered.
-RACY_WINDOW_NS = 2_000_000_000
+# tick ("racy git"); such hashes are used for this run but not remembered. The tick is the file
+# system's: whole seconds where mtimes have no sub-second part (FAT keeps 2 s, HFS+ 1 s), else
+# the kernel's coarse clock, a few ms (ext4, XFS, btrfs, APFS, NTFS). Waiting 2 s for every fresh
+# file would make the sync after a first one read every file just written again.
+COARSE_RACY_WINDOW_NS = 2_000_000_000
+FINE_RACY_WINDOW_NS = 100_000_000
 
 
 def default_cache_dir() -> Path:
@@ -71,6 +73,9 @@ def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    # Imported here: a sync that changes nothing writes nothing and need not load it (~10 ms).
+    from filelock import FileLock
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=60):
         yield
@@ -174,16 +179,27 @@ class HashCache:
         if self.path is None:
             return
         with self._lock:
-            data = dict(self._new)
+            # Copies of the entries: a later digest of this run changes the lists in place.
+            data = {rel: list(entry) for rel, entry in self._new.items()}
         if data == self._old:
             return  # a no-change run: the file already says this (and writing costs ~0.05 s)
         with _locked(self.path):
             _write_json_atomic(self.path, data)
+        self._old = data  # a second save (after the uploads) writes only what they added
 
 
 def _racy(stat: os.stat_result, hashed_at_ns: int) -> bool:
-    """Modified so close to ``hashed_at_ns`` that the same mtime may hide another change."""
-    return stat.st_mtime_ns > hashed_at_ns - RACY_WINDOW_NS
+    """Modified so close to ``hashed_at_ns`` that the same mtime may hide another change (an
+    mtime from another machine's clock, on a network file system, is trusted to within the
+    window: NTP keeps clocks far closer)."""
+    return racy_mtime(stat.st_mtime_ns, hashed_at_ns)
+
+
+def racy_mtime(mtime_ns: int, hashed_at_ns: int) -> bool:
+    """``_racy`` on the numbers: an mtime in whole seconds comes from a file system that keeps no
+    more, whose tick may be 2 s; one with a sub-second part, from one that ticks in ms."""
+    window = FINE_RACY_WINDOW_NS if mtime_ns % 1_000_000_000 else COARSE_RACY_WINDOW_NS
+    return mtime_ns > hashed_at_ns - window
 
 
 def part_md5(path: Path, offset: int, size: int) -> bytes:

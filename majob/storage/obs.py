@@ -45,7 +45,7 @@ from majob.errors import (
 )
 from majob.storage.base import ListPage, MultipartUpload, ObjectInfo, UploadedPart
 from majob.storage.config import Credentials, ObsConfig
-from majob.storage.retry import is_transient, request_retrying
+from majob.storage.retry import call_retrying, is_transient
 
 T = TypeVar("T")
 INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
@@ -343,30 +343,35 @@ class ObsObjectStore:
 
     def _call(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
         """Run ``call`` (one SDK request), map its failure, retry what is worth retrying."""
-        for attempt in request_retrying(self.config.retries, self.config.timeout):
-            with attempt:
-                started = time.perf_counter()
-                try:
-                    result = call()
-                except MajobError:
-                    raise  # already ours (e.g. a failed MD5 check while streaming)
-                except Exception as error:
-                    if not self._is_sdk_failure(error):
-                        raise  # a bug in majob: its traceback must not be hidden
-                    raise storage_error(
-                        error, action=action, bucket=bucket, key=key, secrets=self._secrets
-                    ) from error
-                if result is None:
-                    raise malformed(action, "no answer", bucket=bucket, key=key)
-                took = time.perf_counter() - started
-                if self.fastest_request is None or took < self.fastest_request:
-                    self.fastest_request = took  # a race only loses one sample
-                if int(getattr(result, "status", 0) or 0) >= 300:
-                    raise storage_error(
-                        result, action=action, bucket=bucket, key=key, secrets=self._secrets
-                    )
-                return result
-        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+        return call_retrying(
+            functools.partial(self._attempt, action, bucket, key, call),
+            self.config.retries,
+            self.config.timeout,
+        )
+
+    def _attempt(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
+        """One try of ``call``: its result, or its failure as a ``StorageError``."""
+        started = time.perf_counter()
+        try:
+            result = call()
+        except MajobError:
+            raise  # already ours (e.g. a failed MD5 check while streaming)
+        except Exception as error:
+            if not self._is_sdk_failure(error):
+                raise  # a bug in majob: its traceback must not be hidden
+            raise storage_error(
+                error, action=action, bucket=bucket, key=key, secrets=self._secrets
+            ) from error
+        if result is None:
+            raise malformed(action, "no answer", bucket=bucket, key=key)
+        took = time.perf_counter() - started
+        if self.fastest_request is None or took < self.fastest_request:
+            self.fastest_request = took  # a race only loses one sample
+        if int(getattr(result, "status", 0) or 0) >= 300:
+            raise storage_error(
+                result, action=action, bucket=bucket, key=key, secrets=self._secrets
+            )
+        return result
 
     def _is_sdk_failure(self, error: BaseException) -> bool:
         """The network failed, or the SDK raised (its plain ``Exception``s included)."""

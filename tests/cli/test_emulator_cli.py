@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import hashlib
+import hmac
 import json
+import socket
 import subprocess
 import sys
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
@@ -12,7 +18,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.storage.obs import ObsObjectStore
-from majob.testing import obs_config
+from majob.testing import fake_obs_process, obs_config
 
 
 @pytest.mark.slow
@@ -143,3 +149,57 @@ def test_a_bad_bucket_name_is_one_clear_error(
     monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(tmp_path))
     result = CliRunner().invoke(app, ["emulator", "start", "--bucket", "Bad_Name"])
     assert result.exit_code == 2 and "error: --bucket: bucket name 'Bad_Name'" in result.output
+
+
+def _stall_mid_body(endpoint: str, bucket: str) -> bytes:
+    """A V2-signed PUT that announces 100 bytes, sends 9 and goes idle: the fake's answer, read
+    until it closes the connection or 10 s pass (well beyond the timeouts the tests set, well
+    short of the 20 s default)."""
+    from majob.emulator.endpoints import EMULATOR_ACCESS_KEY, EMULATOR_SECRET_KEY
+
+    date = formatdate(usegmt=True)
+    to_sign = f"PUT\n\n\n{date}\n/{bucket}/stalled"
+    signature = base64.b64encode(
+        hmac.new(EMULATOR_SECRET_KEY.encode(), to_sign.encode(), hashlib.sha1).digest()
+    ).decode()
+    head = (
+        f"PUT /{bucket}/stalled HTTP/1.1\r\nHost: x\r\nDate: {date}\r\nContent-Length: 100\r\n"
+        f"Authorization: AWS {EMULATOR_ACCESS_KEY}:{signature}\r\n\r\nonly part"
+    )
+    port = int(endpoint.rsplit(":", 1)[1])
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        with contextlib.suppress(TimeoutError):
+            while chunk := sock.recv(65536):
+                received += chunk
+    return received
+
+
+def _timed_out(answer: bytes) -> bool:
+    return answer.startswith(b"HTTP/1.1 400 ") and b"<Code>RequestTimeout</Code>" in answer
+
+
+def test_the_request_timeout_is_an_option_of_the_obs_command() -> None:
+    with fake_obs_process(buckets=("bkt",), extra_args=("--request-timeout", "0.3")) as fake:
+        assert _timed_out(_stall_mid_body(fake.endpoint, "bkt"))
+
+
+def test_the_request_timeout_is_an_option_of_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from majob.emulator.endpoints import running_emulator
+
+    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(tmp_path / "state"))
+    runner = CliRunner()
+    started = runner.invoke(app, ["emulator", "start", "--request-timeout", "0.3"])
+    try:
+        assert started.exit_code == 0, started.output
+        assert _timed_out(_stall_mid_body(running_emulator().obs, "majob-demo"))
+    finally:
+        runner.invoke(app, ["emulator", "stop"])
+
+
+def test_a_request_timeout_that_is_not_positive_is_refused() -> None:
+    result = CliRunner().invoke(app, ["emulator", "obs", "--request-timeout", "0"])
+    assert result.exit_code == 2 and "--request-timeout" in result.output

@@ -19,9 +19,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
 from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from majob.emulator.obs.faults import FaultRule, LoggedRequest
-from majob.emulator.obs.server import DEFAULT_REQUEST_TIMEOUT, FakeObsServer
+from majob.emulator.obs.server import FakeObsServer
 
 
 @contextmanager

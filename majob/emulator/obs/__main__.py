@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
 from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from majob.emulator.obs.faults import FaultRule
 from majob.errors import ConfigError
@@ -61,13 +62,19 @@ def serve(
     credentials: dict[str, str] | None = None,
     faults: list[FaultRule] | None = None,
     seed: int = 0,
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
 ) -> None:
     """Run until SIGTERM or Ctrl-C; the first stdout line is the endpoint."""
     from majob.emulator.obs.models import ObsServiceError
     from majob.emulator.obs.server import FakeObsServer
 
     server = FakeObsServer(
-        port=port, data_dir=data_dir, credentials=credentials, region=region, seed=seed
+        port=port,
+        data_dir=data_dir,
+        credentials=credentials,
+        region=region,
+        seed=seed,
+        request_timeout=request_timeout,
     )
     try:
         for name in buckets or []:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
 from majob.emulator.http import CONTROL_PREFIX, EmulatorServer, control
 from majob.emulator.obs import auth
 from majob.emulator.obs.buckets import BucketHandlers, not_emulated
@@ -37,7 +38,6 @@ AUTH_ARGS = frozenset(
         "X-Amz-Signature", "X-Amz-Security-Token", "x-obs-security-token",
     }
 )  # fmt: skip
-DEFAULT_REQUEST_TIMEOUT = 20.0  # seconds a client may stall in the middle of its body (S3: ~20)
 
 
 class FakeObsServer(EmulatorServer):

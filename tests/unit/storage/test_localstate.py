@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,11 @@ from majob.storage.localstate import (
     default_cache_dir,
     file_md5,
     file_multipart_etag,
+    racy_mtime,
 )
 
 OLD_NS = 1_600_000_000 * 10**9
+SECOND = 10**9
 
 
 def _write(path: Path, data: bytes, mtime_ns: int = OLD_NS) -> os.stat_result:
@@ -51,13 +54,34 @@ def test_cache_hit_and_invalidation_by_size_mtime_inode(tmp_path: Path) -> None:
 def test_recently_modified_files_are_not_remembered(tmp_path: Path) -> None:
     cache_file = tmp_path / "c.json"
     f = tmp_path / "f"
-    f.write_bytes(b"fresh")  # mtime is now: could change again within the same tick
+    # Modified as it is hashed (a second ahead, so a slow machine cannot make it old): it could
+    # change again within the same tick.
+    _write(f, b"fresh", time.time_ns() + SECOND)
     cache = HashCache(cache_file)
     cache.md5("f", f, os.stat(f))
     cache.save()
     again = HashCache(cache_file)
     again.md5("f", f, os.stat(f))
     assert again.hashed == 1
+
+
+@pytest.mark.parametrize(
+    ("mtime_ns", "racy"),
+    [
+        # An mtime with a sub-second part: the file system ticks in ms; 100 ms later it is settled
+        # (the sync right after a first one must not read every file just written again).
+        (OLD_NS + 123_456_789, False),
+        (OLD_NS + 2 * SECOND - 99_000_000, True),
+        (OLD_NS + 2 * SECOND - 101_000_000, False),
+        (OLD_NS + 3 * SECOND + 5, True),  # later than the hash: the clock of another machine
+        # Whole seconds: a file system that keeps no more (FAT: 2 s), so 2 s.
+        (OLD_NS + SECOND, True),
+        (OLD_NS, False),
+    ],
+)
+def test_racy_window_follows_the_file_systems_tick(mtime_ns: int, racy: bool) -> None:
+    hashed_at = OLD_NS + 2 * SECOND
+    assert racy_mtime(mtime_ns, hashed_at) is racy
 
 
 def test_garbage_cache_file_is_ignored_and_replaced(tmp_path: Path) -> None:
@@ -132,8 +156,24 @@ def test_multipart_etag_is_computed_once_and_kept_with_the_md5(tmp_path: Path) -
 
 def test_a_recently_modified_file_is_not_remembered(tmp_path: Path) -> None:
     f = tmp_path / "f"
-    f.write_bytes(b"fresh")
-    stat = os.stat(f)  # modified just now: the same mtime could hide another change
+    stat = _write(f, b"fresh", time.time_ns() + SECOND)  # the same mtime could hide a change
     cache = HashCache(tmp_path / "c.json")
     cache.remember_multipart_etag("f", stat, 1000, "0" * 32 + "-1")
     assert cache.known_multipart_etag("f", stat, 1000) is None
+
+
+def test_a_second_save_writes_only_what_changed_since_the_first(tmp_path: Path) -> None:
+    # sync saves after the plan and again after the uploads: small files add nothing there.
+    cache_file = tmp_path / "c.json"
+    f = tmp_path / "f"
+    stat = _write(f, b"data")
+    cache = HashCache(cache_file)
+    cache.md5("f", f, stat)
+    cache.save()
+    written = os.stat(cache_file).st_ino
+    cache.save()
+    assert os.stat(cache_file).st_ino == written  # not replaced: nothing new to say
+    cache.remember_multipart_etag("f", stat, 1000, "0" * 32 + "-1")
+    cache.save()
+    assert os.stat(cache_file).st_ino != written
+    assert HashCache(cache_file).known_multipart_etag("f", stat, 1000) == "0" * 32 + "-1"
