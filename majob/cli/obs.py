@@ -48,6 +48,15 @@ Region = Annotated[
         "--region", help="Region, e.g. cn-north-4 (default: $MAJOB_OBS_REGION).", show_default=False
     ),
 ]
+ObsProfile = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        help="Reach the OBS of this profile (`emulator`: the running emulator's). Default: the "
+        "MAJOB_OBS_* settings.",
+        show_default=False,
+    ),
+]
 Jobs = Annotated[
     int | None,
     typer.Option(
@@ -77,12 +86,27 @@ Threshold = Annotated[
 
 
 @contextmanager
-def _opened_store(endpoint: str | None, region: str | None) -> Iterator[ObjectStore]:
-    """The store the flags and environment name, closed when the command is done."""
+def _opened_store(
+    endpoint: str | None, region: str | None, profile: str | None = None
+) -> Iterator[ObjectStore]:
+    """The store the flags, the profile (if named) and the environment name, closed when the
+    command is done; ``--endpoint`` and ``--region`` win over the profile's."""
+    from dataclasses import replace
+
     from majob.storage.config import ObsConfig
     from majob.storage.obs import open_store
 
-    store = open_store(ObsConfig.from_env(endpoint=endpoint, region=region))
+    if profile is None:
+        config = ObsConfig.from_env(endpoint=endpoint, region=region)
+    else:
+        from majob.service.connect import obs_config
+        from majob.spec.profiles import load_profile
+
+        config = obs_config(load_profile(profile))
+        config = replace(
+            config, endpoint=endpoint or config.endpoint, region=region or config.region
+        )
+    store = open_store(config)
     try:
         yield store
     finally:
@@ -136,10 +160,11 @@ def ls(
     ] = False,
     endpoint: Endpoint = None,
     region: Region = None,
+    profile: ObsProfile = None,
 ) -> None:
     """List the objects (and, without -r, the folders) below an OBS prefix."""
     location = _parse_obs(uri)
-    with _opened_store(endpoint, region) as store:
+    with _opened_store(endpoint, region, profile) as store:
         prefix = location.key
         folders: set[str] = set()
         count = 0
@@ -170,6 +195,7 @@ def cp(
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,
     region: Region = None,
+    profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
     """Copy a file or (with -r) a directory to OBS, or an object or prefix from OBS."""
@@ -179,7 +205,7 @@ def cp(
             hint="one of the two must start with obs://",
         )
     options = _options(jobs, part_size, multipart_threshold)
-    with _opened_store(endpoint, region) as store:
+    with _opened_store(endpoint, region, profile) as store:
         if _is_obs(dst):
             _upload(store, Path(src), _parse_obs(dst), recursive, options, allow_secrets)
         else:
@@ -289,6 +315,7 @@ def sync(
     multipart_threshold: Threshold = 64,
     endpoint: Endpoint = None,
     region: Region = None,
+    profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
     """Make an OBS prefix hold the files of a local directory (only what changed moves).
@@ -299,7 +326,7 @@ def sync(
 
     location = _parse_obs(dst)
     options = _options(jobs, part_size, multipart_threshold)
-    with _opened_store(endpoint, region) as store:
+    with _opened_store(endpoint, region, profile) as store:
         _, result = sync_dir(
             store,
             src,
@@ -329,10 +356,11 @@ def rm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     endpoint: Endpoint = None,
     region: Region = None,
+    profile: ObsProfile = None,
 ) -> None:
     """Remove an object, or (with -r) every object below a prefix."""
     location = _parse_obs(uri)
-    with _opened_store(endpoint, region) as store:
+    with _opened_store(endpoint, region, profile) as store:
         if recursive:
             keys = [o.key for o in store.list_all(location.bucket, location.key)]
         else:
