@@ -32,7 +32,7 @@ from majob.migrate.facts_base import (
     Site,
     insert_after,
 )
-from majob.migrate.facts_distributed import DistributedFacts, compares_device_index_to_zero
+from majob.migrate.facts_distributed import DistributedFacts, guard_words, unwrap_tested
 from majob.migrate.facts_npu import ATTR_TRIGGERS, NpuFacts
 from majob.migrate.facts_paths import PathFacts
 from majob.migrate.findings import Fix, Span
@@ -185,19 +185,27 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
-        words = self.words(node.test)
-        if compares_device_index_to_zero(node.test):
-            words = words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
+        words = guard_words(node.test, self.words(node.test))
         kind = self.guard_kind(words)
         if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
             # `if rank != 0: return` guards what follows in the same scope.
             self.scope.rank_guarded = True
         self.guards.append(words)
+        tested = unwrap_tested(node.test)
+        self.unwrap_tested.extend(tested)
         for child in node.body:
             self.visit(child)
         for child in node.orelse:
             self.visit(child)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
         self.guards.pop()
+
+    def _if_exp(self, node: ast.IfExp) -> None:
+        # `m.module.state_dict() if hasattr(m, "module") else m.state_dict()` unwraps already.
+        tested = unwrap_tested(node.test)
+        self.unwrap_tested.extend(tested)
+        self.children(node)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
 
     def _while(self, node: ast.While) -> None:
         self.scope.loops_or_syncs = True
@@ -355,7 +363,12 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                 span = self.span(func)
                 fix = Fix(Codemod.NPU_MANUAL, "MA303", "rename-attr", span, code="npu")
                 self.candidates.append(NpuCandidate("MA303", span, "", fix))
-        elif attr == "state_dict" and not node.args and type(func.value) is ast.Name:
+        elif (
+            attr == "state_dict"
+            and not node.args
+            and type(func.value) is ast.Name
+            and func.value.id not in self.unwrap_tested
+        ):
             self.state_dicts.append((self.span(node), func.value))
         elif attr == "load_state_dict" and type(func.value) is ast.Name:
             self.loads.append((self.span(func.value), func.value))
@@ -394,6 +407,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self._wrapper_target(node)
         elif qual == pt.INIT_PROCESS_GROUP:
             self.has_init = True
+            self._init_process_group(node)
         elif qual.startswith("torch.distributed.") and qual not in pt.RANK_QUERIES:
             self.scope.loops_or_syncs = True  # a barrier or collective: every rank must get here
         elif qual in pt.DISTRIBUTED_SAMPLER:
@@ -474,6 +488,7 @@ _HANDLERS: dict[type, Callable[[FileFacts, Any], None]] = {
     ast.Compare: FileFacts._compare,
     ast.Assign: FileFacts._assign,
     ast.If: FileFacts._if,
+    ast.IfExp: FileFacts._if_exp,
     ast.For: FileFacts._for,
     ast.AsyncFor: FileFacts._for,
     ast.While: FileFacts._while,

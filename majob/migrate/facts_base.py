@@ -192,6 +192,8 @@ class FactsBase:
         self.sets_epoch = False
         self.saves: list[Save] = []
         self.state_dicts: list[tuple[Span, ast.Name]] = []
+        # Names tested for a wrapper around the code being walked (hasattr(m, "module")).
+        self.unwrap_tested: list[str] = []
         self.data_parallel: list[DataParallelCall] = []
         self.wrapped: dict[str, None] = {}
         self.has_ddp = False
@@ -207,6 +209,7 @@ class FactsBase:
         self.data_parallel_functions: list[Site] = []
         self.environ_writes: list[Site] = []  # detail: the variable's name
         self.tcp_addresses: list[Site] = []
+        self.inits: list[Site] = []  # init_process_group calls; detail "env" or "given"
 
     # ------------------------------------------------------------------ helpers
 
@@ -234,6 +237,14 @@ class FactsBase:
                 found.add(sub.id.lower())
             elif type(sub) is ast.Attribute:
                 found.add(sub.attr.lower())
+            elif (
+                type(sub) is ast.Constant
+                and type(sub.value) is str
+                and sub.value.isidentifier()
+                and sub.value.isupper()
+            ):
+                # os.environ["LOCAL_RANK"], os.getenv("RANK"): the variable names the rank.
+                found.add(sub.value.lower())
         return frozenset(found)
 
     @staticmethod

@@ -99,6 +99,14 @@ class DistributedFacts(FactsBase):
             )
         )
 
+    def _init_process_group(self, node: ast.Call) -> None:
+        """Where the process group's rendezvous comes from: ``env`` when it reads the launcher's
+        RANK/WORLD_SIZE/MASTER_ADDR (no init_method, or ``"env://"``), else ``given``."""
+        method = node.args[1] if len(node.args) > 1 else None
+        method = next((k.value for k in node.keywords if k.arg == "init_method"), method)
+        env = method is None or (type(method) is ast.Constant and method.value == "env://")
+        self.inits.append(Site(self.span(node), "env" if env else "given"))
+
     def _save(self, node: ast.Call) -> None:
         stmt = self.stmt
         whole = type(stmt) is ast.Expr and stmt.value is node
@@ -123,3 +131,56 @@ def compares_device_index_to_zero(test: ast.AST) -> bool:
         if zero and any(pt.device_index_name(n) for n in named):
             return True
     return False
+
+
+# Names a test uses when it is true for a run without a process group, i.e. a single process:
+# `not dist.is_initialized() or dist.get_rank() == 0` lets no second rank through.
+_SINGLE_PROCESS_WORDS = frozenset({"is_initialized", "is_available", "world_size", "distributed"})
+
+
+def _ranky(words: frozenset[str]) -> bool:
+    return any(g in w for w in words for g in pt.RANK_GUARD_WORDS)
+
+
+def _rank_modulo(test: ast.AST) -> bool:
+    """``args.rank % ngpus_per_node == 0``: the first process of each node (ImageNet, MoCo)."""
+    for sub in ast.walk(test):
+        if type(sub) is ast.BinOp and type(sub.op) is ast.Mod:
+            left = sub.left
+            name = left.id if type(left) is ast.Name else getattr(left, "attr", "")
+            if "rank" in name.lower():
+                return True
+    return False
+
+
+def guard_words(test: ast.AST, words: frozenset[str]) -> frozenset[str]:
+    """The words a rank guard is judged by (``words``: all names in ``test``). An ``or`` with an
+    alternative that names no rank and no single-process test lets every rank through, so it is
+    no guard; a device index compared to 0 or a rank modulo the devices is a per-node guard."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.Or:
+        for value in test.values:
+            part = FactsBase.words(value)
+            if not _ranky(part) and not part & _SINGLE_PROCESS_WORDS:
+                return frozenset()
+    if _rank_modulo(test):
+        return frozenset(w for w in words if not _ranky(frozenset((w,)))) | {"local_rank"}
+    if compares_device_index_to_zero(test):
+        return words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
+    return words
+
+
+def unwrap_tested(test: ast.AST) -> list[str]:
+    """Names ``test`` checks for a wrapper (``hasattr(m, "module")``, ``isinstance(m, DDP)``):
+    code under it picks the wrapped or the plain model itself."""
+    names = []
+    for sub in ast.walk(test):
+        if type(sub) is not ast.Call or type(sub.func) is not ast.Name or len(sub.args) != 2:
+            continue
+        first, second = sub.args
+        if type(first) is not ast.Name:
+            continue
+        if sub.func.id == "hasattr" and type(second) is ast.Constant and second.value == "module":
+            names.append(first.id)
+        elif sub.func.id == "isinstance" and "DataParallel" in ast.unparse(second):
+            names.append(first.id)
+    return names

@@ -187,6 +187,16 @@ RULES: dict[str, Rule] = {
             "CUDA_VISIBLE_DEVICES set in code overrides the devices the platform assigned",
             "let the platform choose the devices (on Ascend: ASCEND_RT_VISIBLE_DEVICES)",
         ),
+        Rule(
+            "MA210",
+            "rendezvous-ignores-platform",
+            _W,
+            "the process group ignores what ModelArts gives each node (--init_method, --rank, "
+            "--world_size): with several nodes each trains alone, or waits for RANK/WORLD_SIZE "
+            "that only a launcher such as torchrun sets",
+            "declare the three flags (parse_known_args) and pass init_method=args.init_method, "
+            "rank=args.rank, world_size=args.world_size; or start the job with torchrun",
+        ),
         # ---- Ascend NPU target: what migrates, automatically or by hand
         Rule(
             "MA301",

@@ -65,6 +65,7 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     _ma201_data_parallel_function(facts, out)
     _ma207_ma209_environment(facts, out)
     _ma208_tcp_addresses(facts, out)
+    _ma210_rendezvous_ignores_platform(facts, out)
     parse = facts.entry_parse()
     convertible = [
         dp
@@ -112,6 +113,18 @@ def _ma207_ma209_environment(facts: FileFacts, out: FileFindings) -> None:
 def _ma208_tcp_addresses(facts: FileFacts, out: FileFindings) -> None:
     for site in facts.tcp_addresses:
         out.report("MA208", site.span, site.detail)
+
+
+def _ma210_rendezvous_ignores_platform(facts: FileFacts, out: FileFindings) -> None:
+    """A group that reads the launcher's environment, or a file that declares no --world_size
+    (so its world size cannot come from the platform). MASTER_ADDR set in code is MA207's."""
+    if any(site.detail in pt.RENDEZVOUS_ENV for site in facts.environ_writes):
+        return
+    for site in facts.inits:
+        if site.detail == "env":
+            out.report("MA210", site.span, "env:// rendezvous (RANK, WORLD_SIZE, MASTER_ADDR)")
+        elif "world_size" not in facts.flags:
+            out.report("MA210", site.span, "no --world_size argument")
 
 
 def _ma201_data_parallel(plan: _Plan, convertible: list[DataParallelCall]) -> None:

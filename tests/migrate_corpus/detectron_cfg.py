@@ -45,7 +45,7 @@ def do_train(cfg, model, resume=False):
     path = os.path.join(cfg.DATASETS.ROOT, "train.pt")
     data = torch.load(path) if os.path.exists(path) else (torch.randn(16, 8), torch.randint(0, 2, (16,)))
     dataset = TensorDataset(*data)
-    sampler = DistributedSampler(dataset) if dist.is_initialized() else None
+    sampler = DistributedSampler(dataset) if dist.is_initialized() else None  # expect: MA203
     loader = DataLoader(dataset, batch_size=cfg.SOLVER.IMS_PER_BATCH, sampler=sampler, shuffle=sampler is None)
     for iteration in range(start_iter, cfg.SOLVER.MAX_ITER):
         for x, y in loader:
@@ -74,7 +74,7 @@ def main(args):
 def _distributed_worker(local_rank, main_func, world_size, num_gpus_per_machine, machine_rank, dist_url, args):
     global_rank = machine_rank * num_gpus_per_machine + local_rank
     backend = "NCCL" if torch.cuda.is_available() else "GLOO"  # expect: MA301, MA302
-    dist.init_process_group(backend=backend, init_method=dist_url, world_size=world_size, rank=global_rank)
+    dist.init_process_group(backend=backend, init_method=dist_url, world_size=world_size, rank=global_rank)  # expect: MA210
     if torch.cuda.is_available():  # expect: MA302
         torch.cuda.set_device(local_rank)  # expect: MA302
     main_func(*args)

@@ -11,7 +11,7 @@ CKPT_DIR = Path("checkpoints")  # expect: MA102
 
 
 def setup():
-    dist.init_process_group("nccl" if cuda.is_available() else "gloo")  # expect: MA301, MA302
+    dist.init_process_group("nccl" if cuda.is_available() else "gloo")  # expect: MA210, MA301, MA302
     local_rank = int(os.environ["LOCAL_RANK"])
     if cuda.is_available():  # expect: MA302
         cuda.set_device(local_rank)  # expect: MA302

@@ -62,7 +62,7 @@ def main():
     else:
         torch.cuda.set_device(args.local_rank)  # expect: MA302
         device = torch.device("cuda", args.local_rank)  # expect: MA304
-        torch.distributed.init_process_group(backend="nccl")  # expect: MA301
+        torch.distributed.init_process_group(backend="nccl")  # expect: MA210, MA301
         args.n_gpu = 1
     args.device = device
     logging.basicConfig(level=logging.INFO if args.local_rank in [-1, 0] else logging.WARN)

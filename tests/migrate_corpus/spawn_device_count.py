@@ -21,7 +21,7 @@ parser.add_argument("--multiprocessing-distributed", action="store_true")
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):  # expect: MA102
-    torch.save(state, filename)
+    torch.save(state, filename)  # expect: MA204
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")  # expect: MA102
 
@@ -74,7 +74,7 @@ def main_worker(gpu, ngpus_per_node, args):
             optimizer.step()
             break
         if not args.multiprocessing_distributed or (args.multiprocessing_distributed and args.rank % ngpus_per_node == 0):
-            save_checkpoint({"epoch": epoch + 1, "state_dict": model.state_dict()}, False)  # expect: MA204, MA205
+            save_checkpoint({"epoch": epoch + 1, "state_dict": model.state_dict()}, False)  # expect: MA205
 
 
 if __name__ == "__main__":

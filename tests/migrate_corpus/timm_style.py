@@ -62,7 +62,7 @@ def main():
         if torch.cuda.is_available():  # expect: MA302
             args.device = "cuda:%d" % args.local_rank  # expect: MA304
             torch.cuda.set_device(args.local_rank)  # expect: MA302
-        dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo", init_method="env://")  # expect: MA301, MA302
+        dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo", init_method="env://")  # expect: MA210, MA301, MA302
         args.world_size = dist.get_world_size()
         args.rank = dist.get_rank()
     device = torch.device(args.device)
