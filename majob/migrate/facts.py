@@ -181,6 +181,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             )
         if target is not None and type(target) is ast.Subscript:
             self._environ_write(self.qualname(target.value), target.slice, node)
+        elif target is not None and type(target) is ast.Attribute:
+            self._config_path(target.attr, value)
         self.children(node)
 
     def _if(self, node: ast.If) -> None:
@@ -349,6 +351,10 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
         qual = self.qualname(func)
         if qual:
             self._qualified_call(node, qual)
+            self._implicit_dir(node, qual)
+        for keyword in node.keywords:
+            if keyword.arg:
+                self._config_path(keyword.arg, keyword.value)
         self.children(node)
 
     def _is_display(self, func: ast.AST) -> bool:
@@ -358,6 +364,14 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
         attr = func.attr
+        stmt = self.stmt
+        if attr in ("parse_args", "parse_known_args") and type(stmt) is not ast.Assign and stmt:
+            # `return parser.parse_known_args()[0]` (YOLOv5's parse_opt): the parser is known,
+            # the parsed arguments have no name here.
+            receiver = func.value
+            parser = receiver.id if type(receiver) is ast.Name else None
+            end = stmt.end_lineno or stmt.lineno
+            self.parses.append(ParseSite(self.scope, end, self.span(stmt), None, parser))
         if attr == "cuda":
             if self.npu and self.qualname(func) != "torch.cuda":
                 span = self.span(func)

@@ -76,7 +76,7 @@ class DefaultPath:
     name: str  # the parameter, or the flag's dest (used as ``args.<dest>``)
     span: Span
     value: str
-    origin: str  # "parameter" or "argument"
+    origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
     scope: Scope | None  # the function, for a parameter
     kind: pt.PathKind | None = None  # from a use in a path position
 
@@ -209,6 +209,9 @@ class FactsBase:
         self.data_parallel_functions: list[Site] = []
         self.environ_writes: list[Site] = []  # detail: the variable's name
         self.tcp_addresses: list[Site] = []
+        # add_argument("--world-size") for the --world_size ModelArts passes: (site, its source)
+        self.flag_spellings: list[tuple[Site, str]] = []
+        self.implicit_dirs: list[Site] = []  # SummaryWriter(): detail the directory it uses
         self.inits: list[Site] = []  # init_process_group calls; detail "env" or "given"
 
     # ------------------------------------------------------------------ helpers

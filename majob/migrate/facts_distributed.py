@@ -179,8 +179,9 @@ def unwrap_tested(test: ast.AST) -> list[str]:
         first, second = sub.args
         if type(first) is not ast.Name:
             continue
-        if sub.func.id == "hasattr" and type(second) is ast.Constant and second.value == "module":
-            names.append(first.id)
-        elif sub.func.id == "isinstance" and "DataParallel" in ast.unparse(second):
+        has_module = type(second) is ast.Constant and second.value == "module"
+        checked_type = ast.unparse(second) if sub.func.id == "isinstance" else ""
+        wrapper_type = "DataParallel" in checked_type
+        if (sub.func.id == "hasattr" and has_module) or wrapper_type:
             names.append(first.id)
     return names

@@ -59,24 +59,38 @@ class PathFacts(FactsBase):
         if default is not None and dest in pt.INJECTED_DIST_FLAGS:
             # --init_method's default is replaced by what ModelArts passes on a cluster.
             self.injected_defaults.add(id(default))
+        built = pathlib_literal(default)  # default=ROOT / "runs/train": a path by construction
+        default = built or default
         if (
             dest
             and dest not in pt.CHANNEL_FLAGS.values()
             and type(default) is ast.Constant
             and type(default.value) is str
             and pt.is_local_path_literal(default.value)
-            and (pt.path_argument_name(dest) or pt.looks_like_data_file(default.value))
+            and (
+                built is not None
+                or pt.path_argument_name(dest)
+                or pt.looks_like_data_file(default.value)
+            )
         ):
             self.skip_strings.add(id(default))
             self.defaults.append(
                 DefaultPath(dest, self.span(default), default.value, "argument", None)
             )
+        options = [
+            a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)
+        ]
         for arg in node.args:
             if (
                 type(arg) is ast.Constant
                 and isinstance(arg.value, str)
                 and arg.value.startswith("--")
             ):
+                exact = "--" + arg.value[2:].replace("-", "_")
+                if exact != arg.value and exact[2:] in pt.PLATFORM_FLAGS and exact not in options:
+                    # ModelArts passes --world_size; argparse does not match it to --world-size.
+                    declared = self.segment(arg) or repr(arg.value)
+                    self.flag_spellings.append((Site(self.span(arg), exact), declared))
                 flag = arg.value[2:].replace("-", "_")
                 literal = (
                     default.value
@@ -137,6 +151,25 @@ class PathFacts(FactsBase):
             )
         )
 
+    def _config_path(self, name: str, value: ast.AST) -> None:
+        """``cfg.OUTPUT_DIR = "./output"`` or ``SimpleNamespace(ROOT="datasets/coco")``: a path
+        in a config object, edited where it is set (its uses read ``cfg.OUTPUT_DIR``)."""
+        if (
+            type(value) is not ast.Constant
+            or type(value.value) is not str
+            or id(value) in self.skip_strings
+            or not pt.path_constant_name(name)
+            or not pt.is_local_path_literal(value.value)
+        ):
+            return
+        self.skip_strings.add(id(value))
+        self.defaults.append(DefaultPath(name, self.span(value), value.value, "config", None))
+
+    def _implicit_dir(self, node: ast.Call, qual: str) -> None:
+        """``SummaryWriter()`` with no log_dir writes under ./runs, outside the output channel."""
+        if qual in pt.IMPLICIT_DIR_CALLS and not node.args and not node.keywords:
+            self.implicit_dirs.append(Site(self.span(node), pt.IMPLICIT_DIR_CALLS[qual]))
+
     def _default_used(self, head: ast.AST, kind: pt.PathKind) -> bool:
         """``head`` names a parameter or ``args.<flag>`` with a path default: give it ``kind``."""
         found = False
@@ -166,6 +199,23 @@ class PathFacts(FactsBase):
             name = stmt.targets[0].id
             value = stmt.value
             literal: str | None = None
+            wrapped = pathlib_literal(value)
+            if wrapped is not None and pt.is_local_path_literal(str(wrapped.value)):
+                # CKPT_DIR = Path("checkpoints"): reported at the literal; its uses keep a Path,
+                # so they are not rewritten to the (str) channel argument.
+                self.skip_strings.add(id(wrapped))
+                base = str(wrapped.value).rstrip("/").rsplit("/", 1)[-1]
+                self.constants[name] = PathConstant(
+                    name,
+                    stmt.end_lineno or stmt.lineno,
+                    None,
+                    base,
+                    is_file=pt.looks_like_file(base),
+                    kind=None,
+                    literal_span=self.span(wrapped),
+                    routable=False,
+                )
+                continue
             if type(value) is ast.Constant and isinstance(value.value, str):
                 if not pt.is_local_path_literal(value.value):
                     continue
@@ -230,3 +280,25 @@ class PathFacts(FactsBase):
         if parse.scope.is_module:
             return not scope.is_module or line > parse.end_line
         return parse.scope is scope and line > parse.end_line
+
+
+def pathlib_literal(node: ast.AST | None) -> ast.Constant | None:
+    """The string literal in ``Path("runs")`` or ``ROOT / "runs/train"``, else None."""
+    if (
+        type(node) is ast.Call
+        and len(node.args) == 1
+        and not node.keywords
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("Path", "PurePath")
+        and type(node.args[0]) is ast.Constant
+        and type(node.args[0].value) is str
+    ):
+        return node.args[0]
+    if (
+        type(node) is ast.BinOp
+        and type(node.op) is ast.Div
+        and type(node.right) is ast.Constant
+        and type(node.right.value) is str
+        and type(node.left) in (ast.Name, ast.Attribute, ast.Call)
+    ):
+        return node.right
+    return None

@@ -100,6 +100,12 @@ PATH_CALLS: dict[str, PathArg] = {
     ),
 }
 
+# Calls that write under a local directory when given no path at all.
+IMPLICIT_DIR_CALLS: dict[str, str] = {
+    "torch.utils.tensorboard.SummaryWriter": "./runs",
+    "tensorboardX.SummaryWriter": "./runs",
+}
+
 # Method names that take an output path whatever the receiver (DataFrame.to_csv, fig.savefig).
 PATH_METHODS: dict[str, PathArg] = {
     **_spec(["to_csv", "to_json", "to_parquet", "to_pickle"], 0, "path_or_buf", "output", False),
@@ -188,7 +194,10 @@ def relative_to_root(value: str, root: str) -> str | None:
 
 
 _PATH_NAME = re.compile(r"(?:^|_)(?:FILE|FILES|DIR|DIRS|PATH|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
-_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export", "snapshot", "best")
+_OUTPUT_WORDS = (
+    *("out", "ckpt", "checkpoint", "save", "log", "result", "export", "snapshot", "best"),
+    "runs",  # tensorboard's and YOLO's runs/ directory
+)
 _INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
 
 
@@ -289,6 +298,8 @@ RANK_QUERIES = frozenset(
     for name in ("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend")
 )
 INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
+# Every flag ModelArts passes, spelled as it passes them (underscores).
+PLATFORM_FLAGS = frozenset({*INJECTED_DIST_FLAGS, "data_url", "train_url"})
 
 # ------------------------------------------------------------------ Ascend
 

@@ -114,6 +114,15 @@ RULES: dict[str, Rule] = {
             "a write into the input (data_url) directory: it is not uploaded and may be read-only",
             "write outputs under args.train_url",
         ),
+        Rule(
+            "MA106",
+            "platform-flag-spelling",
+            _E,
+            "a flag ModelArts passes is declared with dashes (--world-size): argparse does not "
+            "match the --world_size the platform passes, so parse_known_args drops it",
+            "declare the underscore spelling too: add_argument('--world-size', '--world_size')",
+            _PATHS,
+        ),
         # ---- distributed
         Rule(
             "MA201",

@@ -54,6 +54,7 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
     plan = _Plan(facts, facts.entry_parse())
     _ma104_parse_args(facts, out)
     _ma105_writes_into_input(facts, out)
+    _ma106_flag_spellings(facts, out)
     _settle_directions(facts.paths)
     _plan_roots(plan)
     _ma101_ma102_literals(plan, out)
@@ -74,6 +75,14 @@ def _ma104_parse_args(facts: FileFacts, out: FileFindings) -> None:
 def _ma105_writes_into_input(facts: FileFacts, out: FileFindings) -> None:
     for write in facts.writes_into_input:
         out.report("MA105", write.span, write.detail)
+
+
+def _ma106_flag_spellings(facts: FileFacts, out: FileFindings) -> None:
+    """``add_argument("--world-size")``: the spelling the platform passes is added beside it."""
+    for site, declared in facts.flag_spellings:
+        code = f"{declared}, {_py_str(site.detail)}"
+        fix = Fix(Codemod.CLOUD_PATHS, "MA106", "replace-expr", site.span, code=code)
+        out.report("MA106", site.span, f"ModelArts passes {site.detail}", fix)
 
 
 def _settle_directions(sites: list[PathSite]) -> None:
@@ -187,7 +196,10 @@ def _ma101_ma102_defaults(facts: FileFacts, out: FileFindings) -> None:
         if kind is None:
             kind = "output" if pt.looks_like_data_file(default.value) else "input"
         what = "--" + default.name if default.origin == "argument" else default.name
-        out.report(_RULE_OF_KIND[kind], default.span, f"{what} defaults to {default.value!r}")
+        verb = "is set to" if default.origin == "config" else "defaults to"
+        out.report(_RULE_OF_KIND[kind], default.span, f"{what} {verb} {default.value!r}")
+    for site in facts.implicit_dirs:
+        out.report("MA102", site.span, f"with no log_dir it writes under {site.detail}")
 
 
 def _ma103_channel_arguments(plan: _Plan, out: FileFindings) -> None:

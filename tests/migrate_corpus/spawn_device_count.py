@@ -14,7 +14,7 @@ from torch.utils.data.distributed import DistributedSampler
 parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", default=1, type=int)
 parser.add_argument("--resume", default="", type=str, metavar="PATH")
-parser.add_argument("--world-size", default=1, type=int)
+parser.add_argument("--world-size", default=1, type=int)  # expect: MA106
 parser.add_argument("--rank", default=0, type=int)
 parser.add_argument("--dist-backend", default="nccl", type=str)  # expect: MA301
 parser.add_argument("--multiprocessing-distributed", action="store_true")

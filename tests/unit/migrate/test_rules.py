@@ -21,6 +21,11 @@ parser = argparse.ArgumentParser()
 args = parser.parse_known_args()[0]
 """
 
+DIST = (
+    "import os\nimport torch\nimport torch.distributed as dist\n"
+    "dist.init_process_group('gloo', init_method=a.init_method, rank=a.rank, world_size=a.world_size)\n"
+)
+
 # (rule, target, source, fixed by) -- the finding must be reported exactly with these codemods.
 FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
     ("MA000", GPU, "def broken(:\n    pass\n", set()),
@@ -191,10 +196,111 @@ if args.local_rank == 0:
         set(),
     ),
     ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
+    # ModelArts passes --world_size; argparse does not match it to a declared --world-size
+    (
+        "MA106",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world-size', type=int)\n"
+        "a, _ = p.parse_known_args()\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    # the group reads the launcher's environment (env://), or no --world_size reaches it
+    ("MA210", GPU, "import torch.distributed as dist\ndist.init_process_group('nccl')\n", set()),
+    (
+        "MA210",
+        GPU,
+        "import torch.distributed as dist\ndist.init_process_group('gloo', init_method='env://')\n",
+        set(),
+    ),
+    (
+        "MA210",
+        GPU,
+        "import argparse\nimport torch.distributed as dist\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--dist-url')\na, _ = p.parse_known_args()\n"
+        "dist.init_process_group('gloo', init_method=a.dist_url, rank=0, world_size=2)\n",
+        set(),
+    ),
+    # guards: an `or` that lets every rank through; rank % devices and LOCAL_RANK are per node
+    (
+        "MA204",
+        GPU,
+        DIST + "if not a.multiprocessing_distributed or a.rank % n == 0:\n"
+        "    torch.save(m, '/o/m.pt')\n",
+        {Codemod.DDP},
+    ),
+    (
+        "MA206",
+        GPU,
+        DIST + "if a.rank % ngpus_per_node == 0:\n    torch.save(m, '/o/m.pt')\n",
+        set(),
+    ),
+    (
+        "MA206",
+        GPU,
+        DIST + "if int(os.environ['LOCAL_RANK']) == 0:\n    torch.save(m, '/o/m.pt')\n",
+        set(),
+    ),
+    # paths in config objects, pathlib, and a writer's implicit directory
+    ("MA102", GPU, "cfg.OUTPUT_DIR = './output'\n", set()),
+    ("MA101", GPU, "cfg = SimpleNamespace(DATA_ROOT='datasets/coco')\n", set()),
+    (
+        "MA102",
+        GPU,
+        "import torch\nfrom pathlib import Path\nCKPT_DIR = Path('checkpoints')\n"
+        "torch.save(m, CKPT_DIR / 'm.pt')\n",
+        set(),
+    ),
+    (
+        "MA102",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--project', default=ROOT / 'runs/train')\n",
+        set(),
+    ),
+    (
+        "MA102",
+        GPU,
+        "from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter()\n",
+        set(),
+    ),
+    # YOLOv5's parse_opt returns the parsed arguments
+    (
+        "MA103",
+        GPU,
+        "import argparse\ndef parse_opt():\n    p = argparse.ArgumentParser()\n"
+        "    return p.parse_known_args()[0]\n",
+        {Codemod.CLOUD_PATHS},
+    ),
 ]
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    (
+        "MA204",
+        GPU,
+        DIST + "if not dist.is_initialized() or dist.get_rank() == 0:\n    torch.save(m, 'm')\n",
+    ),
+    (
+        "MA205",
+        GPU,
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(m)\n"
+        "torch.save(m.module.state_dict() if hasattr(m, 'module') else m.state_dict(), 'm.pt')\n",
+    ),
+    (
+        "MA106",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world-size', '--world_size')\n",
+    ),
+    (
+        "MA210",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world_size')\n" + DIST,
+    ),
+    (
+        "MA102",
+        GPU,
+        "from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter(args.train_url)\n",
+    ),
     ("MA102", GPU, "OUT_DIR = './out'\nprint(OUT_DIR)\n"),
     (
         "MA204",
