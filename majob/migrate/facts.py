@@ -179,6 +179,9 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                     receiver.id if type(receiver) is ast.Name else None,
                 )
             )
+        if name is not None:
+            self._object_built(name, value)
+            self._derived_path(name, value)
         if target is not None and type(target) is ast.Subscript:
             self._environ_write(self.qualname(target.value), target.slice, node)
         elif target is not None and type(target) is ast.Attribute:
@@ -252,6 +255,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                 span=Span(line, 0, line, 0),
             )
             self._parameter_defaults(args, self.scope)
+            self.function_params[function] = [a.arg for a in [*args.posonlyargs, *args.args]]
             for child in node.body:  # type: ignore[attr-defined]
                 self.visit(child)
         else:
@@ -334,6 +338,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
+        self._call_literals(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.
             outer, self.in_display = self.in_display, True

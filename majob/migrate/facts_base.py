@@ -81,6 +81,18 @@ class DefaultPath:
     kind: pt.PathKind | None = None  # from a use in a path position
 
 
+@dataclass(frozen=True)
+class CallLiteral:
+    """A string literal passed positionally to a function of the file (``f("./out")``)."""
+
+    callee: str
+    index: int
+    method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
+    value: str
+    span: Span
+    node_id: int  # the literal's node, to skip one that another path rule reported
+
+
 @dataclass
 class Loader:
     """A ``DataLoader(...)`` call."""
@@ -185,7 +197,13 @@ class FactsBase:
         self.in_add_argument = False
         self.in_display = False
         self.functions: dict[str, None] = {}
+        self.function_params: dict[str, list[str]] = {}  # positional parameters by function
+        self.path_params: dict[tuple[str, str], pt.PathKind] = {}  # (function, param) -> kind
+        self.derived: dict[tuple[int, str], str] = {}  # (scope id, local) -> parameter
+        self.call_literals: list[CallLiteral] = []
         self.call_sites: list[CallSite] = []
+        # (scope id, name) -> the rank guard every non-None value of the name was built under
+        self.built_under: dict[tuple[int, str], str | None] = {}
         self.loads: list[tuple[Span, ast.Name]] = []
         self.loaders: list[Loader] = []
         self.samplers: list[tuple[Span, str | None]] = []

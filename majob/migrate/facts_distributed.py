@@ -30,11 +30,27 @@ class DistributedFacts(FactsBase):
             callee = func.attr  # self.save_snapshot(...), trainer.save(...)
         else:
             return
-        if self.scope.rank_guarded:
-            guard: str | None = "global"
-        else:
-            guard = self.guard_kind(self._guard_words()) if self.guards else None
+        guard = self._current_guard()
+        if guard is None and type(func) is ast.Attribute and type(func.value) is ast.Name:
+            # saver.save_checkpoint() where `saver = CheckpointSaver(...)` was built on rank 0
+            guard = self.built_under.get((id(self.scope), func.value.id))
         self.call_sites.append(CallSite(callee, guard, self.scope.function))
+
+    def _current_guard(self) -> str | None:
+        if self.scope.rank_guarded:
+            return "global"
+        return self.guard_kind(self._guard_words()) if self.guards else None
+
+    def _object_built(self, name: str, value: ast.AST) -> None:
+        """``name = Something(...)``: the guard it was built under, the weakest over every such
+        assignment in this scope (``name = None`` elsewhere builds nothing)."""
+        if type(value) is ast.Constant and value.value is None:
+            return
+        key = (id(self.scope), name)
+        guard = self._current_guard() if type(value) is ast.Call else None
+        if key in self.built_under and self.built_under[key] != guard:
+            guard = None
+        self.built_under[key] = guard
 
     def _assigned_name(self, node: ast.Call) -> str | None:
         """``X`` in ``X = node`` (the first target of the statement)."""

@@ -7,6 +7,7 @@ import ast
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts_base import (
+    CallLiteral,
     DefaultPath,
     FactsBase,
     ParseSite,
@@ -120,6 +121,12 @@ class PathFacts(FactsBase):
             if not neutral:
                 constant.kind = constant.kind or kind
             return
+        if not neutral and type(head) is ast.Name:
+            param = self._parameter_of(head.id)
+            if param is not None and self.scope.function is not None:
+                # def get_outdir(path): os.makedirs(os.path.join(path, ...)): the callers'
+                # literals for `path` are paths (see _call_literals).
+                self.path_params.setdefault((self.scope.function, param), kind)
         if not neutral and self._default_used(head, kind):
             return
         if type(arg) is ast.Constant:
@@ -150,6 +157,51 @@ class PathFacts(FactsBase):
                 mkdir=self.span(node) if mkdir and arg is literal and not exist_ok else None,
             )
         )
+
+    def _parameter_of(self, name: str) -> str | None:
+        """The parameter of the current function that ``name`` is, or was derived from."""
+        function = self.scope.function
+        if function is None:
+            return None
+        name = self.derived.get((id(self.scope), name), name)
+        return name if name in self.function_params.get(function, ()) else None
+
+    def _derived_path(self, name: str, value: ast.AST) -> None:
+        """``outdir = os.path.join(path, *paths)`` (or ``Path(path) / x``): ``outdir`` is
+        ``path`` for the parameters that reach a path position."""
+        if self.scope.function is None:
+            return
+        head = value
+        while type(head) in (ast.Call, ast.BinOp):
+            if type(head) is ast.BinOp:
+                head = head.left
+            elif type(head) is ast.Call and head.args:
+                head = head.args[0]
+            else:
+                return
+        if type(head) is ast.Name:
+            param = self._parameter_of(head.id)
+            if param is not None:
+                self.derived[(id(self.scope), name)] = param
+
+    def _call_literals(self, node: ast.Call) -> None:
+        """String literals passed to a local function (also as either branch of ``x if c else
+        "./out"``): paths when the parameter they bind reaches a path position."""
+        func = node.func
+        if type(func) is ast.Name:
+            callee, method = func.id, False
+        elif type(func) is ast.Attribute and not (
+            type(func.value) is ast.Name and func.value.id in self.aliases
+        ):
+            callee, method = func.attr, True  # obj.f(...), Data().f(...); not np.load(...)
+        else:
+            return
+        for index, arg in enumerate(node.args):
+            for value in (arg.body, arg.orelse) if type(arg) is ast.IfExp else (arg,):
+                if type(value) is ast.Constant and type(value.value) is str:
+                    self.call_literals.append(
+                        CallLiteral(callee, index, method, value.value, self.span(value), id(value))
+                    )
 
     def _config_path(self, name: str, value: ast.AST) -> None:
         """``cfg.OUTPUT_DIR = "./output"`` or ``SimpleNamespace(ROOT="datasets/coco")``: a path

@@ -198,6 +198,20 @@ def _ma101_ma102_defaults(facts: FileFacts, out: FileFindings) -> None:
         what = "--" + default.name if default.origin == "argument" else default.name
         verb = "is set to" if default.origin == "config" else "defaults to"
         out.report(_RULE_OF_KIND[kind], default.span, f"{what} {verb} {default.value!r}")
+    for literal in facts.call_literals:
+        params = facts.function_params.get(literal.callee, [])
+        shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+        index = literal.index + shift
+        param = params[index] if index < len(params) else None
+        kind = facts.path_params.get((literal.callee, param)) if param else None
+        if (
+            kind is None
+            or literal.node_id in facts.skip_strings
+            or not pt.is_local_path_literal(literal.value)
+        ):
+            continue
+        detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"
+        out.report(_RULE_OF_KIND[kind], literal.span, detail)
     for site in facts.implicit_dirs:
         out.report("MA102", site.span, f"with no log_dir it writes under {site.detail}")
 

@@ -263,6 +263,22 @@ if args.local_rank == 0:
         "from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter()\n",
         set(),
     ),
+    # a literal handed to a local function whose parameter becomes a path (timm's get_outdir)
+    (
+        "MA102",
+        GPU,
+        "import os\ndef get_outdir(path, *paths):\n    outdir = os.path.join(path, *paths)\n"
+        "    os.makedirs(outdir, exist_ok=True)\n    return outdir\n"
+        "d = get_outdir(a.output if a.output else './output/train', 'exp')\n",
+        set(),
+    ),
+    (
+        "MA101",
+        GPU,
+        "import numpy as np\nclass Data:\n    def read(self, root):\n        return np.load(root)\n"
+        "x = Data().read('data/train.npy')\n",
+        set(),
+    ),
     # YOLOv5's parse_opt returns the parsed arguments
     (
         "MA103",
@@ -275,6 +291,16 @@ if args.local_rank == 0:
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    # the saver exists on rank 0 only, so its method saves on rank 0 only
+    (
+        "MA204",
+        GPU,
+        DIST + "class Saver:\n    def save_checkpoint(self, m):\n        torch.save(m, 'm.pt')\n"
+        "saver = None\nif dist.get_rank() == 0:\n    saver = Saver()\n"
+        "if saver is not None:\n    saver.save_checkpoint(1)\n",
+    ),
+    # a local function's parameter that is not a path: its literals are not paths
+    ("MA102", GPU, "def greet(name):\n    print(name)\ngreet('out/x')\n"),
     (
         "MA204",
         GPU,
