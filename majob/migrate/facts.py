@@ -293,6 +293,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                 or (type(value) is ast.Name and self.aliases.get(value.id) == "torch.cuda")
             ) and self.qualname(value) == "torch.cuda":
                 self._torch_cuda(node)
+            elif attr == "is_nccl_available" and self.qualname(node) == pt.NCCL_AVAILABLE:
+                self._nccl_available(node)
             if attr in ATTR_TRIGGERS:
                 qual = self.qualname(node)
                 if qual:
@@ -413,6 +415,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)
+        if qual == "torch.load":
+            self._map_location_keys(node)
         if qual in pt.NEUTRAL_PATH_CALLS:  # shutil.copyfile: its source here, its target below
             self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
         if spec is not None:

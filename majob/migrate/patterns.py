@@ -295,8 +295,12 @@ RANK_GUARD_WORDS = ("rank", "master", "main_process", "is_main", "is_primary")
 # torch.distributed calls that are no collective: a rank may skip them.
 RANK_QUERIES = frozenset(
     f"torch.distributed.{name}"
-    for name in ("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend")
+    for name in (
+        *("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend"),
+        *("is_nccl_available", "is_gloo_available", "is_mpi_available", "is_hccl_available"),
+    )
 )
+NCCL_AVAILABLE = "torch.distributed.is_nccl_available"
 INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
 # Every flag ModelArts passes, spelled as it passes them (underscores).
 PLATFORM_FLAGS = frozenset({*INJECTED_DIST_FLAGS, "data_url", "train_url"})

@@ -290,6 +290,16 @@ RULES: dict[str, Rule] = {
             _NPU_MANUAL,
             True,
         ),
+        Rule(
+            "MA313",
+            "nccl-availability-test",
+            _E,
+            "dist.is_nccl_available() is False on Ascend, also with transfer_to_npu: the script "
+            "falls back to gloo, which cannot reduce NPU tensors",
+            "test dist.is_hccl_available() (torch_npu adds it to torch.distributed)",
+            _NPU_MANUAL,
+            True,
+        ),
         # blockers: never auto-fixed
         Rule(
             "MA320",

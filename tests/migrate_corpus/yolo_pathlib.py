@@ -73,7 +73,7 @@ def main(opt):
         if torch.cuda.is_available():  # expect: MA302
             torch.cuda.set_device(LOCAL_RANK)  # expect: MA302
             device = torch.device("cuda", LOCAL_RANK)  # expect: MA304
-        dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")  # expect: MA210, MA301
+        dist.init_process_group(backend="nccl" if dist.is_nccl_available() else "gloo")  # expect: MA210, MA301, MA313
     if os.path.exists(opt.weights):
         ckpt = torch.load(opt.weights, map_location="cpu")
     train(opt, device)

@@ -279,6 +279,14 @@ if args.local_rank == 0:
         "x = Data().read('data/train.npy')\n",
         set(),
     ),
+    # False on Ascend, with or without transfer_to_npu: the script would pick gloo
+    (
+        "MA313",
+        NPU,
+        "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+        "import torch.distributed as dist\nb = 'hccl' if dist.is_nccl_available() else 'gloo'\n",
+        {Codemod.NPU_MANUAL},
+    ),
     # YOLOv5's parse_opt returns the parsed arguments
     (
         "MA103",
@@ -291,6 +299,13 @@ if args.local_rank == 0:
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    ("MA313", GPU, "import torch.distributed as dist\nok = dist.is_nccl_available()\n"),
+    # a map_location key names where the checkpoint was saved: 'cuda:0' stays
+    (
+        "MA304",
+        NPU,
+        "import torch\nimport torch_npu\ns = torch.load(p, map_location={'cuda:0': 'cpu'})\n",
+    ),
     # the saver exists on rank 0 only, so its method saves on rank 0 only
     (
         "MA204",
