@@ -36,6 +36,9 @@ class _Plan:
 
     @property
     def dist(self) -> str:
+        """The name of torch.distributed for fixes; the import is added only when one uses it."""
+        if self.facts.binding("torch.distributed") is None:
+            self.imports["import torch.distributed as dist\n"] = None
         return self.facts.binding("torch.distributed") or "dist"
 
     @property
@@ -85,8 +88,6 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     if not (plan.distributed or plan.converting):
         _ma205_wrapped_state_dicts(facts, out)
         return
-    if facts.binding("torch.distributed") is None:
-        plan.imports["import torch.distributed as dist\n"] = None
     _ma202_loaders_without_sampler(plan)
     _ma203_set_epoch(plan)
     _ma204_ma206_saves(plan)
@@ -322,7 +323,6 @@ def _ma204_ma206_saves(plan: _Plan) -> None:
     collective, so no rank can be left waiting) is guarded whole, its copies and logs too."""
     facts = plan.facts
     guards = _function_guards(facts)
-    cond = f"not {plan.dist}.is_initialized() or {plan.dist}.get_rank() == 0"
     for save in facts.saves:
         guard = _save_guard(save, guards)
         if guard == "global":
@@ -346,6 +346,7 @@ def _ma204_ma206_saves(plan: _Plan) -> None:
             )
             fixes.append(Fix(Codemod.DDP, "MA204", "prepend-function", scope.span, code=code))
         elif save.stmt:
+            cond = f"not {plan.dist}.is_initialized() or {plan.dist}.get_rank() == 0"
             fixes.append(Fix(Codemod.DDP, "MA204", "wrap-stmt", save.stmt, code=cond))
         plan.report_or_plan(plan.distributed, "MA204", save.span, fixes)
 

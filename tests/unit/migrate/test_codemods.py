@@ -152,3 +152,16 @@ def test_npu_manual_tests_hccl_and_keeps_the_saved_location_of_a_map_location_ke
     assert "backend = 'hccl' if dist.is_hccl_available() else 'gloo'\n" in result
     # a GPU checkpoint's cuda:0 storages still map to this process's NPU
     assert "map_location={'cuda:0': 'npu:%d' % rank}" in result
+
+
+def test_ddp_imports_torch_distributed_only_when_a_fix_uses_it() -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+        "torch.distributed.init_process_group('gloo')\n"
+        "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+        "for epoch in range(2):\n    for batch in loader:\n        pass\n"
+    )
+    result, missed = migrate_source(source, Codemod.DDP, "t.py")
+    assert missed == []
+    assert "loader.sampler.set_epoch(epoch)" in result
+    assert "import torch.distributed as dist" not in result
