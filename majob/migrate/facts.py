@@ -417,6 +417,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
         spec = pt.PATH_CALLS.get(qual)
         if qual == "torch.load":
             self._map_location_keys(node)
+        elif qual in pt.PATHLIB_CALLS:
+            self._pathlib_call(node)
         if qual in pt.NEUTRAL_PATH_CALLS:  # shutil.copyfile: its source here, its target below
             self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
         if spec is not None:

@@ -52,6 +52,9 @@ class PathSite:
     line: int
     neutral: bool = False  # an existence test or a copy source: its direction comes from others
     mkdir: Span | None = None  # the os.mkdir/os.makedirs call without exist_ok around the literal
+    # f"ckpt/e{epoch}.pt", "ckpt/e%d.pt" % epoch, "ckpt/e{}.pt".format(epoch): the span is the
+    # whole expression, ``use.value`` its directory, and this the expression without it
+    template_rest: str | None = None
 
 
 @dataclass

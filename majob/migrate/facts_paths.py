@@ -141,6 +141,13 @@ class PathFacts(FactsBase):
         elif kind == "output" and any("data_url" in w for w in self.words(arg)):
             self.writes_into_input.append(Site(self.span(arg), self.segment(arg) or ""))
             return
+        elif (template := self._template(arg)) is not None:
+            directory, rest = template
+            use = pt.PathUse(directory, kind, True)
+            line = getattr(arg, "lineno", 0)
+            site = PathSite(self.span(arg), use, self.scope, line, neutral, template_rest=rest)
+            self.paths.append(site)
+            return
         if type(literal) is not ast.Constant or type(literal.value) is not str:
             return
         if not pt.is_local_path_literal(literal.value):
@@ -157,6 +164,53 @@ class PathFacts(FactsBase):
                 mkdir=self.span(node) if mkdir and arg is literal and not exist_ok else None,
             )
         )
+
+    def _template(self, node: ast.AST) -> tuple[str, str] | None:
+        """(directory, the expression without it) for a formatted path whose text starts with a
+        directory: ``f"ckpt/e{epoch}.pt"``, ``"ckpt/e%d.pt" % epoch``, ``"ckpt/{}".format(x)``."""
+        if type(node) is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
+            head = str(node.values[0].value)
+        elif (
+            type(node) is ast.BinOp
+            and type(node.op) is ast.Mod
+            and type(node.left) is ast.Constant
+            and type(node.left.value) is str
+        ):
+            head = node.left.value.split("%", 1)[0]
+        elif (
+            type(node) is ast.Call
+            and type(node.func) is ast.Attribute
+            and node.func.attr == "format"
+            and type(node.func.value) is ast.Constant
+            and type(node.func.value.value) is str
+        ):
+            head = node.func.value.value.split("{", 1)[0]
+        else:
+            return None
+        directory = head.rsplit("/", 1)[0] if "/" in head else ""
+        text = self.segment(node)
+        if not directory or text is None or not pt.is_local_path_literal(directory):
+            return None
+        quote = min((i for i in (text.find("'"), text.find('"')) if i >= 0), default=-1)
+        if quote < 0 or not text[quote + 1 :].startswith(directory + "/"):
+            return None  # an escape or a triple quote: left to the user
+        return directory, text[: quote + 1] + text[quote + 2 + len(directory) :]
+
+    def _pathlib_call(self, node: ast.Call) -> None:
+        """``Path("runs") / name``: a literal turned into a path is one, its direction guessed
+        from its name (``runs``, ``checkpoints`` are outputs) when no other use decides it."""
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if (
+            type(arg) is not ast.Constant
+            or type(arg.value) is not str
+            or id(arg) in self.skip_strings
+            or self.in_display
+            or self.in_add_argument
+            or arg.value.rstrip("/") in ("", ".", "..")
+        ):
+            return
+        kind: pt.PathKind = pt.kind_from_name(arg.value) or "input"
+        self._path_arg(node, pt.PathArg(0, "", kind, True), kind, neutral=kind == "input")
 
     def _parameter_of(self, name: str) -> str | None:
         """The parameter of the current function that ``name`` is, or was derived from."""

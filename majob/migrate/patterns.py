@@ -100,6 +100,8 @@ PATH_CALLS: dict[str, PathArg] = {
     ),
 }
 
+PATHLIB_CALLS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+
 # Calls that write under a local directory when given no path at all.
 IMPLICIT_DIR_CALLS: dict[str, str] = {
     "torch.utils.tensorboard.SummaryWriter": "./runs",

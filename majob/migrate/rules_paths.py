@@ -146,7 +146,14 @@ def _ma101_ma102_literals(plan: _Plan, out: FileFindings) -> None:
         detail = repr(site.use.value)
         if parse is not None and rel is not None and facts.visible(parse, site.scope, site.line):
             expr = plan.channel_expr(kind, rel)
-            if site.mkdir is not None:
+            if site.template_rest is not None:
+                # f"ckpt/e{epoch}.pt" -> os.path.join(args.train_url, "ckpt", f"e{epoch}.pt")
+                plan.needs_os = plan.needs_os or facts.binding("os") is None
+                parts = [f"{parse.args_name}.{pt.CHANNEL_FLAGS[kind]}"]
+                parts += [_py_str(rel)] if rel else []
+                code = f"{plan.os_name}.path.join({', '.join([*parts, site.template_rest])})"
+                fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.span, code=code))
+            elif site.mkdir is not None:
                 # On ModelArts the output directory exists already: os.mkdir would raise.
                 code = f"{plan.os_name}.makedirs({expr}, exist_ok=True)"
                 fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.mkdir, code=code))

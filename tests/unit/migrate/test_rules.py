@@ -287,6 +287,16 @@ if args.local_rank == 0:
         "import torch.distributed as dist\nb = 'hccl' if dist.is_nccl_available() else 'gloo'\n",
         {Codemod.NPU_MANUAL},
     ),
+    # formatted paths that start with a directory, and literals made into a pathlib.Path
+    ("MA102", GPU, PARSER + "torch.save(m, f'checkpoints/epoch_{e}.pt')\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/epoch_%d.pt' % e)\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/e_{}.pt'.format(e))\n", {Codemod.CLOUD_PATHS}),
+    (
+        "MA102",
+        GPU,
+        PARSER + "from pathlib import Path\nd = Path('runs') / 'exp'\n",
+        {Codemod.CLOUD_PATHS},
+    ),
     # YOLOv5's parse_opt returns the parsed arguments
     (
         "MA103",
@@ -299,6 +309,12 @@ if args.local_rank == 0:
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    ("MA102", GPU, PARSER + "torch.save(m, f'{args.out}/epoch_{e}.pt')\n"),  # no literal dir
+    (
+        "MA101",
+        GPU,
+        "from pathlib import Path\nprint(Path('data') / 'x')\nfiles = Path('.').glob('*')\n",
+    ),
     ("MA313", GPU, "import torch.distributed as dist\nok = dist.is_nccl_available()\n"),
     # a map_location key names where the checkpoint was saved: 'cuda:0' stays
     (
