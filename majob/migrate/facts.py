@@ -340,7 +340,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
-        self._call_literals(node)
+        if node.args:
+            self._call_literals(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.
             outer, self.in_display = self.in_display, True
@@ -360,7 +361,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self._qualified_call(node, qual)
             self._implicit_dir(node, qual)
         for keyword in node.keywords:
-            if keyword.arg:
+            if type(keyword.value) is ast.Constant and keyword.arg:
                 self._config_path(keyword.arg, keyword.value)
         self.children(node)
 

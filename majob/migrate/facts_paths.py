@@ -223,7 +223,7 @@ class PathFacts(FactsBase):
     def _derived_path(self, name: str, value: ast.AST) -> None:
         """``outdir = os.path.join(path, *paths)`` (or ``Path(path) / x``): ``outdir`` is
         ``path`` for the parameters that reach a path position."""
-        if self.scope.function is None:
+        if self.scope.function is None or type(value) not in (ast.Call, ast.BinOp, ast.Name):
             return
         head = value
         while type(head) in (ast.Call, ast.BinOp):
@@ -251,7 +251,10 @@ class PathFacts(FactsBase):
         else:
             return
         for index, arg in enumerate(node.args):
-            for value in (arg.body, arg.orelse) if type(arg) is ast.IfExp else (arg,):
+            kind = type(arg)
+            if kind is not ast.Constant and kind is not ast.IfExp:
+                continue
+            for value in (arg.body, arg.orelse) if kind is ast.IfExp else (arg,):  # type: ignore[attr-defined]
                 if type(value) is ast.Constant and type(value.value) is str:
                     self.call_literals.append(
                         CallLiteral(callee, index, method, value.value, self.span(value), id(value))
