@@ -177,6 +177,13 @@ class PathFacts(FactsBase):
             and type(node.left.value) is str
         ):
             head = node.left.value.split("%", 1)[0]
+        elif type(node) is ast.BinOp and type(node.op) is ast.Add:
+            left: ast.expr = node  # "checkpoints/" + name + ".pt": the leftmost operand
+            while type(left) is ast.BinOp and type(left.op) is ast.Add:
+                left = left.left
+            if type(left) is not ast.Constant or type(left.value) is not str:
+                return None
+            head = left.value
         elif (
             type(node) is ast.Call
             and type(node.func) is ast.Attribute

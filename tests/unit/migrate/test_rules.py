@@ -291,6 +291,7 @@ if args.local_rank == 0:
     ("MA102", GPU, PARSER + "torch.save(m, f'checkpoints/epoch_{e}.pt')\n", {Codemod.CLOUD_PATHS}),
     ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/epoch_%d.pt' % e)\n", {Codemod.CLOUD_PATHS}),
     ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/e_{}.pt'.format(e))\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/' + name + '.pt')\n", {Codemod.CLOUD_PATHS}),
     (
         "MA102",
         GPU,
