@@ -190,13 +190,14 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
-        words = guard_words(node.test, self.words(node.test))
+        subs = list(ast.walk(node.test))  # one walk for every question about the test
+        words = guard_words(node.test, self.words(node.test, subs), subs)
         kind = self.guard_kind(words)
         if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
             # `if rank != 0: return` guards what follows in the same scope.
             self.scope.rank_guarded = True
         self.guards.append(words)
-        tested = unwrap_tested(node.test)
+        tested = unwrap_tested(subs)
         self.unwrap_tested.extend(tested)
         for child in node.body:
             self.visit(child)
@@ -207,7 +208,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _if_exp(self, node: ast.IfExp) -> None:
         # `m.module.state_dict() if hasattr(m, "module") else m.state_dict()` unwraps already.
-        tested = unwrap_tested(node.test)
+        tested = unwrap_tested(list(ast.walk(node.test)))
         self.unwrap_tested.extend(tested)
         self.children(node)
         del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]

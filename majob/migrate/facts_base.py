@@ -254,9 +254,10 @@ class FactsBase:
         return None
 
     @staticmethod
-    def words(node: ast.AST) -> frozenset[str]:
+    def words(node: ast.AST, subs: Iterable[ast.AST] | None = None) -> frozenset[str]:
+        """The names in ``node`` (``subs``: its nodes, when the caller walked it already)."""
         found: set[str] = set()
-        for sub in ast.walk(node):
+        for sub in ast.walk(node) if subs is None else subs:
             if type(sub) is ast.Name:
                 found.add(sub.id.lower())
             elif type(sub) is ast.Attribute:

@@ -44,10 +44,14 @@ class DistributedFacts(FactsBase):
     def _object_built(self, name: str, value: ast.AST) -> None:
         """``name = Something(...)``: the guard it was built under, the weakest over every such
         assignment in this scope (``name = None`` elsewhere builds nothing)."""
-        if type(value) is ast.Constant and value.value is None:
-            return
         key = (id(self.scope), name)
-        guard = self._current_guard() if type(value) is ast.Call else None
+        if type(value) is not ast.Call:
+            if key in self.built_under and not (
+                type(value) is ast.Constant and value.value is None
+            ):
+                self.built_under[key] = None  # saver = other: built anywhere
+            return
+        guard = self._current_guard()
         if key in self.built_under and self.built_under[key] != guard:
             guard = None
         self.built_under[key] = guard
@@ -136,9 +140,10 @@ def _named(node: ast.expr) -> TypeGuard[ast.Name | ast.Attribute]:
     return type(node) in (ast.Name, ast.Attribute)
 
 
-def compares_device_index_to_zero(test: ast.AST) -> bool:
-    """``gpu == 0`` / ``self.gpu_id == 0``: the first process of a node, not of the job."""
-    for sub in ast.walk(test):
+def compares_device_index_to_zero(subs: list[ast.AST]) -> bool:
+    """``gpu == 0`` / ``self.gpu_id == 0`` among a test's nodes ``subs``: the first process of
+    a node, not of the job."""
+    for sub in subs:
         if type(sub) is not ast.Compare or len(sub.comparators) != 1:
             continue
         sides = (sub.left, sub.comparators[0])
@@ -158,9 +163,9 @@ def _ranky(words: frozenset[str]) -> bool:
     return any(g in w for w in words for g in pt.RANK_GUARD_WORDS)
 
 
-def _rank_modulo(test: ast.AST) -> bool:
+def _rank_modulo(subs: list[ast.AST]) -> bool:
     """``args.rank % ngpus_per_node == 0``: the first process of each node (ImageNet, MoCo)."""
-    for sub in ast.walk(test):
+    for sub in subs:
         if type(sub) is ast.BinOp and type(sub.op) is ast.Mod:
             left = sub.left
             name = left.id if type(left) is ast.Name else getattr(left, "attr", "")
@@ -169,8 +174,9 @@ def _rank_modulo(test: ast.AST) -> bool:
     return False
 
 
-def guard_words(test: ast.AST, words: frozenset[str]) -> frozenset[str]:
-    """The words a rank guard is judged by (``words``: all names in ``test``). An ``or`` with an
+def guard_words(test: ast.AST, words: frozenset[str], subs: list[ast.AST]) -> frozenset[str]:
+    """The words a rank guard is judged by (``words``: all names in ``test``, ``subs``: all its
+    nodes). An ``or`` with an
     alternative that names no rank and no single-process test lets every rank through, so it is
     no guard; a device index compared to 0 or a rank modulo the devices is a per-node guard."""
     if type(test) is ast.BoolOp and type(test.op) is ast.Or:
@@ -178,18 +184,18 @@ def guard_words(test: ast.AST, words: frozenset[str]) -> frozenset[str]:
             part = FactsBase.words(value)
             if not _ranky(part) and not part & _SINGLE_PROCESS_WORDS:
                 return frozenset()
-    if _rank_modulo(test):
+    if _rank_modulo(subs):
         return frozenset(w for w in words if not _ranky(frozenset((w,)))) | {"local_rank"}
-    if compares_device_index_to_zero(test):
+    if compares_device_index_to_zero(subs):
         return words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
     return words
 
 
-def unwrap_tested(test: ast.AST) -> list[str]:
-    """Names ``test`` checks for a wrapper (``hasattr(m, "module")``, ``isinstance(m, DDP)``):
-    code under it picks the wrapped or the plain model itself."""
+def unwrap_tested(subs: list[ast.AST]) -> list[str]:
+    """Names a test (its nodes ``subs``) checks for a wrapper (``hasattr(m, "module")``,
+    ``isinstance(m, DDP)``): code under it picks the wrapped or the plain model itself."""
     names = []
-    for sub in ast.walk(test):
+    for sub in subs:
         if type(sub) is not ast.Call or type(sub.func) is not ast.Name or len(sub.args) != 2:
             continue
         first, second = sub.args
