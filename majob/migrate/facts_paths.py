@@ -274,8 +274,9 @@ class PathFacts(FactsBase):
             type(value) is not ast.Constant
             or type(value.value) is not str
             or id(value) in self.skip_strings
-            or not pt.path_constant_name(name)
+            or not pt.config_path_name(name)
             or not pt.is_local_path_literal(value.value)
+            or any(c in value.value for c in "^$*?[]\\(")  # a pattern (a route, a regex)
         ):
             return
         self.skip_strings.add(id(value))

@@ -203,6 +203,16 @@ _OUTPUT_WORDS = (
 _INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
 
 
+_DIR_NAME = re.compile(r"(?:^|_)(?:DIR|DIRS|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
+
+
+def config_path_name(name: str) -> bool:
+    """A config key or attribute that holds a local path: a directory (``output_dir``,
+    ``DATA_ROOT``) or an upper-case config name (``CKPT_PATH``); a bare ``path=`` or ``file=``
+    keyword is too often a URL route or a name."""
+    return bool(_DIR_NAME.search(name)) or (name.isupper() and path_constant_name(name))
+
+
 def path_constant_name(name: str) -> bool:
     """A module constant's name that says it holds a path (``DATA_DIR``, ``ckpt_path``...)."""
     return bool(_PATH_NAME.search(name))

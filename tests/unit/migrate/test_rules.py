@@ -242,6 +242,7 @@ if args.local_rank == 0:
     ),
     # paths in config objects, pathlib, and a writer's implicit directory
     ("MA102", GPU, "cfg.OUTPUT_DIR = './output'\n", set()),
+    ("MA102", GPU, "t = TrainingArguments(output_dir='./results', logging_dir='./logs')\n", set()),
     ("MA101", GPU, "cfg = SimpleNamespace(DATA_ROOT='datasets/coco')\n", set()),
     (
         "MA102",
@@ -310,6 +311,9 @@ if args.local_rank == 0:
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    # keywords that are no config paths: a route pattern, a bare path= or file= name
+    ("MA101", GPU, "r = route(path='^/bkt/f$')\nj = Job(boot_file='train.py', path='/v2/jobs')\n"),
+    ("MA101", GPU, "self.path = '/v2/p1/training-jobs'\n"),
     ("MA102", GPU, PARSER + "torch.save(m, f'{args.out}/epoch_{e}.pt')\n"),  # no literal dir
     (
         "MA101",
