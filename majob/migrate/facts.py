@@ -412,6 +412,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self.sets_epoch = True
         elif attr == "setdefault" and node.args:
             self._environ_write(self.qualname(func.value), node.args[0], node)
+        elif attr in pt.PATHLIB_WRITE_METHODS:
+            self._pathlib_write(func.value)
         elif attr in pt.PATH_METHODS:
             self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
 

@@ -203,9 +203,17 @@ class PathFacts(FactsBase):
             return None  # an escape or a triple quote: left to the user
         return directory, text[: quote + 1] + text[quote + 2 + len(directory) :]
 
-    def _pathlib_call(self, node: ast.Call) -> None:
-        """``Path("runs") / name``: a literal turned into a path is one, its direction guessed
-        from its name (``runs``, ``checkpoints`` are outputs) when no other use decides it."""
+    def _pathlib_write(self, receiver: ast.AST) -> None:
+        """``Path("x").write_text(...)``, ``(Path("runs") / name).mkdir()``: an output."""
+        while type(receiver) is ast.BinOp and type(receiver.op) is ast.Div:
+            receiver = receiver.left
+        if type(receiver) is ast.Call and self.qualname(receiver.func) in pt.PATHLIB_CALLS:
+            self._pathlib_call(receiver, "output")
+
+    def _pathlib_call(self, node: ast.Call, kind: pt.PathKind | None = None) -> None:
+        """``Path("runs") / name``: a literal turned into a path is one; its direction, unless a
+        write method on it decides it, is guessed from its name (``runs``, ``checkpoints`` are
+        outputs) when no other use decides it."""
         arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
         if (
             type(arg) is not ast.Constant
@@ -216,8 +224,9 @@ class PathFacts(FactsBase):
             or arg.value.rstrip("/") in ("", ".", "..")
         ):
             return
-        kind: pt.PathKind = pt.kind_from_name(arg.value) or "input"
-        self._path_arg(node, pt.PathArg(0, "", kind, True), kind, neutral=kind == "input")
+        neutral = kind is None and pt.kind_from_name(arg.value) is None
+        kind = kind or pt.kind_from_name(arg.value) or "input"
+        self._path_arg(node, pt.PathArg(0, "", kind, True), kind, neutral=neutral)
 
     def _parameter_of(self, name: str) -> str | None:
         """The parameter of the current function that ``name`` is, or was derived from."""
@@ -316,7 +325,8 @@ class PathFacts(FactsBase):
             name = stmt.targets[0].id
             value = stmt.value
             literal: str | None = None
-            wrapped = pathlib_literal(value)
+            # NAME = Path("x") only: in Path("x") / "y" the Path call is the path site itself
+            wrapped = pathlib_literal(value) if type(value) is ast.Call else None
             if wrapped is not None and pt.is_local_path_literal(str(wrapped.value)):
                 # CKPT_DIR = Path("checkpoints"): reported at the literal; its uses keep a Path,
                 # so they are not rewritten to the (str) channel argument.

@@ -101,6 +101,8 @@ PATH_CALLS: dict[str, PathArg] = {
 }
 
 PATHLIB_CALLS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+# Path methods that write: the literal they were made from is an output.
+PATHLIB_WRITE_METHODS = frozenset({"write_text", "write_bytes", "mkdir", "touch"})
 
 # Calls that write under a local directory when given no path at all.
 IMPLICIT_DIR_CALLS: dict[str, str] = {
@@ -139,7 +141,8 @@ def open_kind(mode: str | None) -> PathKind:
     return "input"
 
 
-_NOT_LOCAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|-$)", re.IGNORECASE)
+# URLs, stdout, and the kernel's interfaces (/proc, /sys, /dev: never data or outputs)
+_NOT_LOCAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|-$|/(?:proc|sys|dev)(?:/|$))", re.IGNORECASE)
 
 
 def is_local_path_literal(value: str) -> bool:

@@ -242,6 +242,7 @@ if args.local_rank == 0:
     ),
     # paths in config objects, pathlib, and a writer's implicit directory
     ("MA102", GPU, "cfg.OUTPUT_DIR = './output'\n", set()),
+    ("MA102", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n", set()),
     ("MA102", GPU, "t = TrainingArguments(output_dir='./results', logging_dir='./logs')\n", set()),
     ("MA101", GPU, "cfg = SimpleNamespace(DATA_ROOT='datasets/coco')\n", set()),
     (
@@ -311,6 +312,14 @@ if args.local_rank == 0:
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    ("MA101", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n"),  # MA102
+    ("MA101", GPU, "import os\nstat = open(f'/proc/{os.getpid()}/stat').read()\n"),
+    # one finding for one path: the Path call's, not also a joined constant's MA102
+    (
+        "MA102",
+        GPU,
+        "from pathlib import Path\nRUNS_DIR = Path('.majob') / 'runs'\nprint(RUNS_DIR)\n",
+    ),
     # keywords that are no config paths: a route pattern, a bare path= or file= name
     ("MA101", GPU, "r = route(path='^/bkt/f$')\nj = Job(boot_file='train.py', path='/v2/jobs')\n"),
     ("MA101", GPU, "self.path = '/v2/p1/training-jobs'\n"),
