@@ -32,7 +32,7 @@ from majob.migrate.facts_base import (
     Site,
     insert_after,
 )
-from majob.migrate.facts_distributed import DistributedFacts, compares_device_index_to_zero
+from majob.migrate.facts_distributed import DistributedFacts, guard_words, unwrap_tested
 from majob.migrate.facts_npu import ATTR_TRIGGERS, NpuFacts
 from majob.migrate.facts_paths import PathFacts
 from majob.migrate.findings import Fix, Span
@@ -179,25 +179,39 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                     receiver.id if type(receiver) is ast.Name else None,
                 )
             )
+        if name is not None:
+            self._object_built(name, value)
+            self._derived_path(name, value)
         if target is not None and type(target) is ast.Subscript:
             self._environ_write(self.qualname(target.value), target.slice, node)
+        elif target is not None and type(target) is ast.Attribute:
+            self._config_path(target.attr, value)
         self.children(node)
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
-        words = self.words(node.test)
-        if compares_device_index_to_zero(node.test):
-            words = words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
+        subs = list(ast.walk(node.test))  # one walk for every question about the test
+        words = guard_words(node.test, self.words(node.test, subs), subs)
         kind = self.guard_kind(words)
         if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
             # `if rank != 0: return` guards what follows in the same scope.
             self.scope.rank_guarded = True
         self.guards.append(words)
+        tested = unwrap_tested(subs)
+        self.unwrap_tested.extend(tested)
         for child in node.body:
             self.visit(child)
         for child in node.orelse:
             self.visit(child)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
         self.guards.pop()
+
+    def _if_exp(self, node: ast.IfExp) -> None:
+        # `m.module.state_dict() if hasattr(m, "module") else m.state_dict()` unwraps already.
+        tested = unwrap_tested(list(ast.walk(node.test)))
+        self.unwrap_tested.extend(tested)
+        self.children(node)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
 
     def _while(self, node: ast.While) -> None:
         self.scope.loops_or_syncs = True
@@ -242,6 +256,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                 span=Span(line, 0, line, 0),
             )
             self._parameter_defaults(args, self.scope)
+            self.function_params[function] = [a.arg for a in [*args.posonlyargs, *args.args]]
             for child in node.body:  # type: ignore[attr-defined]
                 self.visit(child)
         else:
@@ -279,6 +294,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
                 or (type(value) is ast.Name and self.aliases.get(value.id) == "torch.cuda")
             ) and self.qualname(value) == "torch.cuda":
                 self._torch_cuda(node)
+            elif attr == "is_nccl_available" and self.qualname(node) == pt.NCCL_AVAILABLE:
+                self._nccl_available(node)
             if attr in ATTR_TRIGGERS:
                 qual = self.qualname(node)
                 if qual:
@@ -324,6 +341,8 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
+        if node.args:
+            self._call_literals(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.
             outer, self.in_display = self.in_display, True
@@ -341,6 +360,10 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
         qual = self.qualname(func)
         if qual:
             self._qualified_call(node, qual)
+            self._implicit_dir(node, qual)
+        for keyword in node.keywords:
+            if type(keyword.value) is ast.Constant and keyword.arg:
+                self._config_path(keyword.arg, keyword.value)
         self.children(node)
 
     def _is_display(self, func: ast.AST) -> bool:
@@ -350,12 +373,25 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
         attr = func.attr
+        stmt = self.stmt
+        if attr in ("parse_args", "parse_known_args") and type(stmt) is not ast.Assign and stmt:
+            # `return parser.parse_known_args()[0]` (YOLOv5's parse_opt): the parser is known,
+            # the parsed arguments have no name here.
+            receiver = func.value
+            parser = receiver.id if type(receiver) is ast.Name else None
+            end = stmt.end_lineno or stmt.lineno
+            self.parses.append(ParseSite(self.scope, end, self.span(stmt), None, parser))
         if attr == "cuda":
             if self.npu and self.qualname(func) != "torch.cuda":
                 span = self.span(func)
                 fix = Fix(Codemod.NPU_MANUAL, "MA303", "rename-attr", span, code="npu")
                 self.candidates.append(NpuCandidate("MA303", span, "", fix))
-        elif attr == "state_dict" and not node.args and type(func.value) is ast.Name:
+        elif (
+            attr == "state_dict"
+            and not node.args
+            and type(func.value) is ast.Name
+            and func.value.id not in self.unwrap_tested
+        ):
             self.state_dicts.append((self.span(node), func.value))
         elif attr == "load_state_dict" and type(func.value) is ast.Name:
             self.loads.append((self.span(func.value), func.value))
@@ -376,11 +412,17 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self.sets_epoch = True
         elif attr == "setdefault" and node.args:
             self._environ_write(self.qualname(func.value), node.args[0], node)
+        elif attr in pt.PATHLIB_WRITE_METHODS:
+            self._pathlib_write(func.value)
         elif attr in pt.PATH_METHODS:
             self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)
+        if qual == "torch.load":
+            self._map_location_keys(node)
+        elif qual in pt.PATHLIB_CALLS:
+            self._pathlib_call(node)
         if qual in pt.NEUTRAL_PATH_CALLS:  # shutil.copyfile: its source here, its target below
             self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
         if spec is not None:
@@ -394,6 +436,7 @@ class FileFacts(PathFacts, DistributedFacts, NpuFacts, FactsBase):
             self._wrapper_target(node)
         elif qual == pt.INIT_PROCESS_GROUP:
             self.has_init = True
+            self._init_process_group(node)
         elif qual.startswith("torch.distributed.") and qual not in pt.RANK_QUERIES:
             self.scope.loops_or_syncs = True  # a barrier or collective: every rank must get here
         elif qual in pt.DISTRIBUTED_SAMPLER:
@@ -474,6 +517,7 @@ _HANDLERS: dict[type, Callable[[FileFacts, Any], None]] = {
     ast.Compare: FileFacts._compare,
     ast.Assign: FileFacts._assign,
     ast.If: FileFacts._if,
+    ast.IfExp: FileFacts._if_exp,
     ast.For: FileFacts._for,
     ast.AsyncFor: FileFacts._for,
     ast.While: FileFacts._while,

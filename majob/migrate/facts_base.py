@@ -52,6 +52,9 @@ class PathSite:
     line: int
     neutral: bool = False  # an existence test or a copy source: its direction comes from others
     mkdir: Span | None = None  # the os.mkdir/os.makedirs call without exist_ok around the literal
+    # f"ckpt/e{epoch}.pt", "ckpt/e%d.pt" % epoch, "ckpt/e{}.pt".format(epoch): the span is the
+    # whole expression, ``use.value`` its directory, and this the expression without it
+    template_rest: str | None = None
 
 
 @dataclass
@@ -76,9 +79,21 @@ class DefaultPath:
     name: str  # the parameter, or the flag's dest (used as ``args.<dest>``)
     span: Span
     value: str
-    origin: str  # "parameter" or "argument"
+    origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
     scope: Scope | None  # the function, for a parameter
     kind: pt.PathKind | None = None  # from a use in a path position
+
+
+@dataclass(frozen=True)
+class CallLiteral:
+    """A string literal passed positionally to a function of the file (``f("./out")``)."""
+
+    callee: str
+    index: int
+    method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
+    value: str
+    span: Span
+    node_id: int  # the literal's node, to skip one that another path rule reported
 
 
 @dataclass
@@ -185,13 +200,21 @@ class FactsBase:
         self.in_add_argument = False
         self.in_display = False
         self.functions: dict[str, None] = {}
+        self.function_params: dict[str, list[str]] = {}  # positional parameters by function
+        self.path_params: dict[tuple[str, str], pt.PathKind] = {}  # (function, param) -> kind
+        self.derived: dict[tuple[int, str], str] = {}  # (scope id, local) -> parameter
+        self.call_literals: list[CallLiteral] = []
         self.call_sites: list[CallSite] = []
+        # (scope id, name) -> the rank guard every non-None value of the name was built under
+        self.built_under: dict[tuple[int, str], str | None] = {}
         self.loads: list[tuple[Span, ast.Name]] = []
         self.loaders: list[Loader] = []
         self.samplers: list[tuple[Span, str | None]] = []
         self.sets_epoch = False
         self.saves: list[Save] = []
         self.state_dicts: list[tuple[Span, ast.Name]] = []
+        # Names tested for a wrapper around the code being walked (hasattr(m, "module")).
+        self.unwrap_tested: list[str] = []
         self.data_parallel: list[DataParallelCall] = []
         self.wrapped: dict[str, None] = {}
         self.has_ddp = False
@@ -207,6 +230,10 @@ class FactsBase:
         self.data_parallel_functions: list[Site] = []
         self.environ_writes: list[Site] = []  # detail: the variable's name
         self.tcp_addresses: list[Site] = []
+        # add_argument("--world-size") for the --world_size ModelArts passes: (site, its source)
+        self.flag_spellings: list[tuple[Site, str]] = []
+        self.implicit_dirs: list[Site] = []  # SummaryWriter(): detail the directory it uses
+        self.inits: list[Site] = []  # init_process_group calls; detail "env" or "given"
 
     # ------------------------------------------------------------------ helpers
 
@@ -227,13 +254,22 @@ class FactsBase:
         return None
 
     @staticmethod
-    def words(node: ast.AST) -> frozenset[str]:
+    def words(node: ast.AST, subs: Iterable[ast.AST] | None = None) -> frozenset[str]:
+        """The names in ``node`` (``subs``: its nodes, when the caller walked it already)."""
         found: set[str] = set()
-        for sub in ast.walk(node):
+        for sub in ast.walk(node) if subs is None else subs:
             if type(sub) is ast.Name:
                 found.add(sub.id.lower())
             elif type(sub) is ast.Attribute:
                 found.add(sub.attr.lower())
+            elif (
+                type(sub) is ast.Constant
+                and type(sub.value) is str
+                and sub.value.isidentifier()
+                and sub.value.isupper()
+            ):
+                # os.environ["LOCAL_RANK"], os.getenv("RANK"): the variable names the rank.
+                found.add(sub.value.lower())
         return frozenset(found)
 
     @staticmethod

@@ -30,11 +30,31 @@ class DistributedFacts(FactsBase):
             callee = func.attr  # self.save_snapshot(...), trainer.save(...)
         else:
             return
-        if self.scope.rank_guarded:
-            guard: str | None = "global"
-        else:
-            guard = self.guard_kind(self._guard_words()) if self.guards else None
+        guard = self._current_guard()
+        if guard is None and type(func) is ast.Attribute and type(func.value) is ast.Name:
+            # saver.save_checkpoint() where `saver = CheckpointSaver(...)` was built on rank 0
+            guard = self.built_under.get((id(self.scope), func.value.id))
         self.call_sites.append(CallSite(callee, guard, self.scope.function))
+
+    def _current_guard(self) -> str | None:
+        if self.scope.rank_guarded:
+            return "global"
+        return self.guard_kind(self._guard_words()) if self.guards else None
+
+    def _object_built(self, name: str, value: ast.AST) -> None:
+        """``name = Something(...)``: the guard it was built under, the weakest over every such
+        assignment in this scope (``name = None`` elsewhere builds nothing)."""
+        key = (id(self.scope), name)
+        if type(value) is not ast.Call:
+            if key in self.built_under and not (
+                type(value) is ast.Constant and value.value is None
+            ):
+                self.built_under[key] = None  # saver = other: built anywhere
+            return
+        guard = self._current_guard()
+        if key in self.built_under and self.built_under[key] != guard:
+            guard = None
+        self.built_under[key] = guard
 
     def _assigned_name(self, node: ast.Call) -> str | None:
         """``X`` in ``X = node`` (the first target of the statement)."""
@@ -99,6 +119,14 @@ class DistributedFacts(FactsBase):
             )
         )
 
+    def _init_process_group(self, node: ast.Call) -> None:
+        """Where the process group's rendezvous comes from: ``env`` when it reads the launcher's
+        RANK/WORLD_SIZE/MASTER_ADDR (no init_method, or ``"env://"``), else ``given``."""
+        method = node.args[1] if len(node.args) > 1 else None
+        method = next((k.value for k in node.keywords if k.arg == "init_method"), method)
+        env = method is None or (type(method) is ast.Constant and method.value == "env://")
+        self.inits.append(Site(self.span(node), "env" if env else "given"))
+
     def _save(self, node: ast.Call) -> None:
         stmt = self.stmt
         whole = type(stmt) is ast.Expr and stmt.value is node
@@ -112,9 +140,10 @@ def _named(node: ast.expr) -> TypeGuard[ast.Name | ast.Attribute]:
     return type(node) in (ast.Name, ast.Attribute)
 
 
-def compares_device_index_to_zero(test: ast.AST) -> bool:
-    """``gpu == 0`` / ``self.gpu_id == 0``: the first process of a node, not of the job."""
-    for sub in ast.walk(test):
+def compares_device_index_to_zero(subs: list[ast.AST]) -> bool:
+    """``gpu == 0`` / ``self.gpu_id == 0`` among a test's nodes ``subs``: the first process of
+    a node, not of the job."""
+    for sub in subs:
         if type(sub) is not ast.Compare or len(sub.comparators) != 1:
             continue
         sides = (sub.left, sub.comparators[0])
@@ -123,3 +152,58 @@ def compares_device_index_to_zero(test: ast.AST) -> bool:
         if zero and any(pt.device_index_name(n) for n in named):
             return True
     return False
+
+
+# Names a test uses when it is true for a run without a process group, i.e. a single process:
+# `not dist.is_initialized() or dist.get_rank() == 0` lets no second rank through.
+_SINGLE_PROCESS_WORDS = frozenset({"is_initialized", "is_available", "world_size", "distributed"})
+
+
+def _ranky(words: frozenset[str]) -> bool:
+    return any(g in w for w in words for g in pt.RANK_GUARD_WORDS)
+
+
+def _rank_modulo(subs: list[ast.AST]) -> bool:
+    """``args.rank % ngpus_per_node == 0``: the first process of each node (ImageNet, MoCo)."""
+    for sub in subs:
+        if type(sub) is ast.BinOp and type(sub.op) is ast.Mod:
+            left = sub.left
+            name = left.id if type(left) is ast.Name else getattr(left, "attr", "")
+            if "rank" in name.lower():
+                return True
+    return False
+
+
+def guard_words(test: ast.AST, words: frozenset[str], subs: list[ast.AST]) -> frozenset[str]:
+    """The words a rank guard is judged by (``words``: all names in ``test``, ``subs``: all its
+    nodes). An ``or`` with an
+    alternative that names no rank and no single-process test lets every rank through, so it is
+    no guard; a device index compared to 0 or a rank modulo the devices is a per-node guard."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.Or:
+        for value in test.values:
+            part = FactsBase.words(value)
+            if not _ranky(part) and not part & _SINGLE_PROCESS_WORDS:
+                return frozenset()
+    if _rank_modulo(subs):
+        return frozenset(w for w in words if not _ranky(frozenset((w,)))) | {"local_rank"}
+    if compares_device_index_to_zero(subs):
+        return words | {"local_rank"}  # `if gpu_id == 0:` is one process per node
+    return words
+
+
+def unwrap_tested(subs: list[ast.AST]) -> list[str]:
+    """Names a test (its nodes ``subs``) checks for a wrapper (``hasattr(m, "module")``,
+    ``isinstance(m, DDP)``): code under it picks the wrapped or the plain model itself."""
+    names = []
+    for sub in subs:
+        if type(sub) is not ast.Call or type(sub.func) is not ast.Name or len(sub.args) != 2:
+            continue
+        first, second = sub.args
+        if type(first) is not ast.Name:
+            continue
+        has_module = type(second) is ast.Constant and second.value == "module"
+        checked_type = ast.unparse(second) if sub.func.id == "isinstance" else ""
+        wrapper_type = "DataParallel" in checked_type
+        if (sub.func.id == "hasattr" and has_module) or wrapper_type:
+            names.append(first.id)
+    return names

@@ -46,6 +46,19 @@ class NpuFacts(FactsBase):
         if rule:
             self.candidates.append(NpuCandidate(rule, self.span(node), qual))
 
+    def _nccl_available(self, node: ast.Attribute) -> None:
+        """``dist.is_nccl_available()``: False on Ascend; torch_npu adds is_hccl_available."""
+        span = self.span(node)
+        fix = Fix(Codemod.NPU_MANUAL, "MA313", "rename-attr", span, code="is_hccl_available")
+        self.candidates.append(NpuCandidate("MA313", span, "is_nccl_available()", fix))
+
+    def _map_location_keys(self, node: ast.Call) -> None:
+        """``map_location={"cuda:0": f"npu:{rank}"}``: a key names where the checkpoint was
+        saved, not a device to use; rewritten, a checkpoint from the GPU would not be remapped."""
+        location = next((k.value for k in node.keywords if k.arg == "map_location"), None)
+        if type(location) is ast.Dict:
+            self.skip_strings.update(id(key) for key in location.keys if key is not None)
+
     def _cuda_string(
         self, node: ast.Constant, value: str, device_rule: str, nccl_rule: str
     ) -> bool:

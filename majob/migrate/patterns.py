@@ -100,6 +100,16 @@ PATH_CALLS: dict[str, PathArg] = {
     ),
 }
 
+PATHLIB_CALLS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
+# Path methods that write: the literal they were made from is an output.
+PATHLIB_WRITE_METHODS = frozenset({"write_text", "write_bytes", "mkdir", "touch"})
+
+# Calls that write under a local directory when given no path at all.
+IMPLICIT_DIR_CALLS: dict[str, str] = {
+    "torch.utils.tensorboard.SummaryWriter": "./runs",
+    "tensorboardX.SummaryWriter": "./runs",
+}
+
 # Method names that take an output path whatever the receiver (DataFrame.to_csv, fig.savefig).
 PATH_METHODS: dict[str, PathArg] = {
     **_spec(["to_csv", "to_json", "to_parquet", "to_pickle"], 0, "path_or_buf", "output", False),
@@ -131,7 +141,8 @@ def open_kind(mode: str | None) -> PathKind:
     return "input"
 
 
-_NOT_LOCAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|-$)", re.IGNORECASE)
+# URLs, stdout, and the kernel's interfaces (/proc, /sys, /dev: never data or outputs)
+_NOT_LOCAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|-$|/(?:proc|sys|dev)(?:/|$))", re.IGNORECASE)
 
 
 def is_local_path_literal(value: str) -> bool:
@@ -188,8 +199,21 @@ def relative_to_root(value: str, root: str) -> str | None:
 
 
 _PATH_NAME = re.compile(r"(?:^|_)(?:FILE|FILES|DIR|DIRS|PATH|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
-_OUTPUT_WORDS = ("out", "ckpt", "checkpoint", "save", "log", "result", "export", "snapshot", "best")
+_OUTPUT_WORDS = (
+    *("out", "ckpt", "checkpoint", "save", "log", "result", "export", "snapshot", "best"),
+    "runs",  # tensorboard's and YOLO's runs/ directory
+)
 _INPUT_WORDS = ("data", "input", "dataset", "root", "train", "test", "val")
+
+
+_DIR_NAME = re.compile(r"(?:^|_)(?:DIR|DIRS|ROOT|FOLDER|DIRECTORY)(?:_|$)", re.I)
+
+
+def config_path_name(name: str) -> bool:
+    """A config key or attribute that holds a local path: a directory (``output_dir``,
+    ``DATA_ROOT``) or an upper-case config name (``CKPT_PATH``); a bare ``path=`` or ``file=``
+    keyword is too often a URL route or a name."""
+    return bool(_DIR_NAME.search(name)) or (name.isupper() and path_constant_name(name))
 
 
 def path_constant_name(name: str) -> bool:
@@ -286,9 +310,15 @@ RANK_GUARD_WORDS = ("rank", "master", "main_process", "is_main", "is_primary")
 # torch.distributed calls that are no collective: a rank may skip them.
 RANK_QUERIES = frozenset(
     f"torch.distributed.{name}"
-    for name in ("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend")
+    for name in (
+        *("get_rank", "get_world_size", "is_initialized", "is_available", "get_backend"),
+        *("is_nccl_available", "is_gloo_available", "is_mpi_available", "is_hccl_available"),
+    )
 )
+NCCL_AVAILABLE = "torch.distributed.is_nccl_available"
 INJECTED_DIST_FLAGS = ("init_method", "rank", "world_size")
+# Every flag ModelArts passes, spelled as it passes them (underscores).
+PLATFORM_FLAGS = frozenset({*INJECTED_DIST_FLAGS, "data_url", "train_url"})
 
 # ------------------------------------------------------------------ Ascend
 

@@ -114,6 +114,15 @@ RULES: dict[str, Rule] = {
             "a write into the input (data_url) directory: it is not uploaded and may be read-only",
             "write outputs under args.train_url",
         ),
+        Rule(
+            "MA106",
+            "platform-flag-spelling",
+            _E,
+            "a flag ModelArts passes is declared with dashes (--world-size): argparse does not "
+            "match the --world_size the platform passes, so parse_known_args drops it",
+            "declare the underscore spelling too: add_argument('--world-size', '--world_size')",
+            _PATHS,
+        ),
         # ---- distributed
         Rule(
             "MA201",
@@ -186,6 +195,16 @@ RULES: dict[str, Rule] = {
             _W,
             "CUDA_VISIBLE_DEVICES set in code overrides the devices the platform assigned",
             "let the platform choose the devices (on Ascend: ASCEND_RT_VISIBLE_DEVICES)",
+        ),
+        Rule(
+            "MA210",
+            "rendezvous-ignores-platform",
+            _W,
+            "the process group ignores what ModelArts gives each node (--init_method, --rank, "
+            "--world_size): with several nodes each trains alone, or waits for RANK/WORLD_SIZE "
+            "that only a launcher such as torchrun sets",
+            "declare the three flags (parse_known_args) and pass init_method=args.init_method, "
+            "rank=args.rank, world_size=args.world_size; or start the job with torchrun",
         ),
         # ---- Ascend NPU target: what migrates, automatically or by hand
         Rule(
@@ -268,6 +287,16 @@ RULES: dict[str, Rule] = {
             _W,
             "a comparison with 'nccl': transfer_to_npu leaves strings alone",
             "compare with 'hccl'",
+            _NPU_MANUAL,
+            True,
+        ),
+        Rule(
+            "MA313",
+            "nccl-availability-test",
+            _E,
+            "dist.is_nccl_available() is False on Ascend, also with transfer_to_npu: the script "
+            "falls back to gloo, which cannot reduce NPU tensors",
+            "test dist.is_hccl_available() (torch_npu adds it to torch.distributed)",
             _NPU_MANUAL,
             True,
         ),

@@ -36,6 +36,9 @@ class _Plan:
 
     @property
     def dist(self) -> str:
+        """The name of torch.distributed for fixes; the import is added only when one uses it."""
+        if self.facts.binding("torch.distributed") is None:
+            self.imports["import torch.distributed as dist\n"] = None
         return self.facts.binding("torch.distributed") or "dist"
 
     @property
@@ -65,6 +68,7 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     _ma201_data_parallel_function(facts, out)
     _ma207_ma209_environment(facts, out)
     _ma208_tcp_addresses(facts, out)
+    _ma210_rendezvous_ignores_platform(facts, out)
     parse = facts.entry_parse()
     convertible = [
         dp
@@ -84,8 +88,6 @@ def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     if not (plan.distributed or plan.converting):
         _ma205_wrapped_state_dicts(facts, out)
         return
-    if facts.binding("torch.distributed") is None:
-        plan.imports["import torch.distributed as dist\n"] = None
     _ma202_loaders_without_sampler(plan)
     _ma203_set_epoch(plan)
     _ma204_ma206_saves(plan)
@@ -112,6 +114,18 @@ def _ma207_ma209_environment(facts: FileFacts, out: FileFindings) -> None:
 def _ma208_tcp_addresses(facts: FileFacts, out: FileFindings) -> None:
     for site in facts.tcp_addresses:
         out.report("MA208", site.span, site.detail)
+
+
+def _ma210_rendezvous_ignores_platform(facts: FileFacts, out: FileFindings) -> None:
+    """A group that reads the launcher's environment, or a file that declares no --world_size
+    (so its world size cannot come from the platform). MASTER_ADDR set in code is MA207's."""
+    if any(site.detail in pt.RENDEZVOUS_ENV for site in facts.environ_writes):
+        return
+    for site in facts.inits:
+        if site.detail == "env":
+            out.report("MA210", site.span, "env:// rendezvous (RANK, WORLD_SIZE, MASTER_ADDR)")
+        elif "world_size" not in facts.flags:
+            out.report("MA210", site.span, "no --world_size argument")
 
 
 def _ma201_data_parallel(plan: _Plan, convertible: list[DataParallelCall]) -> None:
@@ -309,7 +323,6 @@ def _ma204_ma206_saves(plan: _Plan) -> None:
     collective, so no rank can be left waiting) is guarded whole, its copies and logs too."""
     facts = plan.facts
     guards = _function_guards(facts)
-    cond = f"not {plan.dist}.is_initialized() or {plan.dist}.get_rank() == 0"
     for save in facts.saves:
         guard = _save_guard(save, guards)
         if guard == "global":
@@ -333,6 +346,7 @@ def _ma204_ma206_saves(plan: _Plan) -> None:
             )
             fixes.append(Fix(Codemod.DDP, "MA204", "prepend-function", scope.span, code=code))
         elif save.stmt:
+            cond = f"not {plan.dist}.is_initialized() or {plan.dist}.get_rank() == 0"
             fixes.append(Fix(Codemod.DDP, "MA204", "wrap-stmt", save.stmt, code=cond))
         plan.report_or_plan(plan.distributed, "MA204", save.span, fixes)
 

@@ -54,6 +54,7 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
     plan = _Plan(facts, facts.entry_parse())
     _ma104_parse_args(facts, out)
     _ma105_writes_into_input(facts, out)
+    _ma106_flag_spellings(facts, out)
     _settle_directions(facts.paths)
     _plan_roots(plan)
     _ma101_ma102_literals(plan, out)
@@ -74,6 +75,14 @@ def _ma104_parse_args(facts: FileFacts, out: FileFindings) -> None:
 def _ma105_writes_into_input(facts: FileFacts, out: FileFindings) -> None:
     for write in facts.writes_into_input:
         out.report("MA105", write.span, write.detail)
+
+
+def _ma106_flag_spellings(facts: FileFacts, out: FileFindings) -> None:
+    """``add_argument("--world-size")``: the spelling the platform passes is added beside it."""
+    for site, declared in facts.flag_spellings:
+        code = f"{declared}, {_py_str(site.detail)}"
+        fix = Fix(Codemod.CLOUD_PATHS, "MA106", "replace-expr", site.span, code=code)
+        out.report("MA106", site.span, f"ModelArts passes {site.detail}", fix)
 
 
 def _settle_directions(sites: list[PathSite]) -> None:
@@ -137,7 +146,14 @@ def _ma101_ma102_literals(plan: _Plan, out: FileFindings) -> None:
         detail = repr(site.use.value)
         if parse is not None and rel is not None and facts.visible(parse, site.scope, site.line):
             expr = plan.channel_expr(kind, rel)
-            if site.mkdir is not None:
+            if site.template_rest is not None:
+                # f"ckpt/e{epoch}.pt" -> os.path.join(args.train_url, "ckpt", f"e{epoch}.pt")
+                plan.needs_os = plan.needs_os or facts.binding("os") is None
+                parts = [f"{parse.args_name}.{pt.CHANNEL_FLAGS[kind]}"]
+                parts += [_py_str(rel)] if rel else []
+                code = f"{plan.os_name}.path.join({', '.join([*parts, site.template_rest])})"
+                fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.span, code=code))
+            elif site.mkdir is not None:
                 # On ModelArts the output directory exists already: os.mkdir would raise.
                 code = f"{plan.os_name}.makedirs({expr}, exist_ok=True)"
                 fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.mkdir, code=code))
@@ -187,7 +203,24 @@ def _ma101_ma102_defaults(facts: FileFacts, out: FileFindings) -> None:
         if kind is None:
             kind = "output" if pt.looks_like_data_file(default.value) else "input"
         what = "--" + default.name if default.origin == "argument" else default.name
-        out.report(_RULE_OF_KIND[kind], default.span, f"{what} defaults to {default.value!r}")
+        verb = "is set to" if default.origin == "config" else "defaults to"
+        out.report(_RULE_OF_KIND[kind], default.span, f"{what} {verb} {default.value!r}")
+    for literal in facts.call_literals:
+        params = facts.function_params.get(literal.callee, [])
+        shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+        index = literal.index + shift
+        param = params[index] if index < len(params) else None
+        kind = facts.path_params.get((literal.callee, param)) if param else None
+        if (
+            kind is None
+            or literal.node_id in facts.skip_strings
+            or not pt.is_local_path_literal(literal.value)
+        ):
+            continue
+        detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"
+        out.report(_RULE_OF_KIND[kind], literal.span, detail)
+    for site in facts.implicit_dirs:
+        out.report("MA102", site.span, f"with no log_dir it writes under {site.detail}")
 
 
 def _ma103_channel_arguments(plan: _Plan, out: FileFindings) -> None:

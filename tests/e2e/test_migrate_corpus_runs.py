@@ -2,7 +2,8 @@
 
 The final output of the Ascend chain (cloud-paths, ddp, npu-manual) runs through majob's runner
 as an Ascend job on the CPU stand-in: on 2 nodes when it is distributed and ``majob check`` finds
-no by-hand multi-node blocker left in it (a local-rank save, a hard-coded MASTER_ADDR), else on
+no by-hand multi-node blocker left in it (a local-rank save, a hard-coded MASTER_ADDR, a
+rendezvous that ignores --init_method/--rank/--world_size), else on
 1. The intermediate outputs (cloud-paths; cloud-paths + ddp) and the npu-auto chain's run on one
 node, all in one Python process (one torch import) that runs each script with ``runpy``.
 A counter imported at the top of each script logs every ``torch.save`` per node.
@@ -36,7 +37,8 @@ ONE_NODE_CHAINS = [
     (Codemod.CLOUD_PATHS, Codemod.DDP),
     (Codemod.CLOUD_PATHS, Codemod.DDP, Codemod.NPU_AUTO),
 ]
-MULTI_NODE_BLOCKERS = {"MA206", "MA207"}  # by hand: every node would save, or rendezvous clash
+# by hand: one writer per node, MASTER_ADDR in code, a rendezvous that ignores the platform flags
+MULTI_NODE_BLOCKERS = {"MA206", "MA207", "MA210"}
 
 COUNTER = """\
 import os

@@ -11,7 +11,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 def ddp_setup():
     backend = "nccl" if torch.cuda.is_available() else "gloo"  # expect: MA301, MA302
-    init_process_group(backend=backend)
+    init_process_group(backend=backend)  # expect: MA210
 
 
 class Trainer:

@@ -139,3 +139,29 @@ def test_a_save_helper_is_guarded_whole_but_not_one_that_loops_or_syncs() -> Non
         wrapped = _ddp(HELPER.format(name="save_checkpoint", body=body))
         assert "return" not in wrapped  # an early return would leave the other ranks waiting
         assert "if not dist.is_initialized() or dist.get_rank() == 0:" in wrapped
+
+
+def test_npu_manual_tests_hccl_and_keeps_the_saved_location_of_a_map_location_key() -> None:
+    source = (
+        "import torch\nimport torch.distributed as dist\n"
+        "backend = 'nccl' if dist.is_nccl_available() else 'gloo'\n"
+        "state = torch.load(p, map_location={'cuda:0': 'cuda:%d' % rank})\n"
+    )
+    result, missed = migrate_source(source, Codemod.NPU_MANUAL, "t.py")
+    assert missed == []
+    assert "backend = 'hccl' if dist.is_hccl_available() else 'gloo'\n" in result
+    # a GPU checkpoint's cuda:0 storages still map to this process's NPU
+    assert "map_location={'cuda:0': 'npu:%d' % rank}" in result
+
+
+def test_ddp_imports_torch_distributed_only_when_a_fix_uses_it() -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\n"
+        "torch.distributed.init_process_group('gloo')\n"
+        "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+        "for epoch in range(2):\n    for batch in loader:\n        pass\n"
+    )
+    result, missed = migrate_source(source, Codemod.DDP, "t.py")
+    assert missed == []
+    assert "loader.sampler.set_epoch(epoch)" in result
+    assert "import torch.distributed as dist" not in result

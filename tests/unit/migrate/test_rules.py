@@ -21,6 +21,11 @@ parser = argparse.ArgumentParser()
 args = parser.parse_known_args()[0]
 """
 
+DIST = (
+    "import os\nimport torch\nimport torch.distributed as dist\n"
+    "dist.init_process_group('gloo', init_method=a.init_method, rank=a.rank, world_size=a.world_size)\n"
+)
+
 # (rule, target, source, fixed by) -- the finding must be reported exactly with these codemods.
 FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
     ("MA000", GPU, "def broken(:\n    pass\n", set()),
@@ -191,10 +196,182 @@ if args.local_rank == 0:
         set(),
     ),
     ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
+    # ModelArts passes --world_size; argparse does not match it to a declared --world-size
+    (
+        "MA106",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world-size', type=int)\n"
+        "a, _ = p.parse_known_args()\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    # the group reads the launcher's environment (env://), or no --world_size reaches it
+    ("MA210", GPU, "import torch.distributed as dist\ndist.init_process_group('nccl')\n", set()),
+    (
+        "MA210",
+        GPU,
+        "import torch.distributed as dist\ndist.init_process_group('gloo', init_method='env://')\n",
+        set(),
+    ),
+    (
+        "MA210",
+        GPU,
+        "import argparse\nimport torch.distributed as dist\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--dist-url')\na, _ = p.parse_known_args()\n"
+        "dist.init_process_group('gloo', init_method=a.dist_url, rank=0, world_size=2)\n",
+        set(),
+    ),
+    # guards: an `or` that lets every rank through; rank % devices and LOCAL_RANK are per node
+    (
+        "MA204",
+        GPU,
+        DIST + "if not a.multiprocessing_distributed or a.rank % n == 0:\n"
+        "    torch.save(m, '/o/m.pt')\n",
+        {Codemod.DDP},
+    ),
+    (
+        "MA206",
+        GPU,
+        DIST + "if a.rank % ngpus_per_node == 0:\n    torch.save(m, '/o/m.pt')\n",
+        set(),
+    ),
+    (
+        "MA206",
+        GPU,
+        DIST + "if int(os.environ['LOCAL_RANK']) == 0:\n    torch.save(m, '/o/m.pt')\n",
+        set(),
+    ),
+    # paths in config objects, pathlib, and a writer's implicit directory
+    ("MA102", GPU, "cfg.OUTPUT_DIR = './output'\n", set()),
+    ("MA102", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n", set()),
+    ("MA102", GPU, "t = TrainingArguments(output_dir='./results', logging_dir='./logs')\n", set()),
+    ("MA101", GPU, "cfg = SimpleNamespace(DATA_ROOT='datasets/coco')\n", set()),
+    (
+        "MA102",
+        GPU,
+        "import torch\nfrom pathlib import Path\nCKPT_DIR = Path('checkpoints')\n"
+        "torch.save(m, CKPT_DIR / 'm.pt')\n",
+        set(),
+    ),
+    (
+        "MA102",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--project', default=ROOT / 'runs/train')\n",
+        set(),
+    ),
+    (
+        "MA102",
+        GPU,
+        "from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter()\n",
+        set(),
+    ),
+    # a literal handed to a local function whose parameter becomes a path (timm's get_outdir)
+    (
+        "MA102",
+        GPU,
+        "import os\ndef get_outdir(path, *paths):\n    outdir = os.path.join(path, *paths)\n"
+        "    os.makedirs(outdir, exist_ok=True)\n    return outdir\n"
+        "d = get_outdir(a.output if a.output else './output/train', 'exp')\n",
+        set(),
+    ),
+    (
+        "MA101",
+        GPU,
+        "import numpy as np\nclass Data:\n    def read(self, root):\n        return np.load(root)\n"
+        "x = Data().read('data/train.npy')\n",
+        set(),
+    ),
+    # False on Ascend, with or without transfer_to_npu: the script would pick gloo
+    (
+        "MA313",
+        NPU,
+        "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+        "import torch.distributed as dist\nb = 'hccl' if dist.is_nccl_available() else 'gloo'\n",
+        {Codemod.NPU_MANUAL},
+    ),
+    # formatted paths that start with a directory, and literals made into a pathlib.Path
+    ("MA102", GPU, PARSER + "torch.save(m, f'checkpoints/epoch_{e}.pt')\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/epoch_%d.pt' % e)\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/e_{}.pt'.format(e))\n", {Codemod.CLOUD_PATHS}),
+    ("MA102", GPU, PARSER + "torch.save(m, 'ckpt/' + name + '.pt')\n", {Codemod.CLOUD_PATHS}),
+    (
+        "MA102",
+        GPU,
+        PARSER + "from pathlib import Path\nd = Path('runs') / 'exp'\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    # YOLOv5's parse_opt returns the parsed arguments
+    (
+        "MA103",
+        GPU,
+        "import argparse\ndef parse_opt():\n    p = argparse.ArgumentParser()\n"
+        "    return p.parse_known_args()[0]\n",
+        {Codemod.CLOUD_PATHS},
+    ),
 ]
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    ("MA101", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n"),  # MA102
+    ("MA101", GPU, "import os\nstat = open(f'/proc/{os.getpid()}/stat').read()\n"),
+    # one finding for one path: the Path call's, not also a joined constant's MA102
+    (
+        "MA102",
+        GPU,
+        "from pathlib import Path\nRUNS_DIR = Path('.majob') / 'runs'\nprint(RUNS_DIR)\n",
+    ),
+    # keywords that are no config paths: a route pattern, a bare path= or file= name
+    ("MA101", GPU, "r = route(path='^/bkt/f$')\nj = Job(boot_file='train.py', path='/v2/jobs')\n"),
+    ("MA101", GPU, "self.path = '/v2/p1/training-jobs'\n"),
+    ("MA102", GPU, PARSER + "torch.save(m, f'{args.out}/epoch_{e}.pt')\n"),  # no literal dir
+    (
+        "MA101",
+        GPU,
+        "from pathlib import Path\nprint(Path('data') / 'x')\nfiles = Path('.').glob('*')\n",
+    ),
+    ("MA313", GPU, "import torch.distributed as dist\nok = dist.is_nccl_available()\n"),
+    # a map_location key names where the checkpoint was saved: 'cuda:0' stays
+    (
+        "MA304",
+        NPU,
+        "import torch\nimport torch_npu\ns = torch.load(p, map_location={'cuda:0': 'cpu'})\n",
+    ),
+    # the saver exists on rank 0 only, so its method saves on rank 0 only
+    (
+        "MA204",
+        GPU,
+        DIST + "class Saver:\n    def save_checkpoint(self, m):\n        torch.save(m, 'm.pt')\n"
+        "saver = None\nif dist.get_rank() == 0:\n    saver = Saver()\n"
+        "if saver is not None:\n    saver.save_checkpoint(1)\n",
+    ),
+    # a local function's parameter that is not a path: its literals are not paths
+    ("MA102", GPU, "def greet(name):\n    print(name)\ngreet('out/x')\n"),
+    (
+        "MA204",
+        GPU,
+        DIST + "if not dist.is_initialized() or dist.get_rank() == 0:\n    torch.save(m, 'm')\n",
+    ),
+    (
+        "MA205",
+        GPU,
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(m)\n"
+        "torch.save(m.module.state_dict() if hasattr(m, 'module') else m.state_dict(), 'm.pt')\n",
+    ),
+    (
+        "MA106",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world-size', '--world_size')\n",
+    ),
+    (
+        "MA210",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--world_size')\n" + DIST,
+    ),
+    (
+        "MA102",
+        GPU,
+        "from torch.utils.tensorboard import SummaryWriter\nw = SummaryWriter(args.train_url)\n",
+    ),
     ("MA102", GPU, "OUT_DIR = './out'\nprint(OUT_DIR)\n"),
     (
         "MA204",
