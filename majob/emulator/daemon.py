@@ -27,11 +27,11 @@ from majob.emulator.endpoints import (
     PID_FILE,
     STATE_FILE,
     EmulatorEndpoints,
-    pid_alive,
     read_state,
     running_emulator,
 )
 from majob.errors import ConfigError, MajobError
+from majob.processes import pid_alive
 
 LOG_FILE = "emulator.log"
 START_TIMEOUT = 30.0

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from majob.errors import ConfigError
+from majob.processes import pid_alive
 
 EMULATOR_PROJECT_ID = "0" * 31 + "1"  # a fixed 32-hex project id, like a real one
 EMULATOR_REGION = "cn-north-4"
@@ -47,19 +48,6 @@ def emulator_state_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$MAJOB_EMULATOR_DIR``, else ``.majob/emulator`` under the current directory."""
     configured = (os.environ if environ is None else environ).get("MAJOB_EMULATOR_DIR")
     return Path(configured) if configured else Path.cwd() / ".majob" / "emulator"
-
-
-def pid_alive(pid: int) -> bool:
-    """A process with this id exists (signal 0 checks without disturbing it)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_state(state_dir: Path) -> dict[str, object] | None:

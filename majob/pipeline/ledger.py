@@ -27,6 +27,7 @@ from typing import Any
 import tenacity
 
 from majob.errors import LedgerError
+from majob.processes import pid_alive
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
 LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
@@ -97,7 +98,7 @@ class StageRecord:
     @property
     def effective_result(self) -> str:
         """``running`` only while its pipeline process lives; ``interrupted`` after."""
-        if self.result == "running" and not _alive(self.pid):
+        if self.result == "running" and not pid_alive(self.pid):
             return "interrupted"
         return self.result
 
@@ -109,18 +110,6 @@ class StageRecord:
                 if values:
                     out[name] = values[-1]
         return out
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
 
 
 def _version() -> str:
