@@ -21,6 +21,17 @@ commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Processes to work with (default: one per CPU for a large tree).",
+    ),
+]
+
+
 class OutputFormat(str, enum.Enum):
     TEXT = "text"
     JSON = "json"
@@ -67,15 +78,7 @@ def check(
         Path | None,
         typer.Option("--spec", help="Job spec whose image engine version gives the torch version."),
     ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Processes to check with (default: one per CPU for a large tree).",
-        ),
-    ] = None,
+    jobs: JobsOption = None,
 ) -> None:
     """Report what keeps training code from running on ModelArts (rule ids MA000-MA327)."""
     from majob.migrate.checker import check_paths, parse_torch_version
@@ -111,15 +114,7 @@ def migrate(
     write: Annotated[
         bool, typer.Option("--write", help="Rewrite the files, keeping FILE.orig backups.")
     ] = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Processes to plan with (default: one per CPU for a large tree).",
-        ),
-    ] = None,
+    jobs: JobsOption = None,
 ) -> None:
     """Rewrite code with a libcst codemod that keeps formatting and comments (idempotent)."""
     if diff and write:
