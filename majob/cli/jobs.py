@@ -277,6 +277,7 @@ def submit(
     formal needs the debug stage passed for the same code and spec (or --force --reason); a
     submit that waits records its stage in the ledger, as `majob pipeline` does."""
     from majob.pipeline.by_hand import StageByHand, formal_gate_line, override_for
+    from majob.pipeline.digests import Fingerprint
     from majob.pipeline.ledger import Ledger
     from majob.service.api import cloud_stage
     from majob.service.connect import ServiceSource, console_url, open_store
@@ -289,17 +290,23 @@ def submit(
     selected = _profile(profile)
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected)
     ledger = Ledger(ledger_path)
-    # The gate and the record are about the user's code, so they come before any dump staging.
-    gate_line = formal_gate_line(ledger, job_spec) if dry_run and chosen == "formal" else ""
+    # The gate and the record are about the user's code, so they come before any dump staging;
+    # one fingerprint (the code's digests, from the upload's hash cache) serves both.
+    fingerprint = Fingerprint.of(job_spec)
+    gate_line = (
+        formal_gate_line(ledger, job_spec, fingerprint) if dry_run and chosen == "formal" else ""
+    )
     override = (
         ""
         if dry_run
-        else override_for(ledger, job_spec, chosen, (reason or "") if force else None, str(spec))
+        else override_for(
+            ledger, job_spec, fingerprint, chosen, (reason or "") if force else None, str(spec)
+        )
     )
     if override:
         typer.echo(f"[majob] formal: gate overridden; reason: {override}")
     by_hand = (
-        StageByHand(ledger, job_spec, str(spec.resolve()), chosen, override)
+        StageByHand(ledger, job_spec, fingerprint, str(spec.resolve()), chosen, override)
         if wait and not dump  # a dump run is a precision run, not the stage itself
         else None
     )

@@ -34,16 +34,21 @@ if TYPE_CHECKING:
 __all__ = ["Judgement", "StageByHand", "formal_gate_line", "judge_completed_job", "override_for"]
 
 
-def formal_gate_line(ledger: Ledger, spec: JobSpec) -> str:
+def formal_gate_line(ledger: Ledger, spec: JobSpec, fingerprint: Fingerprint) -> str:
     """What a dry run says about the formal gate."""
-    state = gate(ledger, spec.name, "formal", Fingerprint.of(spec))
+    state = gate(ledger, spec.name, "formal", fingerprint)
     if state.open:
         return "formal gate: open (debug passed for this code and spec)"
     return f"formal gate: closed, a submit would be refused: {state.why}"
 
 
 def override_for(
-    ledger: Ledger, spec: JobSpec, stage: Stage, force_reason: str | None, spec_file: str
+    ledger: Ledger,
+    spec: JobSpec,
+    fingerprint: Fingerprint,
+    stage: Stage,
+    force_reason: str | None,
+    spec_file: str,
 ) -> str:
     """The gate override to record for submitting ``spec`` as ``stage`` ("" when none is
     needed); ``StageRefused`` when the formal gate is closed and no reason was given."""
@@ -55,7 +60,7 @@ def override_for(
                 f"--force overrides the formal gate; a {stage} submit has none to override"
             )
         return ""
-    state = gate(ledger, spec.name, stage, Fingerprint.of(spec))
+    state = gate(ledger, spec.name, stage, fingerprint)
     if state.open:
         return ""
     if force_reason is None:
@@ -98,14 +103,20 @@ class StageByHand:
     wait ends (a Ctrl-C leaves it interrupted, and the next pipeline follows the job)."""
 
     def __init__(
-        self, ledger: Ledger, spec: JobSpec, spec_path: str, stage: Stage, override: str
+        self,
+        ledger: Ledger,
+        spec: JobSpec,
+        fingerprint: Fingerprint,
+        spec_path: str,
+        stage: Stage,
+        override: str,
     ) -> None:
         self.ledger = ledger
         self.spec = spec
         self.spec_path = spec_path
         self.stage = stage
         self.override = override
-        self.fingerprint = Fingerprint.of(spec)
+        self.fingerprint = fingerprint
         self.reader = MetricReader(spec.metrics)
         self.lines: list[str] = []
         self.record_id: int | None = None
