@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
 from majob.errors import UserInputError
 
 commands = typer.Typer()
@@ -71,7 +71,7 @@ def pipeline(
         upload_inputs=upload_inputs,
     )
     try:
-        with runner:
+        with sigterm_as_ctrl_c(), runner:
             result = runner.run(until, start=start, force_reason=reason if force else None)
     except KeyboardInterrupt:
         typer.echo(
