@@ -110,6 +110,8 @@ def _history_table(records: list[object], title: str) -> None:
 
         metrics = ", ".join(f"{k} {v:g}" for k, v in summary(record.metrics).items())
         result = record.effective_result
+        if result == "running" and record.elsewhere:
+            result += f" on {record.host}"
         if record.override:
             result += " (forced)"
         table.add_row(
@@ -170,6 +172,7 @@ def history(
                 "override": r.override,
                 "majob_version": r.majob_version,
                 "started_at": r.started_at,
+                "host": r.host,
             }
             for r in records
         ]

@@ -180,3 +180,15 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_history_names_the_host_of_a_stage_running_elsewhere(project: Path) -> None:
+    from majob.pipeline.ledger import Ledger
+
+    with Ledger() as ledger:
+        record_id = ledger.start(spec_name="tiny", stage="debug", spec_digest="s", code_digest="c")
+        ledger._connect().execute("UPDATE records SET host = 'build-7' WHERE id = ?", (record_id,))
+    table = runner.invoke(app, ["history"])
+    assert "running on build-7" in table.output, table.output
+    rows = json.loads(runner.invoke(app, ["history", "--format", "json"]).output)
+    assert (rows[0]["result"], rows[0]["host"]) == ("running", "build-7")
