@@ -131,6 +131,10 @@ def create_once(
         in_flight = not (duplicate or turned_away(failure))
         look_until = min(sent + landing_window, deadline) if in_flight else time.monotonic()
         if in_flight:
+            # Whatever happens next, this create may still make its job.
+            failure.hint = (
+                f"the job may still appear: see `majob list --name {name}` before submitting again"
+            )
             left = max(0.0, look_until - time.monotonic())
             say(
                 f"create got no answer ({failure.message}); it may still land: looking for job "
@@ -144,11 +148,6 @@ def create_once(
         if failure.code == "ModelArts.2751":
             raise failure  # the name is taken, and not by our job
         if time.monotonic() + delay > deadline:
-            if in_flight:
-                failure.hint = (
-                    f"the job may still appear: see `majob list --name {name}` before "
-                    "submitting again"
-                )
             raise failure
         if in_flight:
             say(f"no job with this submit id appeared in {landing_window:.0f}s; sending it again")
