@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Annotated, ParamSpec, TypeVar
 
 import typer
@@ -52,3 +55,19 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(error.exit_code) from None
 
     return wrapper
+
+
+def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside, a SIGTERM (a scheduler, ``timeout``, ``kill``) stops majob as Ctrl-C does: the
+    nodes, in sessions of their own, are stopped and the records say ``interrupted``. Left to
+    its default, SIGTERM would end majob at once and leave both behind."""
+    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

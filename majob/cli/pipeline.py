@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
 from majob.errors import UserInputError
 
 commands = typer.Typer()
@@ -71,7 +71,7 @@ def pipeline(
         upload_inputs=upload_inputs,
     )
     try:
-        with runner:
+        with sigterm_as_ctrl_c(), runner:
             result = runner.run(until, start=start, force_reason=reason if force else None)
     except KeyboardInterrupt:
         typer.echo(
@@ -110,6 +110,8 @@ def _history_table(records: list[object], title: str) -> None:
 
         metrics = ", ".join(f"{k} {v:g}" for k, v in summary(record.metrics).items())
         result = record.effective_result
+        if result == "running" and record.elsewhere:
+            result += f" on {record.host}"
         if record.override:
             result += " (forced)"
         table.add_row(
@@ -170,6 +172,7 @@ def history(
                 "override": r.override,
                 "majob_version": r.majob_version,
                 "started_at": r.started_at,
+                "host": r.host,
             }
             for r in records
         ]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
@@ -41,11 +39,6 @@ def _parse_timeout(text: str | None) -> int | None:
         return parse_duration(text)
     except ValueError as error:
         raise ConfigError(f"--timeout {text!r}: {error}") from None
-
-
-def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
-    # A SIGTERM to majob stops the nodes the same way Ctrl-C does.
-    raise KeyboardInterrupt
 
 
 def _summary(result: RunResult) -> list[str]:
@@ -175,24 +168,22 @@ def run(
     # An --input replaces the input's `local` before the spec's files are checked.
     job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)
     limit = _parse_timeout(timeout)
-    previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        result = run_local(
-            job,
-            "local",
-            nodes=nodes,
-            python=python,
-            strict=strict,
-            timeout=limit,
-            runs_dir=runs_dir,
-            overwrite=overwrite,
-            allow_secrets=allow_secrets,
-            dump=dump,
-        )
+        with sigterm_as_ctrl_c():
+            result = run_local(
+                job,
+                "local",
+                nodes=nodes,
+                python=python,
+                strict=strict,
+                timeout=limit,
+                runs_dir=runs_dir,
+                overwrite=overwrite,
+                allow_secrets=allow_secrets,
+                dump=dump,
+            )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     for line in _summary(result):
         typer.echo(line)

@@ -6,24 +6,32 @@ fake ModelArts reads and writes the fake OBS's state directly. It writes the sta
 (``majob emulator start``) is an ``EmulatedCloud`` in a process of its own.
 
 State lives in ``state_dir``: ``modelarts/`` (sqlite database, job trees), ``obs/`` (the fake
-OBS's objects), ``state.json`` (endpoints and pid). Without a ``state_dir`` a temporary one is
-used and removed at the end.
+OBS's objects), ``state.json`` (endpoints, pid and start time), ``emulator.pid`` (the process
+holding the dir) and ``emulator.lock``, held from construction to ``stop()`` so that no second
+emulator opens the same state (``statedir.py``). Without a ``state_dir`` a temporary one is used
+and removed at the end.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT, STATE_FILE, EmulatorEndpoints
+from majob.emulator import statedir
+from majob.emulator.endpoints import (
+    DEFAULT_REQUEST_TIMEOUT,
+    PID_FILE,
+    STATE_FILE,
+    EmulatorEndpoints,
+)
 from majob.emulator.modelarts.server import FakeModelArtsServer
 from majob.emulator.modelarts.storage import FakeObsStorage
 from majob.emulator.obs.server import FakeObsServer
+from majob.processes import ProcessRef
 
 DEFAULT_BUCKETS = ("majob-demo",)
 
@@ -46,10 +54,18 @@ class EmulatedCloud:
         self.state_dir = (
             Path(tempfile.mkdtemp(prefix="majob-emulator-")) if state_dir is None else state_dir
         )
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.obs = FakeObsServer(
-            port=obs_port, data_dir=self.state_dir / "obs", request_timeout=request_timeout
-        )
+        statedir.make_private_dir(self.state_dir)
+        self._lock = statedir.hold(self.state_dir)
+        try:
+            # Left by an emulator that died: it names a process that no longer serves.
+            (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+            statedir.write_private(self.state_dir / PID_FILE, ProcessRef.current().to_text())
+            self.obs = FakeObsServer(
+                port=obs_port, data_dir=self.state_dir / "obs", request_timeout=request_timeout
+            )
+        except BaseException:
+            self._release()
+            raise
         try:
             for name in buckets:
                 if name not in self.obs.backend.buckets:
@@ -62,7 +78,10 @@ class EmulatedCloud:
                 upload_period=upload_period,
             )
         except BaseException:
-            self.obs.stop()
+            try:
+                self.obs.stop()
+            finally:
+                self._release()
             raise
 
     @property
@@ -70,14 +89,17 @@ class EmulatedCloud:
         return EmulatorEndpoints(obs=self.obs.endpoint, modelarts=self.modelarts.endpoint)
 
     def write_state(self) -> None:
-        """Publish the endpoints (and this process's id) for ``running_emulator()``."""
-        state = {**self.endpoints.to_dict(), "pid": os.getpid()}
+        """Publish the endpoints (and this process: pid and start time) for
+        ``running_emulator()``."""
+        this = ProcessRef.current()
+        state: dict[str, object] = {
+            **self.endpoints.to_dict(),
+            "pid": this.pid,
+            "started": this.started,
+        }
         del state["secret_key"]  # a test key, but the state file needs none of the identity
         del state["access_key"]
-        path = self.state_dir / STATE_FILE
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(state, indent=2) + "\n", encoding="utf-8")
-        temporary.replace(path)
+        statedir.write_private(self.state_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
 
     def start(self) -> EmulatedCloud:
         self.obs.start()
@@ -91,9 +113,19 @@ class EmulatedCloud:
         try:
             self.modelarts.stop()
         finally:
-            self.obs.stop()
-            if self._temporary:
-                shutil.rmtree(self.state_dir, ignore_errors=True)
+            try:
+                self.obs.stop()
+            finally:
+                self._release()
+
+    def _release(self) -> None:
+        """Give the state dir up (the pid file first: it names the holder); once."""
+        if not self._lock.is_locked:
+            return  # stopped before: the files may be another emulator's by now
+        (self.state_dir / PID_FILE).unlink(missing_ok=True)
+        self._lock.release()
+        if self._temporary:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def __enter__(self) -> EmulatedCloud:
         return self.start()

@@ -1,10 +1,13 @@
 """``majob emulator start|stop|status``: both fakes as one background process on 127.0.0.1.
 
 ``start`` spawns ``majob emulator start --foreground`` in its own session (its output goes to
-``<state dir>/emulator.log``) and returns once both fakes answer; it is idempotent. The
-foreground process is an ``EmulatedCloud`` over the state dir; it writes ``emulator.pid`` and
-``state.json`` (endpoints, pid) and on SIGTERM stops the running jobs (they end ``Abnormal``),
-both servers, and removes both files. ``stop`` sends SIGTERM and waits for the process to go.
+``<state dir>/emulator.log``) and returns once both fakes answer; it is idempotent, also when
+two run at once: the daemon holds the state dir's lock for its life (``statedir.py``), so the
+second daemon gives up and its ``start`` reports the first. The foreground process is an
+``EmulatedCloud`` over the state dir; it writes ``emulator.pid`` and ``state.json`` (endpoints,
+pid and start time) and on SIGTERM stops the running jobs (they end ``Abnormal``), both servers,
+and removes both files. ``stop`` sends SIGTERM and waits for the process to go, and signals
+only the process that wrote those files: a stale file may name a pid someone else has by now.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from majob.emulator import statedir
 from majob.emulator.endpoints import (
     DEFAULT_REQUEST_TIMEOUT,
     PID_FILE,
@@ -29,9 +33,10 @@ from majob.emulator.endpoints import (
     EmulatorEndpoints,
     read_state,
     running_emulator,
+    state_process,
 )
 from majob.errors import ConfigError, MajobError
-from majob.processes import pid_alive
+from majob.processes import ProcessRef, pid_alive, signal_if_ours
 
 LOG_FILE = "emulator.log"
 START_TIMEOUT = 30.0
@@ -59,9 +64,8 @@ def _running(state_dir: Path) -> tuple[EmulatorEndpoints, int] | None:
         endpoints = running_emulator(state_dir)
     except ConfigError:
         return None
-    state = read_state(state_dir) or {}
-    pid = state.get("pid")
-    return (endpoints, pid) if isinstance(pid, int) else None
+    daemon = state_process(read_state(state_dir) or {})
+    return (endpoints, daemon.pid) if daemon is not None else None
 
 
 def start(
@@ -78,8 +82,7 @@ def start(
     if found is not None:
         return Started(found[0], found[1], already_running=True)
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        (state_dir / STATE_FILE).unlink(missing_ok=True)
+        statedir.make_private_dir(state_dir)
     except OSError as error:
         raise ConfigError(
             f"cannot use {state_dir} as the emulator's state dir: {error.strerror}",
@@ -93,23 +96,30 @@ def start(
         command += ["--bucket", name]
     log_path = state_dir / LOG_FILE
     pid = _spawn(command, log_path)
+    child_exited = False  # once reaped, its pid is no longer ours to signal
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        code = _exit_code(pid)
-        if code is not None:
-            tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-            raise MajobError(
-                f"the emulator exited with code {code} while starting: "
-                + (" | ".join(tail) or "no output"),
-                hint=f"see {log_path}",
-            )
         found = _running(state_dir)
-        if found is not None and found[1] == pid:
+        # Ours, or (when ours gave way to it) the daemon another start began at the same time.
+        if found is not None and (found[1] == pid or child_exited):
             endpoints = found[0]
             if _answers(endpoints.obs) and _answers(endpoints.modelarts):
-                return Started(endpoints, pid, already_running=False)
+                return Started(endpoints, found[1], already_running=found[1] != pid)
+        if not child_exited:
+            code = _exit_code(pid)
+            if code is not None:
+                child_exited = True
+                if not statedir.held_elsewhere(state_dir):
+                    tail = log_path.read_text(encoding="utf-8", errors="replace")
+                    last = tail.strip().splitlines()[-3:]
+                    raise MajobError(
+                        f"the emulator exited with code {code} while starting: "
+                        + (" | ".join(last) or "no output"),
+                        hint=f"see {log_path}",
+                    )
         time.sleep(0.05)
-    os.kill(pid, signal.SIGTERM)
+    if not child_exited:
+        os.kill(pid, signal.SIGTERM)  # our child, not reaped: the pid is still its
     raise MajobError(
         f"the emulator did not answer within {START_TIMEOUT:.0f}s", hint=f"see {log_path}"
     )
@@ -118,7 +128,7 @@ def start(
 def _spawn(command: list[str], log_path: Path) -> int:
     """Start the daemon in a session of its own (it outlives this command and its terminal's
     Ctrl-C), output appended to ``log_path``. No ``Popen`` object: nothing here waits for it."""
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, statedir.PRIVATE_FILE)
     try:
         return os.posix_spawn(
             command[0],
@@ -146,27 +156,34 @@ def _exit_code(pid: int) -> int | None:
 
 def stop(state_dir: Path) -> int | None:
     """Stop the daemon over ``state_dir``; its pid, or None when none was running."""
-    state = read_state(state_dir) or {}
-    pid = state.get("pid")
-    if not isinstance(pid, int):
-        try:
-            pid = int((state_dir / PID_FILE).read_text().strip())
-        except (OSError, ValueError):
-            return None
-    if not pid_alive(pid):
-        for name in (STATE_FILE, PID_FILE):
-            (state_dir / name).unlink(missing_ok=True)
+    daemon = _recorded_daemon(state_dir)
+    if daemon is None or not daemon.is_running():
+        _clear_stale_records(state_dir)
         return None
-    os.kill(pid, signal.SIGTERM)
+    signal_if_ours(daemon, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT
-    while pid_alive(pid) and time.monotonic() < deadline:
-        _reap(pid)
+    while daemon.is_running() and time.monotonic() < deadline:
+        _reap(daemon.pid)
         time.sleep(0.05)
-    if pid_alive(pid):
-        os.kill(pid, signal.SIGKILL)
-        for name in (STATE_FILE, PID_FILE):
-            (state_dir / name).unlink(missing_ok=True)
-    return pid
+    if signal_if_ours(daemon, signal.SIGKILL):
+        _clear_stale_records(state_dir)
+    return daemon.pid
+
+
+def _recorded_daemon(state_dir: Path) -> ProcessRef | None:
+    """The daemon the state file names, else the one the pid file names (it is written
+    first)."""
+    state = read_state(state_dir)
+    daemon = state_process(state) if state is not None else None
+    return daemon if daemon is not None else statedir.recorded_holder(state_dir)
+
+
+def _clear_stale_records(state_dir: Path) -> None:
+    """Remove the files a dead daemon left, unless a live one holds the state dir."""
+    if statedir.held_elsewhere(state_dir):
+        return
+    for name in (STATE_FILE, PID_FILE):
+        (state_dir / name).unlink(missing_ok=True)
 
 
 def _reap(pid: int) -> None:
@@ -214,7 +231,6 @@ def serve(
         signum: signal.signal(signum, lambda *_: stopping.set())
         for signum in (signal.SIGTERM, signal.SIGINT)
     }
-    (state_dir / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
     try:
         cloud.start()
         if announce is not None:
@@ -223,6 +239,5 @@ def serve(
             pass
     finally:
         cloud.stop()
-        (state_dir / PID_FILE).unlink(missing_ok=True)
         for signum, handler in previous.items():
             signal.signal(signum, handler)

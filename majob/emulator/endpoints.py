@@ -4,7 +4,9 @@ Light on purpose (stdlib only): the CLI, the profiles and the service layer read
 client at ``majob emulator start``'s daemon without importing the emulator itself.
 
 The daemon writes ``state.json`` into its state dir (``$MAJOB_EMULATOR_DIR``, else
-``./.majob/emulator``) once both fakes answer, and removes it when it stops.
+``./.majob/emulator``) once both fakes answer, and removes it when it stops. It names the
+daemon's pid and start time: a state file whose process is gone, or whose pid another process
+has taken since, is stale.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from majob.errors import ConfigError
-from majob.processes import pid_alive
+from majob.processes import ProcessRef
 
 EMULATOR_PROJECT_ID = "0" * 31 + "1"  # a fixed 32-hex project id, like a real one
 EMULATOR_REGION = "cn-north-4"
@@ -27,6 +29,7 @@ EMULATOR_SECRET_KEY = "majob-fake-secret-key-0000000000000000000"
 DEFAULT_REQUEST_TIMEOUT = 20.0
 STATE_FILE = "state.json"
 PID_FILE = "emulator.pid"
+LOCK_FILE = "emulator.lock"
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,14 @@ def read_state(state_dir: Path) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
+def state_process(state: Mapping[str, object]) -> ProcessRef | None:
+    """The process a state file names (without a start time: an older majob's, unverifiable)."""
+    pid, started = state.get("pid"), state.get("started", "")
+    if not isinstance(pid, int) or not isinstance(started, str):
+        return None
+    return ProcessRef(pid, started)
+
+
 def running_emulator(state_dir: Path | None = None) -> EmulatorEndpoints:
     """The endpoints of the daemon whose state is in ``state_dir`` (default: see above).
 
@@ -66,8 +77,8 @@ def running_emulator(state_dir: Path | None = None) -> EmulatorEndpoints:
     """
     directory = state_dir or emulator_state_dir()
     state = read_state(directory)
-    pid = state.get("pid") if state else None
-    if state is None or not isinstance(pid, int) or not pid_alive(pid):
+    daemon = state_process(state) if state is not None else None
+    if state is None or daemon is None or not daemon.is_running():
         raise ConfigError(
             f"the emulator is not running (no live daemon state in {directory})",
             hint="start it with `majob emulator start`",

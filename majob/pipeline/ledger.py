@@ -4,8 +4,15 @@ Why sqlite: two pipelines writing at once must lose nothing, and a process kille
 leave a readable file. WAL mode gives both (a write is one transaction, readers never block it),
 and the busy timeout makes a second writer wait for the first instead of failing.
 
-A record is written when a stage starts (``result = 'running'``, with the pipeline's pid) and
-finished when it ends; a ``running`` record whose process is gone reads as ``interrupted``.
+WAL needs memory shared by every process that opens the database, which processes on two hosts
+of an NFS or SMB share do not have. A ledger on a network file system (``netfs.py``) uses the
+rollback journal (``journal_mode=DELETE``) instead, and every use of it holds a lock file next
+to it (``ledger.db.lock``): sqlite's own byte-range locks are not trusted there.
+
+A record is written when a stage starts (``result = 'running'``, with the pipeline's host, pid
+and the pid's start time) and finished when it ends. A ``running`` record of this host whose
+process is gone (or whose pid another process has taken since) reads as ``interrupted``; one of
+another host stays ``running``: its process cannot be seen from here.
 
 The schema is versioned with ``PRAGMA user_version`` and grown by the ``MIGRATIONS`` below, in
 order. A ledger written by a newer majob (a higher version) is refused before anything is
@@ -27,7 +34,8 @@ from typing import Any
 import tenacity
 
 from majob.errors import LedgerError
-from majob.processes import pid_alive
+from majob.pipeline.netfs import Mount, network_filesystem
+from majob.processes import ProcessRef, pid_alive, this_host
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
 LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
@@ -57,6 +65,11 @@ MIGRATIONS: tuple[str, ...] = (
         code_files TEXT NOT NULL DEFAULT '{}'
     );
     CREATE INDEX records_by_spec ON records (spec_name, stage, id);
+    """,
+    # Who runs a record: a pid means nothing on another host, nor once another process has it.
+    """
+    ALTER TABLE records ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE records ADD COLUMN pid_started TEXT NOT NULL DEFAULT ''
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -90,17 +103,29 @@ class StageRecord:
     spec_path: str = ""
     spec_json: Mapping[str, Any] = field(default_factory=dict)
     code_files: Mapping[str, str] = field(default_factory=dict)
+    host: str = ""  # where its pipeline ran ("": an older majob's record)
+    pid_started: str = ""  # when its pid started (``majob.processes``)
 
     @property
     def passed(self) -> bool:
         return self.result == "passed"
 
     @property
+    def elsewhere(self) -> bool:
+        """Written by a pipeline on another host."""
+        return bool(self.host) and self.host != this_host()
+
+    @property
     def effective_result(self) -> str:
-        """``running`` only while its pipeline process lives; ``interrupted`` after."""
-        if self.result == "running" and not pid_alive(self.pid):
-            return "interrupted"
-        return self.result
+        """``running`` only while its pipeline process lives (or may: on another host);
+        ``interrupted`` after."""
+        if self.result != "running" or self.elsewhere:
+            return self.result
+        if self.pid_started:
+            alive = ProcessRef(self.pid, self.pid_started).is_running()
+        else:  # an older majob's record: its bare pid is all there is
+            alive = pid_alive(self.pid)
+        return "running" if alive else "interrupted"
 
     def last_metrics(self) -> dict[str, float]:
         """Each metric's last value (the last node that reported it wins)."""
@@ -126,11 +151,45 @@ class Ledger:
     """The ledger at ``path`` (default ``$MAJOB_LEDGER``, else ``./.majob/ledger.db``), created
     on first write."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, mounts: Sequence[Mount] | None = None) -> None:
         from_env = os.environ.get(LEDGER_VARIABLE)
         default = Path(from_env) if from_env else Path.cwd() / LEDGER_FILE
         self.path = (path or default).resolve()
+        self._mounts = mounts  # None: this host's mount table
         self._db: sqlite3.Connection | None = None
+        self._network_fs: str | None = None
+        self._checked_fs = False
+
+    @property
+    def network_fs(self) -> str | None:
+        """The network file system type the ledger is on (nfs4, cifs, ...), or None."""
+        if not self._checked_fs:
+            self._network_fs = network_filesystem(self.path.parent, self._mounts)
+            self._checked_fs = True
+        return self._network_fs
+
+    @property
+    def journal_mode(self) -> str:
+        return "delete" if self.network_fs else "wal"
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """On a network file system, hold the lock file for the duration."""
+        if not self.network_fs:
+            yield
+            return
+        from filelock import FileLock, Timeout
+
+        try:
+            with FileLock(f"{self.path}.lock", timeout=BUSY_TIMEOUT_MS / 1000):
+                yield
+        except Timeout:
+            raise LedgerError(
+                f"the ledger {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000}s "
+                f"(it is on {self.network_fs}: {self.path}.lock serialises its users)",
+                hint="another majob holds it; if none runs, the file system's locking is "
+                "broken: use a ledger on a local disk (--ledger or MAJOB_LEDGER)",
+            ) from None
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -138,6 +197,10 @@ class Ledger:
         if self._db is not None:
             return self._db
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._guard():
+            return self._connect_guarded()
+
+    def _connect_guarded(self) -> sqlite3.Connection:
         if self.path.exists():
             self._check_version()
         # Two processes opening a new ledger at once race to switch it to WAL and to migrate it;
@@ -162,8 +225,12 @@ class Ledger:
             version = int(db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:  # it became newer since the check: still refused
                 raise self._newer(version)
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
+            if self.journal_mode == "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+                db.execute("PRAGMA synchronous = NORMAL")
+            else:
+                db.execute("PRAGMA journal_mode = DELETE")
+                db.execute("PRAGMA synchronous = FULL")
             if version < SCHEMA_VERSION:
                 self._migrate(db)
         except BaseException:
@@ -230,18 +297,32 @@ class Ledger:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         db = self._connect()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            yield db
-            db.execute("COMMIT")
-        except sqlite3.DatabaseError as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise self._unusable(error) from None
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        with self._guard():
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                yield db
+                db.execute("COMMIT")
+            except sqlite3.DatabaseError as error:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise self._unusable(error) from None
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """The connection, rows as ``sqlite3.Row``, for one read."""
+        db = self._connect()
+        with self._guard():
+            db.row_factory = sqlite3.Row
+            try:
+                yield db
+            except sqlite3.DatabaseError as error:
+                raise self._unusable(error) from None
+            finally:
+                db.row_factory = None
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -258,11 +339,12 @@ class Ledger:
         code_files: Mapping[str, str] | None = None,
     ) -> int:
         """Record that ``stage`` starts; its record id."""
+        this = ProcessRef.current()
         with self._write() as db:
             cursor = db.execute(
                 "INSERT INTO records (spec_name, spec_path, stage, spec_digest, code_digest, "
-                "result, majob_version, started_at, override, pid, spec_json, code_files) "
-                "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                "result, majob_version, started_at, override, pid, spec_json, code_files, host, "
+                "pid_started) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     spec_name,
                     spec_path,
@@ -272,9 +354,11 @@ class Ledger:
                     _version(),
                     _now(),
                     override,
-                    os.getpid(),
+                    this.pid,
                     json.dumps(spec_json or {}, sort_keys=True),
                     json.dumps(code_files or {}, sort_keys=True),
+                    this_host(),
+                    this.started,
                 ),
             )
             return int(cursor.lastrowid or 0)
@@ -336,23 +420,13 @@ class Ledger:
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        db = self._connect()
-        try:
-            db.row_factory = sqlite3.Row
+        with self._read() as db:
             rows = db.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as error:
-            raise self._unusable(error) from None
-        finally:
-            db.row_factory = None
         return [_record(row) for row in rows]
 
     def get(self, record_id: int) -> StageRecord:
-        db = self._connect()
-        db.row_factory = sqlite3.Row
-        try:
+        with self._read() as db:
             row = db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
-        finally:
-            db.row_factory = None
         if row is None:
             raise LedgerError(f"the ledger {self.path} has no record {record_id}")
         return _record(row)
@@ -361,14 +435,10 @@ class Ledger:
         """The newest record of the cloud job ``job_id``."""
         if not self.path.exists():
             return None
-        db = self._connect()
-        db.row_factory = sqlite3.Row
-        try:
+        with self._read() as db:
             row = db.execute(
                 "SELECT * FROM records WHERE job_id = ? ORDER BY id DESC LIMIT 1", (job_id,)
             ).fetchone()
-        finally:
-            db.row_factory = None
         return _record(row) if row is not None else None
 
 
@@ -392,6 +462,8 @@ def _record(row: sqlite3.Row) -> StageRecord:
         spec_path=row["spec_path"],
         spec_json=json.loads(row["spec_json"] or "{}"),
         code_files=json.loads(row["code_files"] or "{}"),
+        host=row["host"],
+        pid_started=row["pid_started"],
     )
 
 

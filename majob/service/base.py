@@ -33,6 +33,9 @@ PHASES = (
 TERMINAL_PHASES = frozenset({"Completed", "Failed", "Terminated", "Abnormal"})
 ACTIVE_PHASES = frozenset({"Creating", "Pending", "Running", "Terminating"})
 SUBMIT_ID_ANNOTATION = "majob/submit-id"
+# Seconds after a create was sent that it may still land though its answer was lost: Huawei
+# Cloud's API Gateway gives up on a backend after at most 60 s unless configured otherwise.
+CREATE_LANDING_WINDOW = 60.0
 
 
 @dataclass(frozen=True)

@@ -67,21 +67,28 @@ def service_config(profile: Profile, environ: Mapping[str, str] | None = None) -
             hint="add 'project_id: ...' to the profile (console: My Credentials > API "
             "Credentials, the project of your region)",
         )
-    timeout = 30.0
-    text = env.get("MAJOB_MODELARTS_TIMEOUT")
-    if text:
-        try:
-            timeout = float(text)
-        except ValueError:
-            raise ConfigError(f"MAJOB_MODELARTS_TIMEOUT={text!r} is not a number") from None
     return ServiceConfig(
         endpoint=str(endpoint).rstrip("/"),
         project_id=project_id,
         credentials=credentials_for(profile, env),
         region=profile.region,
         emulated=is_emulated(profile),
-        timeout=timeout,
+        timeout=_seconds(env, "MAJOB_MODELARTS_TIMEOUT", 30.0),
+        create_wait=_seconds(env, "MAJOB_MODELARTS_CREATE_WAIT", ServiceConfig.create_wait),
     )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r} is not a number") from None
+    if not seconds >= 0:  # also refuses nan
+        raise ConfigError(f"{name}={text!r}: give seconds, 0 or more")
+    return seconds
 
 
 def obs_config(profile: Profile, environ: Mapping[str, str] | None = None) -> ObsConfig:

@@ -49,7 +49,15 @@ from majob.errors import (
     ServiceUnreachable,
     UserInputError,
 )
-from majob.service.base import Engine, Event, Flavor, Job, JobFilter, LogChunk
+from majob.service.base import (
+    CREATE_LANDING_WINDOW,
+    Engine,
+    Event,
+    Flavor,
+    Job,
+    JobFilter,
+    LogChunk,
+)
 from majob.storage.config import Credentials
 
 T = TypeVar("T")
@@ -72,6 +80,8 @@ class ServiceConfig:
     timeout: float = 30.0  # seconds: bounds one call and the retries of an idempotent call
     connect_timeout: float = 5.0
     retries: int = 4
+    # seconds a submit looks for a create whose answer was lost before sending it again
+    create_wait: float = CREATE_LANDING_WINDOW
 
 
 _IMPORT_LINE = re.compile(r"^from ([\w.]+) import (\w+)\s*$", re.MULTILINE)

@@ -6,9 +6,11 @@
 
 Idempotent create: the body carries ``metadata.annotations["majob/submit-id"]``, a digest of
 the body, the code's content and the stage. When a create fails in a way that leaves its fate
-unknown (a time-out, a dropped connection, a 5xx, a 429), majob does not send it again blindly:
-it searches for a job with that submit id created since this submit started, and only sends
-the create again when there is none. One ``majob submit`` makes at most one job.
+unknown (a time-out, a dropped connection, a 5xx), majob does not send it again blindly: the
+first create may still be running in the service, so it searches for a job with that submit id
+until the first create can no longer land, and only sends the create again when none did. A
+create the service turned away (429, 503) is sent again after one search. One ``majob submit``
+makes at most one job.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.errors import CompileError, MajobError, PreflightError, ServiceError, ServiceUnreachable
-from majob.service.base import SUBMIT_ID_ANNOTATION, Job, JobFilter, TrainingService
+from majob.service.base import (
+    CREATE_LANDING_WINDOW,
+    SUBMIT_ID_ANNOTATION,
+    Job,
+    JobFilter,
+    TrainingService,
+)
 from majob.spec.models import JobSpec, Stage
 from majob.text import counted
 
@@ -35,6 +43,8 @@ if TYPE_CHECKING:
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 CREATE_BUDGET = 120.0  # seconds a submit keeps trying to create its one job
 CLOCK_SLACK_MS = 120_000  # the service's clock may run behind ours
+TURNED_AWAY_STATUS = frozenset({429, 503})
+LANDING_POLL = 2.0  # seconds between searches while a create may still land
 
 
 def is_ambiguous(error: BaseException) -> bool:
@@ -86,10 +96,17 @@ def create_once(
     body: Mapping[str, Any],
     *,
     budget: float = CREATE_BUDGET,
-    on_retry: Callable[[str], None] | None = None,
+    landing_window: float = CREATE_LANDING_WINDOW,
+    report: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Job:
-    """Create the job ``body`` describes (it must carry a submit id) exactly once."""
+    """Create the job ``body`` describes (it must carry a submit id) exactly once.
+
+    A create the service turned away (429, 503) made no job: after one search confirms it, it
+    is sent again. A create whose answer was lost (a time-out, a dropped connection, another
+    5xx) may still be running in the service and land later: it is looked for by its submit id
+    until ``landing_window`` seconds after it was sent, and only sent again when none landed.
+    """
     annotations = (body.get("metadata") or {}).get("annotations") or {}
     sid = annotations.get(SUBMIT_ID_ANNOTATION)
     if not sid:
@@ -97,10 +114,12 @@ def create_once(
     name = str(body["metadata"]["name"])
     started_ms = int(time.time() * 1000)
     deadline = time.monotonic() + budget
+    say = report or (lambda line: None)
     delay = 0.2
     attempt = 0
     while True:
         attempt += 1
+        sent = time.monotonic()
         try:
             return service.create(body)
         except ServiceError as error:
@@ -108,26 +127,69 @@ def create_once(
             if not (is_ambiguous(error) or duplicate):
                 raise
             failure = error
-        # The first create's answer was lost, or it was turned away: did it make the job?
-        while True:
-            try:
-                found = find_submitted(service, name, sid, started_ms)
-                break
-            except ServiceError as error:
-                if not is_ambiguous(error) or time.monotonic() + delay > deadline:
-                    raise failure from None
-                sleep(delay)
-                delay = min(delay * 2, 5.0)
+        # An earlier create of ours may hold the name, or this one's answer was lost.
+        in_flight = not (duplicate or turned_away(failure))
+        look_until = min(sent + landing_window, deadline) if in_flight else time.monotonic()
+        if in_flight:
+            # Whatever happens next, this create may still make its job.
+            failure.hint = (
+                f"the job may still appear: see `majob list --name {name}` before submitting again"
+            )
+            left = max(0.0, look_until - time.monotonic())
+            say(
+                f"create got no answer ({failure.message}); it may still land: looking for job "
+                f"{name!r} by its submit id for up to {left:.0f}s before sending it again"
+            )
+        found = _look_for(service, name, sid, started_ms, look_until, deadline, failure, sleep)
         if found is not None:
+            if in_flight:
+                say(f"the create landed: job {found.id}")
             return found
         if failure.code == "ModelArts.2751":
             raise failure  # the name is taken, and not by our job
         if time.monotonic() + delay > deadline:
             raise failure
-        if on_retry is not None:
-            on_retry(f"create failed ({failure.message}); no job was made; trying again")
+        if in_flight:
+            say(f"no job with this submit id appeared in {landing_window:.0f}s; sending it again")
+        else:
+            say(f"create turned away ({failure.message}); no job was made; trying again")
         sleep(delay)
         delay = min(delay * 2, 5.0)
+
+
+def turned_away(error: ServiceError) -> bool:
+    """The service answered that it did not take the request (throttled, or unavailable)."""
+    return not isinstance(error, ServiceUnreachable) and (error.status or 0) in TURNED_AWAY_STATUS
+
+
+def _look_for(
+    service: TrainingService,
+    name: str,
+    sid: str,
+    started_ms: int,
+    until: float,
+    deadline: float,
+    failure: ServiceError,
+    sleep: Callable[[float], None],
+) -> Job | None:
+    """Search for the job until it is found or ``until`` passed with at least one answer; a
+    search that keeps failing until ``deadline`` raises ``failure`` (its fate stays unknown)."""
+    answered = False
+    delay = 0.2
+    while True:
+        try:
+            found = find_submitted(service, name, sid, started_ms)
+        except ServiceError as error:
+            if not is_ambiguous(error) or time.monotonic() + delay > deadline:
+                raise failure from None
+        else:
+            if found is not None:
+                return found
+            answered = True
+        if answered and time.monotonic() >= until:
+            return None
+        sleep(delay)
+        delay = min(delay * 2, LANDING_POLL)
 
 
 # -- the whole submit ------------------------------------------------------------------------
@@ -228,6 +290,11 @@ class Submitter:
         sync_plan, _ = sync_code(plan.spec, self.store, cache_dir=self.cache_dir)
         return sync_plan
 
+    def _create_wait(self) -> float:
+        # The REST backend carries MAJOB_MODELARTS_CREATE_WAIT in its ServiceConfig.
+        wait = getattr(getattr(self.service, "config", None), "create_wait", None)
+        return float(wait) if isinstance(wait, (int, float)) else CREATE_LANDING_WINDOW
+
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:
         problems = self.preflight(plan, upload_inputs=upload_inputs)
         if problems:
@@ -240,7 +307,9 @@ class Submitter:
             f"{plan.spec.code.obs}"
         )
         try:
-            return create_once(self.service, plan.body, on_retry=self.report)
+            return create_once(
+                self.service, plan.body, landing_window=self._create_wait(), report=self.report
+            )
         except ServiceError as error:
             raise _explained(error, plan) from None
 

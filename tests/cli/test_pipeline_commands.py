@@ -4,7 +4,12 @@ and their bad input."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +29,12 @@ args, _ = parser.parse_known_args()
 for step in range(3):
     print(f"step {step} loss={1.0 / (step + 1)}")
 open(os.path.join(args.train_url, "model.pth"), "w").write("weights")
+if os.environ.get("PID_FILE"):  # say it runs, then run until stopped
+    with open(os.environ["PID_FILE"] + ".part", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(os.environ["PID_FILE"] + ".part", os.environ["PID_FILE"])
+    import time
+    time.sleep(120)
 """
 SPEC = """\
 name: tiny
@@ -135,3 +146,49 @@ def test_a_ledger_from_a_newer_majob_is_refused_untouched(project: Path) -> None
         )
         assert "Traceback" not in result.output
     assert ledger.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_nodes_and_records_the_stage_interrupted(project: Path) -> None:
+    pid_file = project / "node.pid"
+    with (project / "spec.yaml").open("a") as spec:
+        spec.write(f"env: {{PID_FILE: {str(pid_file)!r}}}\n")
+    pipeline = subprocess.Popen(
+        [sys.executable, "-m", "majob", "pipeline", "spec.yaml", "--until", "local"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and pipeline.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid_file.exists(), pipeline.communicate()
+    node = int(pid_file.read_text())
+    pipeline.send_signal(signal.SIGTERM)  # as a job scheduler or `timeout` stops it
+    _, stderr = pipeline.communicate(timeout=60)
+    assert pipeline.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert not _alive(node)
+    with sqlite3.connect(project / ".majob" / "ledger.db") as db:
+        rows = db.execute("SELECT stage, result FROM records").fetchall()
+    assert rows == [("local", "interrupted")]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_history_names_the_host_of_a_stage_running_elsewhere(project: Path) -> None:
+    from majob.pipeline.ledger import Ledger
+
+    with Ledger() as ledger:
+        record_id = ledger.start(spec_name="tiny", stage="debug", spec_digest="s", code_digest="c")
+        ledger._connect().execute("UPDATE records SET host = 'build-7' WHERE id = ?", (record_id,))
+    table = runner.invoke(app, ["history"])
+    assert "running on build-7" in table.output, table.output
+    rows = json.loads(runner.invoke(app, ["history", "--format", "json"]).output)
+    assert (rows[0]["result"], rows[0]["host"]) == ("running", "build-7")

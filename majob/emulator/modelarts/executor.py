@@ -17,7 +17,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -25,6 +25,7 @@ from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
 from majob.migrate.standin import npu_standin_for
+from majob.processes import ProcessRef, signal_if_ours
 from majob.runner.layout import ContainerPaths, container_paths, node_command
 from majob.runner.local import free_port
 from majob.spec.models import JobSpec
@@ -317,7 +318,7 @@ class JobRun(threading.Thread):
                     start_new_session=True,
                 )
             )
-        self.store.update(self.job_id, pids=[p.pid for p in self._processes])
+        self.store.set_processes(self.job_id, [ProcessRef.of(p.pid) for p in self._processes])
 
     def _monitor(self) -> list[int | None]:
         """Until every node exits, one fails (the others are then stopped) or a stop is asked."""
@@ -376,8 +377,9 @@ def _signal_group(pid: int, signum: int) -> None:
         os.killpg(pid, signum)
 
 
-def kill_leftovers(pids: Mapping[str, list[int]]) -> None:
-    """Kill the process groups a crashed emulator left behind (by job id)."""
-    for group in pids.values():
-        for pid in group:
-            _signal_group(pid, signal.SIGKILL)
+def kill_leftovers(processes: Mapping[str, Sequence[ProcessRef]]) -> None:
+    """Kill the process groups a crashed emulator left behind (by job id): only a group whose
+    leader is still the process the record names; its pid may be another process's by now."""
+    for group in processes.values():
+        for leader in group:
+            signal_if_ours(leader, signal.SIGKILL, group=True)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from majob.processes import ProcessRef
+
 SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -65,7 +67,9 @@ class JobRecord:
     body: dict[str, Any]
     annotations: dict[str, str] = field(default_factory=dict)
     task_statuses: list[dict[str, Any]] = field(default_factory=list)
-    pids: list[int] = field(default_factory=list)
+    # Each node's process (group leader) and when it started: a crashed emulator's are killed
+    # at the next start only while the pid is still that process.
+    pids: list[ProcessRef] = field(default_factory=list)
 
     @property
     def node_count(self) -> int:
@@ -141,7 +145,7 @@ class JobStore:
                     json.dumps(job.body),
                     json.dumps(job.annotations),
                     json.dumps(job.task_statuses),
-                    json.dumps(job.pids),
+                    _processes_json(job.pids),
                 ),
             )
 
@@ -174,6 +178,12 @@ class JobStore:
         params = [json.dumps(v) if isinstance(v, (dict, list)) else v for v in values.values()]
         with self._lock:
             self._db.execute(f"UPDATE jobs SET {names} WHERE id = ?", (*params, job_id))
+
+    def set_processes(self, job_id: str, processes: Sequence[ProcessRef]) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE jobs SET pids = ? WHERE id = ?", (_processes_json(processes), job_id)
+            )
 
     def transition(self, job_id: str, allowed: Sequence[str], **values: Any) -> bool:
         """Set columns only while the job's phase is one of ``allowed`` (atomically)."""
@@ -232,5 +242,21 @@ def _job(row: tuple[Any, ...]) -> JobRecord:
         body=json.loads(row[8]),
         annotations=json.loads(row[9]),
         task_statuses=json.loads(row[10]),
-        pids=json.loads(row[11]),
+        pids=_processes(json.loads(row[11])),
     )
+
+
+def _processes_json(processes: Sequence[ProcessRef]) -> str:
+    return json.dumps([{"pid": p.pid, "started": p.started} for p in processes])
+
+
+def _processes(data: Any) -> list[ProcessRef]:
+    """The ``pids`` column: ``{"pid", "started"}`` objects (a bare pid, as an older emulator
+    wrote, has no start time and is never signalled)."""
+    out: list[ProcessRef] = []
+    for item in data if isinstance(data, list) else []:
+        if isinstance(item, int):
+            out.append(ProcessRef(item))
+        elif isinstance(item, dict) and isinstance(item.get("pid"), int):
+            out.append(ProcessRef(item["pid"], str(item.get("started") or "")))
+    return out

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -173,6 +176,43 @@ def test_a_job_left_running_by_a_killed_emulator_is_abnormal(tmp_path: Path) -> 
         assert backend.show("j-1")["status"]["phase"] == "Abnormal"
     finally:
         backend.close()
+
+
+def _session_leader() -> subprocess.Popen[bytes]:
+    """A process leading its own group, as an emulated job's node does."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True
+    )
+
+
+def test_recovery_kills_only_the_processes_its_records_still_name(tmp_path: Path) -> None:
+    """A crashed emulator's rows name its nodes; by the next start those pids may belong to
+    other processes. Only a process that started when the row says is killed."""
+    from majob.emulator.modelarts.models import ModelArtsBackend
+    from majob.emulator.modelarts.store import JobRecord, JobStore
+    from majob.processes import ProcessRef
+
+    ours, stranger, unverifiable = _session_leader(), _session_leader(), _session_leader()
+    try:
+        store = JobStore(tmp_path)
+        rows = {
+            "ours": [ProcessRef.of(ours.pid)],
+            "pid-reused": [ProcessRef(stranger.pid, "another start time")],
+            "old-row": [ProcessRef(unverifiable.pid)],  # written before start times were kept
+        }
+        for name, pids in rows.items():
+            store.insert(
+                JobRecord(name, name, "", "Running", "Running", 1, 2, None, {"spec": {}}, pids=pids)
+            )
+        store.close()
+        backend = ModelArtsBackend(tmp_path, storage=None)
+        backend.close()
+        assert ours.wait(timeout=30) == -signal.SIGKILL
+        assert stranger.poll() is None and unverifiable.poll() is None
+    finally:
+        for process in (ours, stranger, unverifiable):
+            process.kill()
+            process.wait()
 
 
 def test_503_then_success_and_a_dropped_connection(harness: Harness) -> None:

@@ -33,8 +33,9 @@ def majob(*args: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "sigterm"])
 def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_job(
-    project: Path, cloud: EmulatedCloud, profile: Profile
+    project: Path, cloud: EmulatedCloud, profile: Profile, signum: signal.Signals
 ) -> None:
     process = majob(
         "pipeline", "tiny.yaml", "--profile", "emulator", "--upload-inputs",
@@ -55,7 +56,7 @@ def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_jo
     reader.start()
     try:
         assert running.wait(DEADLINE), "".join(seen)
-        process.send_signal(signal.SIGKILL)
+        process.send_signal(signum)
         process.wait(DEADLINE)
     finally:
         process.kill()
@@ -68,6 +69,9 @@ def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_jo
     assert local.stage == "local" and local.passed
     assert debug.stage == "debug" and debug.effective_result == "interrupted"
     assert debug.job_id
+    if signum == signal.SIGTERM:  # stopped as Ctrl-C stops it: it finished its record
+        assert process.returncode == 130, "".join(seen)
+        assert debug.result == "interrupted"
 
     again = majob("pipeline", "tiny.yaml", "--profile", "emulator", "--set",
                   "stages.debug.hyperparameters.sleep=3")  # fmt: skip

@@ -95,8 +95,14 @@ def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: Emula
     ids=["429", "503", "dropped"],
 )
 def test_a_troubled_create_makes_exactly_one_job(
-    project: Path, cloud: EmulatedCloud, service, fault: dict[str, object]
+    project: Path,
+    cloud: EmulatedCloud,
+    service,
+    fault: dict[str, object],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A dropped create may still land; the emulator's never does: look for it only briefly.
+    monkeypatch.setenv("MAJOB_MODELARTS_CREATE_WAIT", "0.5")
     cloud.modelarts.add_fault(method="POST", path=r"/training-jobs$", count=1, **fault)
     result = submit(project)
     assert result.exit_code == 0, result.output
@@ -188,3 +194,19 @@ def test_polling_resumes_after_the_emulator_restarts(
     final = outcome["result"].job  # type: ignore[attr-defined]
     assert final.phase == "Abnormal"
     assert notes[0].startswith("connection lost") and notes[-1] == "connection back"
+
+
+def test_a_create_answered_after_the_client_gave_up_is_found_not_sent_again(
+    project: Path, cloud: EmulatedCloud, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every create is answered only after the client's time-out: the first one is still in
+    # flight when the client gives up on it, and lands later.
+    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "1")
+    slow = cloud.modelarts.add_fault(method="POST", path=r"/training-jobs$", latency=3)
+    result = submit(project)
+    assert result.exit_code == 0, result.output
+    assert slow.fired == 1, f"{slow.fired} creates were sent:\n{result.output}"
+    assert "no job was made" not in result.output
+    assert "may still land" in result.output
+    jobs, total = service.search(JobFilter(name="tiny-debug"))
+    assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]

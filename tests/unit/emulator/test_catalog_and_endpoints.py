@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from majob.emulator.endpoints import (
 )
 from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from majob.errors import ConfigError
+from majob.processes import ProcessRef
 from majob.service.catalog import ENGINES, FLAVORS, find_engine, find_flavor
 from majob.spec.load import load_spec
 from majob.spec.profiles import load_profile
@@ -73,7 +73,9 @@ def test_a_dead_daemon_is_not_running(tmp_path: Path) -> None:
 
 
 def test_the_built_in_emulator_profile(tmp_path: Path) -> None:
-    state = {"obs": "http://127.0.0.1:1", "modelarts": "http://127.0.0.1:2", "pid": os.getpid()}
+    this = ProcessRef.current()
+    state = {"obs": "http://127.0.0.1:1", "modelarts": "http://127.0.0.1:2", "pid": this.pid,
+             "started": this.started}  # fmt: skip
     (tmp_path / STATE_FILE).write_text(json.dumps(state))
     env = {"MAJOB_EMULATOR_DIR": str(tmp_path), "MAJOB_CONFIG_DIR": str(tmp_path / "config")}
     profile = load_profile("emulator", env)

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from majob.errors import LedgerError
-from majob.pipeline.ledger import SCHEMA_VERSION, Ledger
+from majob.pipeline.ledger import MIGRATIONS, SCHEMA_VERSION, Ledger
+from majob.pipeline.netfs import Mount
+from majob.processes import this_host
 
 
 def start(ledger: Ledger, stage: str = "local", name: str = "job") -> int:
@@ -87,6 +89,65 @@ def test_a_running_record_of_a_dead_process_reads_interrupted(tmp_path: Path) ->
         record_id = start(ledger)
         ledger._connect().execute("UPDATE records SET pid = ? WHERE id = ?", (dead_pid, record_id))
         assert ledger.get(record_id).effective_result == "interrupted"
+
+
+def _dead_pid() -> int:
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(child.stdout)
+
+
+def test_a_running_record_of_another_host_stays_running(tmp_path: Path) -> None:
+    # On the host that wrote it, its pipeline may well live; this host cannot see it.
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        record_id = start(ledger)
+        assert ledger.get(record_id).host == this_host()
+        ledger._connect().execute(
+            "UPDATE records SET host = 'build-7', pid = ? WHERE id = ?", (_dead_pid(), record_id)
+        )
+        record = ledger.get(record_id)
+        assert record.elsewhere and record.effective_result == "running"
+
+
+def test_a_running_record_whose_pid_another_process_took_reads_interrupted(
+    tmp_path: Path,
+) -> None:
+    stranger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        with Ledger(tmp_path / "ledger.db") as ledger:
+            record_id = start(ledger)
+            assert ledger.get(record_id).effective_result == "running"  # this very process
+            ledger._connect().execute(
+                "UPDATE records SET pid = ? WHERE id = ?", (stranger.pid, record_id)
+            )
+            assert ledger.get(record_id).effective_result == "interrupted"
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_a_ledger_on_a_network_file_system_uses_the_rollback_journal_and_a_lock(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "share" / "ledger.db"
+    with Ledger(path) as local:  # written where WAL works, then the disk is shared over NFS
+        start(local)
+    nfs = [Mount("/", "ext4"), Mount(str(tmp_path / "share"), "nfs4")]
+    with Ledger(path, mounts=nfs) as ledger:
+        assert ledger.network_fs == "nfs4"
+        record_id = start(ledger)
+        ledger.finish(record_id, result="passed")
+        assert [r.result for r in ledger.records()] == ["passed", "running"]
+        assert ledger._connect().execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert (tmp_path / "share" / "ledger.db.lock").exists()
+    assert not (tmp_path / "share" / "ledger.db-wal").exists()
+    # A mount point that merely starts with the same letters is another file system.
+    with Ledger(path, mounts=[Mount(str(tmp_path / "sha"), "nfs")]) as elsewhere:
+        assert elsewhere.network_fs is None and elsewhere.journal_mode == "wal"
 
 
 WRITER = textwrap.dedent(
@@ -207,6 +268,24 @@ def test_an_old_ledger_is_migrated(tmp_path: Path) -> None:
         start(ledger)
         assert ledger._connect().execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert ledger._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_version_1_ledger_gains_host_and_start_time(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute(
+        "INSERT INTO records (spec_name, stage, spec_digest, code_digest, result, "
+        "majob_version, started_at, pid) VALUES ('job', 'local', 's', 'c', 'running', '0.1', "
+        "'2024-01-01T00:00:00+00:00', ?)",
+        (_dead_pid(),),
+    )
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    with Ledger(path) as ledger:
+        (old,) = ledger.records()
+        assert (old.host, old.pid_started, old.effective_result) == ("", "", "interrupted")
 
 
 def test_a_file_that_is_no_ledger_is_a_clear_error(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ class ScriptedService:
         self.before_create: list[Callable[[], None]] = []
         self.after_create: list[Callable[[], None]] = []
         self.search_failures: list[ServiceError] = []
+        self.before_search: list[Callable[[], None]] = []  # one per search call, in order
         self.offered_flavors = [
             Flavor("modelarts.vm.cpu.2u", type="CPU", max_num=1),
             Flavor("modelarts.vm.cpu.8u", type="CPU", max_num=16),
@@ -71,6 +72,8 @@ class ScriptedService:
     def search(
         self, where: JobFilter | None = None, *, offset: int = 0, limit: int = 50
     ) -> tuple[list[Job], int]:
+        if self.before_search:
+            self.before_search.pop(0)()
         if self.search_failures:
             raise self.search_failures.pop(0)
         where = where or JobFilter()

@@ -66,11 +66,50 @@ def test_a_job_made_before_the_answer_was_lost_is_found_not_made_again(
 def test_a_create_turned_away_is_sent_again_once(service: Any, status: int) -> None:
     service.before_create.append(fail(ServiceError("no", status=status)))
     retried: list[str] = []
-    job = create_once(service, body(), sleep=no_sleep, on_retry=retried.append)
+    job = create_once(service, body(), sleep=no_sleep, report=retried.append)
     assert service.create_calls == 2
     assert len(service.jobs) == 1
     assert job.name == "mnist-debug"
     assert "no job was made" in retried[0]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ServiceUnreachable("did not answer in time"), ServiceError("gateway time-out", status=504)],
+)
+def test_a_create_still_in_flight_is_waited_for_not_sent_again(
+    service: Any, error: ServiceError
+) -> None:
+    # The service is still working on the first create when its answer is lost: the job lands
+    # only after two more searches.
+    def lands() -> None:
+        service.add_job("mnist-debug", "Creating", **{SUBMIT_ID_ANNOTATION: "sid-1"})
+
+    service.before_create.append(fail(error))
+    service.before_search += [lambda: None, lambda: None, lands]
+    said: list[str] = []
+    job = create_once(service, body(), sleep=no_sleep, report=said.append)
+    assert service.create_calls == 1
+    assert job.submit_id == "sid-1" and len(service.jobs) == 1
+    assert "may still land" in said[0]
+    assert not any("no job was made" in line for line in said)
+
+
+def test_a_create_that_never_lands_is_sent_again_without_claiming_no_job(service: Any) -> None:
+    service.before_create.append(fail(ServiceUnreachable("did not answer in time")))
+    said: list[str] = []
+    job = create_once(service, body(), sleep=no_sleep, landing_window=0.0, report=said.append)
+    assert service.create_calls == 2
+    assert job.submit_id == "sid-1"
+    assert "sending it again" in said[-1]
+    assert not any("no job was made" in line for line in said)
+
+
+def test_giving_up_on_a_create_in_flight_says_a_job_may_still_appear(service: Any) -> None:
+    service.before_create.append(fail(ServiceUnreachable("did not answer in time")))
+    with pytest.raises(ServiceUnreachable) as raised:
+        create_once(service, body(), sleep=no_sleep, budget=0.0)
+    assert "may still appear" in (raised.value.hint or "")
 
 
 def test_a_refusal_is_not_retried(service: Any) -> None:
