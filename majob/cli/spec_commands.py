@@ -68,7 +68,7 @@ def validate(
         raise typer.Exit(2)
 
 
-class Target(str, Enum):
+class CompileTarget(str, Enum):
     sdk = "sdk"
     rest = "rest"
 
@@ -89,8 +89,9 @@ class StageName(str, Enum):
 def compile_(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Job spec file.")],
     target: Annotated[
-        Target, typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body.")
-    ] = Target.rest,
+        CompileTarget,
+        typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body."),
+    ] = CompileTarget.rest,
     stage: Annotated[StageName, typer.Option(help="Which stage's overrides apply.")] = (
         StageName.formal
     ),
@@ -107,7 +108,7 @@ def compile_(
     # A dry run shows what is sent, but not the values the spec took from the environment.
     spec = load_spec(spec_path, overrides=set_ or (), profile=profile).masked()
     chosen = output_format or Format.json
-    if target is Target.rest:
+    if target is CompileTarget.rest:
         if chosen is Format.python:
             raise UserInputError("--format python is for --target sdk; the REST body is JSON")
         from majob.compile.rest import to_rest_body
