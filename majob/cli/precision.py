@@ -10,7 +10,8 @@ import typer
 from majob.cli.common import ProfileOption, user_errors
 
 if TYPE_CHECKING:
-    from majob.precision.compare import CompareReport
+    from majob.precision.compare import CompareReport, Tolerances
+    from majob.precision.sources import RunDump
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -109,10 +110,7 @@ def compare(
 ) -> None:
     """Compare run B against run A: msprobe's per-API compare for each dumped step and rank,
     the loss curves step by step and the final checkpoints. Exits 1 when they differ."""
-    import json
-    import tempfile
-
-    from majob.precision.compare import Tolerances, compare_runs, to_json
+    from majob.precision.compare import Tolerances
     from majob.precision.probe import require_msprobe
     from majob.precision.record import PRECISION_DIR, save_check
     from majob.precision.sources import resolve
@@ -124,6 +122,26 @@ def compare(
     a = resolve(golden, runs, cache, profile)
     b = resolve(target, runs, cache, profile)
     tolerances = Tolerances(loss_rtol=loss_rtol, loss_atol=loss_atol, weight_atol=weight_atol)
+    report = _compare_and_show(a, b, tolerances, format_, html)
+    name = spec or b.spec_name or a.spec_name
+    if name is not None:
+        save_check(
+            name, verdict=report.verdict, golden=golden, target=target, problems=report.problems
+        )
+    if report.verdict != "pass":
+        raise typer.Exit(1)
+
+
+def _compare_and_show(
+    a: RunDump, b: RunDump, tolerances: Tolerances, format_: str, html: Path | None
+) -> CompareReport:
+    """Compare in a scratch directory (msprobe writes its tables there), then show the report
+    as ``format_`` and write it as HTML to ``html`` when asked."""
+    import json
+    import tempfile
+
+    from majob.precision.compare import compare_runs, to_json
+
     with tempfile.TemporaryDirectory(prefix="majob-compare-") as scratch:
         report = compare_runs(a, b, Path(scratch), tolerances)
         if html is not None:
@@ -134,14 +152,4 @@ def compare(
             typer.echo(json.dumps(to_json(report), indent=2))
         else:
             _table(report)
-    name = spec or b.spec_name or a.spec_name
-    if name is not None:
-        save_check(
-            name,
-            verdict=report.verdict,
-            golden=golden,
-            target=target,
-            problems=report.problems,
-        )
-    if report.verdict != "pass":
-        raise typer.Exit(1)
+    return report

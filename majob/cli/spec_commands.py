@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,7 +18,7 @@ from majob.errors import ConfigError, SpecError, UserInputError
 from majob.text import counted
 
 if TYPE_CHECKING:
-    from majob.spec.starter import StandIn
+    from majob.spec.starter import ScriptArguments, StandIn
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -67,7 +68,7 @@ def validate(
         raise typer.Exit(2)
 
 
-class Target(str, Enum):
+class CompileTarget(str, Enum):
     sdk = "sdk"
     rest = "rest"
 
@@ -88,8 +89,9 @@ class StageName(str, Enum):
 def compile_(
     spec_path: Annotated[Path, typer.Argument(metavar="SPEC", help="Job spec file.")],
     target: Annotated[
-        Target, typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body.")
-    ] = Target.rest,
+        CompileTarget,
+        typer.Option(help="sdk: the ModelArts SDK Estimator call; rest: the v2 body."),
+    ] = CompileTarget.rest,
     stage: Annotated[StageName, typer.Option(help="Which stage's overrides apply.")] = (
         StageName.formal
     ),
@@ -106,7 +108,7 @@ def compile_(
     # A dry run shows what is sent, but not the values the spec took from the environment.
     spec = load_spec(spec_path, overrides=set_ or (), profile=profile).masked()
     chosen = output_format or Format.json
-    if target is Target.rest:
+    if target is CompileTarget.rest:
         if chosen is Format.python:
             raise UserInputError("--format python is for --target sdk; the REST body is JSON")
         from majob.compile.rest import to_rest_body
@@ -160,31 +162,20 @@ def init(
     named like the input), else an empty data/<input>/ created next to the spec: what init
     writes validates and runs as it is.
     """
-    from majob.spec.starter import channel_names, read_arguments, starter_spec
+    from majob.spec.starter import channel_names, starter_spec
 
     if output.exists() and not force:
         raise UserInputError(f"{output} exists", hint="pass --force to overwrite it")
     arguments = None
     spec_dir = output.resolve().parent
     if script is not None:
-        try:
-            source = script.read_text(encoding="utf-8")
-        except OSError as error:
-            raise UserInputError(f"cannot read {script}: {error.strerror}") from None
-        try:
-            arguments = read_arguments(source)
-        except SyntaxError as error:
-            raise UserInputError(
-                f"{script}:{error.lineno}:{error.offset}: not valid Python: {error.msg}"
-            ) from None
+        arguments = _script_arguments(script)
         code_root = script.resolve().parent
         boot_file = script.name
         default_name = code_root.name if script.stem in ("train", "main") else script.stem
     else:
         code_root, boot_file, default_name = spec_dir, "train.py", Path.cwd().name
-    job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", job_name):
-        raise ConfigError(f"job name {job_name!r} must be 1-64 of A-Z a-z 0-9 _ -")
+    job_name = _job_name(name, default_name)
     inputs, outputs = channel_names(arguments)
     stand_ins = {channel: _stand_in(channel, code_root, spec_dir) for channel in inputs}
     out_dirs = {channel: spec_dir / "out" / channel for channel in outputs}
@@ -200,11 +191,7 @@ def init(
         output_dirs={c: os.path.relpath(d, spec_dir) for c, d in out_dirs.items()},
         ignore=ignore,
     )
-    for stand_in in stand_ins.values():
-        directory = spec_dir / stand_in.path
-        if not directory.exists():
-            directory.mkdir(parents=True)
-            typer.echo(f"created {directory} (empty): put a small sample of the data there")
+    _create_stand_ins(stand_ins.values(), spec_dir)
     output.write_text(text, encoding="utf-8")
     if not (code_root / boot_file).is_file():
         typer.echo(
@@ -213,6 +200,39 @@ def init(
     typer.echo(
         f"wrote {output}: check it with `majob validate {output}`, try it with `majob run {output}`"
     )
+
+
+def _script_arguments(script: Path) -> ScriptArguments:
+    """The argparse arguments ``script`` declares, a ``UserInputError`` if it cannot be read."""
+    from majob.spec.starter import read_arguments
+
+    try:
+        source = script.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserInputError(f"cannot read {script}: {error.strerror}") from None
+    try:
+        return read_arguments(source)
+    except SyntaxError as error:
+        raise UserInputError(
+            f"{script}:{error.lineno}:{error.offset}: not valid Python: {error.msg}"
+        ) from None
+
+
+def _job_name(name: str | None, default_name: str) -> str:
+    """``name``, or ``default_name`` made a job name; ``ConfigError`` if it cannot be one."""
+    job_name = name or re.sub(r"[^A-Za-z0-9_-]", "-", default_name)[:64] or "job"
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", job_name):
+        raise ConfigError(f"job name {job_name!r} must be 1-64 of A-Z a-z 0-9 _ -")
+    return job_name
+
+
+def _create_stand_ins(stand_ins: Iterable[StandIn], spec_dir: Path) -> None:
+    """Create the stand-in directories that do not exist, so the spec runs as written."""
+    for stand_in in stand_ins:
+        directory = spec_dir / stand_in.path
+        if not directory.exists():
+            directory.mkdir(parents=True)
+            typer.echo(f"created {directory} (empty): put a small sample of the data there")
 
 
 # Where `majob init` looks for an existing local copy of an input, in order: what init itself

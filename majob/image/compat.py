@@ -136,80 +136,101 @@ def check_env(
 ) -> CheckEnvResult:
     """Compare ``local`` (and the code's ``imports``) with the spec's image."""
     known = tuple(preset_engines() if presets is None else presets)
-    missing = [t for t in local.third_party if not t.found]
-    extra_notes: list[str] = []
-    if missing:
-        extra_notes.append(
-            "imported but not installed for "
-            f"{local.executable}: {', '.join(t.module for t in missing)}"
-        )
-    packages = [t for t in local.third_party if t.found and t.module not in TORCH_FAMILY]
     nearest = closest_engine(local, imports, known)
     fit = nearest[0] if nearest and not nearest[1].problems else None
-    image = spec.image
-    if image.is_custom:
-        advice = (
-            f"a preset engine matches this environment: image.engine: {fit.name}, "
-            f"image.version: {fit.id} (no image to build or push)"
-            if fit
-            else "keep the custom image; `majob image dockerfile` writes one matching this "
-            "environment, `majob image inspect` checks its size"
-        )
-        return CheckEnvResult(
-            spec=spec_path,
-            image=str(image.swr),
-            verdict="unchecked",
-            problems=(),
-            notes=(
-                "custom image: majob cannot see inside it; it must hold Python "
-                f"{_minor(local.python)}"
-                + (f" and PyTorch {_minor(local.torch_release)}" if local.torch_release else ""),
-                *extra_notes,
-            ),
-            closest=fit.id if fit else None,
-            advice=advice,
-            local=local,
-        )
-    assert image.engine is not None and image.version is not None  # the model guarantees it
-    try:
-        engine = find_preset(image.engine, image.version, known)
-    except EngineIdError as error:
-        raise EngineIdError(
-            f"{spec_path}: image.version: {error.message}", hint=error.hint
-        ) from None
+    if spec.image.is_custom:
+        return _custom_image(spec, spec_path, local, fit)
+    engine = _spec_engine(spec, spec_path, known)
     comparison = compare(engine.version, local, imports)
-    notes = list(comparison.notes) + extra_notes
-    if packages:
-        notes.append(
-            "third-party imports the preset image may lack: "
-            + ", ".join(
-                t.module if t.requirement in (None, t.module) else f"{t.module} ({t.requirement})"
-                for t in packages
-            )
-        )
-    if not comparison.problems:
-        verdict: Verdict = "compatible"
-        advice = f"use the preset engine {engine.name} {engine.id}"
-    else:
-        verdict = "incompatible"
-        if fit is not None:
-            advice = f"switch to the preset engine {fit.name} {fit.id}: it matches"
-        else:
-            advice = (
-                "no preset engine matches: build a custom image from an official one "
-                "(`majob image dockerfile SPEC` writes its Dockerfile), or install the "
-                "engine's versions here and test again"
-            )
+    verdict, advice = _verdict(engine, comparison, fit)
     return CheckEnvResult(
         spec=spec_path,
         image=f"{engine.name} {engine.id}",
         verdict=verdict,
         problems=comparison.problems,
-        notes=tuple(notes),
+        notes=(*comparison.notes, *_not_installed(local), *_third_party(local)),
         closest=fit.id if fit else None,
         advice=advice,
         local=local,
     )
+
+
+def _custom_image(
+    spec: JobSpec, spec_path: str, local: LocalEnv, fit: PresetEngine | None
+) -> CheckEnvResult:
+    """A custom image is not looked into: say what it must hold, and whether a preset fits."""
+    advice = (
+        f"a preset engine matches this environment: image.engine: {fit.name}, "
+        f"image.version: {fit.id} (no image to build or push)"
+        if fit
+        else "keep the custom image; `majob image dockerfile` writes one matching this "
+        "environment, `majob image inspect` checks its size"
+    )
+    return CheckEnvResult(
+        spec=spec_path,
+        image=str(spec.image.swr),
+        verdict="unchecked",
+        problems=(),
+        notes=(
+            "custom image: majob cannot see inside it; it must hold Python "
+            f"{_minor(local.python)}"
+            + (f" and PyTorch {_minor(local.torch_release)}" if local.torch_release else ""),
+            *_not_installed(local),
+        ),
+        closest=fit.id if fit else None,
+        advice=advice,
+        local=local,
+    )
+
+
+def _spec_engine(spec: JobSpec, spec_path: str, known: tuple[PresetEngine, ...]) -> PresetEngine:
+    """The preset engine the spec names, an ``EngineIdError`` naming the spec if none."""
+    image = spec.image
+    assert image.engine is not None and image.version is not None  # the model guarantees it
+    try:
+        return find_preset(image.engine, image.version, known)
+    except EngineIdError as error:
+        raise EngineIdError(
+            f"{spec_path}: image.version: {error.message}", hint=error.hint
+        ) from None
+
+
+def _verdict(
+    engine: PresetEngine, comparison: Comparison, fit: PresetEngine | None
+) -> tuple[Verdict, str]:
+    """Whether the spec's preset engine fits, and what to do."""
+    if not comparison.problems:
+        return "compatible", f"use the preset engine {engine.name} {engine.id}"
+    if fit is not None:
+        return "incompatible", f"switch to the preset engine {fit.name} {fit.id}: it matches"
+    return "incompatible", (
+        "no preset engine matches: build a custom image from an official one "
+        "(`majob image dockerfile SPEC` writes its Dockerfile), or install the "
+        "engine's versions here and test again"
+    )
+
+
+def _not_installed(local: LocalEnv) -> list[str]:
+    """A note on the modules the code imports that the local Python lacks."""
+    missing = [t for t in local.third_party if not t.found]
+    if not missing:
+        return []
+    modules = ", ".join(t.module for t in missing)
+    return [f"imported but not installed for {local.executable}: {modules}"]
+
+
+def _third_party(local: LocalEnv) -> list[str]:
+    """A note on the installed third-party modules (torch aside) a preset image may lack."""
+    packages = [t for t in local.third_party if t.found and t.module not in TORCH_FAMILY]
+    if not packages:
+        return []
+    return [
+        "third-party imports the preset image may lack: "
+        + ", ".join(
+            t.module if t.requirement in (None, t.module) else f"{t.module} ({t.requirement})"
+            for t in packages
+        )
+    ]
 
 
 def check_spec_env(spec: JobSpec, spec_path: str, python: str | None = None) -> CheckEnvResult:

@@ -1,9 +1,7 @@
 """Lint a Dockerfile against the ModelArts image rules of the migration guide.
 
-The Dockerfile is read by dockerfile-parse (a maintained parser, the ``image`` extra). It is
-lenient: it drops a dangling ``\\`` continuation and accepts any word as an instruction, so
-:func:`parse_dockerfile` adds the checks Docker's own parser makes and reports the first as a
-``DockerfileSyntaxError`` naming the line.
+The Dockerfile is read by ``majob.image.dockerfile``; what a RUN installs is told by
+``majob.image.install_steps``.
 
 Rules, checked on the final stage (what the image holds); each finding names its line:
 
@@ -21,24 +19,15 @@ Rules, checked on the final stage (what the image holds); each finding names its
 
 from __future__ import annotations
 
-import io
 import re
 import shlex
 from dataclasses import dataclass
-from enum import IntEnum
 from pathlib import Path
-from typing import Any, NoReturn
 
 from majob.errors import UserInputError
+from majob.image.dockerfile import Instruction, parse_dockerfile
+from majob.image.install_steps import CONDA_INSTALL, INSTALLER, PIP_INSTALL, Step, steps_of
 
-INSTRUCTIONS = frozenset(
-    {
-        *("FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY"),
-        *("ENTRYPOINT", "VOLUME", "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL"),
-        *("HEALTHCHECK", "SHELL"),
-    }
-)
-_KEY_VALUE = frozenset({"ENV", "ARG", "LABEL"})
 ALLOWED_COPIES = re.compile(
     r"^(.*requirements.*\.txt|constraints.*\.txt|environment.*\.ya?ml|.*\.lock|pipfile(\.lock)?"
     r"|pyproject\.toml|conda-linux-64\.lock)$",
@@ -52,33 +41,6 @@ _DATA_SUFFIX = re.compile(
 MA_USERS = frozenset({"1000", "1000:100", "ma-user", "ma-user:100", "ma-user:ma-group"})
 
 
-class DockerfileSyntaxError(UserInputError):
-    """The Dockerfile cannot be read as one."""
-
-
-class Step(IntEnum):
-    """What a RUN installs, in the order the guide wants the layers (rarely changing first)."""
-
-    OS = 0
-    CUDA = 1
-    PYTHON = 2
-    PYTORCH = 3
-    PACKAGES = 4
-
-    @property
-    def label(self) -> str:
-        return {0: "OS packages", 1: "CUDA", 2: "Python", 3: "PyTorch", 4: "other packages"}[
-            self.value
-        ]
-
-
-@dataclass(frozen=True)
-class Instruction:
-    name: str  # upper case
-    line: int  # 1-based first line
-    value: str  # continuations joined
-
-
 @dataclass(frozen=True, order=True)
 class LintFinding:
     line: int
@@ -87,133 +49,6 @@ class LintFinding:
 
     def render(self, path: str) -> str:
         return f"{path}:{self.line}: {self.rule}: {self.message}"
-
-
-# -- reading ---------------------------------------------------------------------------------
-
-
-def parse_dockerfile(text: str, path: str = "Dockerfile") -> list[Instruction]:
-    """The instructions of ``text`` (comments left out); ``DockerfileSyntaxError`` if malformed."""
-    try:
-        from dockerfile_parse import DockerfileParser
-    except ImportError:
-        raise UserInputError(
-            "majob image lint needs dockerfile-parse", hint="pip install 'majob[image]'"
-        ) from None
-    parser = DockerfileParser(fileobj=io.BytesIO(text.encode()))
-    structure: list[dict[str, Any]] = parser.structure
-    covered: set[int] = set()
-    instructions: list[Instruction] = []
-    for item in structure:
-        covered.update(range(item["startline"], item["endline"] + 1))
-        if item["instruction"] == "COMMENT":
-            continue
-        instructions.append(
-            Instruction(item["instruction"].upper(), item["startline"] + 1, item["value"])
-        )
-    for number, raw in enumerate(text.splitlines()):
-        stripped = raw.strip()
-        if number not in covered and stripped and not stripped.startswith("#"):
-            _syntax(
-                path,
-                number + 1,
-                f"{stripped!r} belongs to no instruction",
-                "a '\\' continuation at the end of the file? remove it or finish the instruction",
-            )
-    for ins in instructions:
-        _check_instruction(ins, path)
-    first = next((i for i in instructions if i.name != "ARG"), None)
-    if first is None or first.name != "FROM":
-        where = first.line if first else 1
-        _syntax(path, where, "a Dockerfile starts with FROM (only ARG may come before it)", None)
-    return instructions
-
-
-def _syntax(path: str, line: int, message: str, hint: str | None) -> NoReturn:
-    raise DockerfileSyntaxError(f"{path}:{line}: {message}", hint=hint)
-
-
-def _check_instruction(ins: Instruction, path: str) -> None:
-    if ins.name not in INSTRUCTIONS:
-        _syntax(
-            path,
-            ins.line,
-            f"unknown instruction {ins.name!r}",
-            "Docker knows " + ", ".join(sorted(INSTRUCTIONS)),
-        )
-    if not ins.value.strip():
-        _syntax(path, ins.line, f"{ins.name} needs an argument", None)
-    if ins.name in ("RUN", "COPY", "ADD") and re.search(r"<<-?\s*['\"]?[A-Za-z_]+", ins.value):
-        _syntax(
-            path,
-            ins.line,
-            "heredocs (<<EOF) are not read by the parser majob uses",
-            "write the commands on one RUN joined with && and '\\' continuations",
-        )
-    if ins.name in _KEY_VALUE:
-        try:
-            words = shlex.split(ins.value, posix=True)
-        except ValueError as error:
-            _syntax(path, ins.line, f"{ins.name}: {error} (an unclosed quote?)", None)
-        if ins.name == "ENV" and len(words) == 1 and "=" not in words[0]:
-            _syntax(path, ins.line, f"ENV {words[0]} has no value", f"write ENV {words[0]}=VALUE")
-
-
-# -- rules -----------------------------------------------------------------------------------
-
-_INSTALLER = r"(?:apt-get|apt|yum|dnf|apk|zypper|microdnf)"
-_PIP = r"(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?\s+-m\s+pip|uv\s+pip)\s+install"
-_CONDA = r"(?:conda|mamba|micromamba)\s+install"
-_PATTERNS: dict[Step, re.Pattern[str]] = {
-    Step.OS: re.compile(rf"\b{_INSTALLER}\s+(?:-\S+\s+)*(?:install|update|upgrade|add)\b"),
-    Step.CUDA: re.compile(
-        rf"\b(?:{_INSTALLER}|{_CONDA})\b[^;&|]*\b(?:cuda|cudnn|libcudnn\S*|libnccl\S*|cudatoolkit)"
-    ),
-    Step.PYTHON: re.compile(
-        rf"(?:\b{_INSTALLER}\s+(?:-\S+\s+)*(?:install|add)\b[^;&|]*\bpython3?(?:\.\d+)?(?:-dev)?\b"
-        r"(?!-pip)|\bpyenv\s+install|\buv\s+python\s+install|Miniconda3?-\S*\.sh|Miniforge3?-\S*\.sh"
-        rf"|\b{_CONDA}\b[^;&|]*\bpython=)"
-    ),
-    Step.PYTORCH: re.compile(
-        rf"\b(?:{_PIP}|{_CONDA})\b[^;&|]*(?<![\w.-])(?:torch|torchvision|torchaudio|torch[-_]npu|pytorch)"
-        r"(?![\w.-]*\.txt)\b"
-    ),
-}
-_PACKAGE_INSTALL = re.compile(rf"\b(?:{_PIP}|{_CONDA})\s+(?P<args>[^;&|]*)")
-_TORCH_WORDS = re.compile(r"^(?:torch|torchvision|torchaudio|torch[-_]npu|pytorch)\b")
-
-
-def steps_of(command: str) -> set[Step]:
-    """Which kinds of step a RUN command performs."""
-    found = {step for step, pattern in _PATTERNS.items() if pattern.search(command)}
-    for match in _PACKAGE_INSTALL.finditer(command):
-        words = _package_words(match.group("args").split())
-        if any(not _TORCH_WORDS.match(w) and not w.startswith("python=") for w in words):
-            found.add(Step.PACKAGES)
-        if "-r" in match.group("args").split() or "--requirement" in match.group("args"):
-            found.add(Step.PACKAGES)
-    return found
-
-
-_VALUED_OPTIONS = frozenset(
-    {"-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint"}
-    | {"-t", "--target", "--trusted-host", "--prefix", "--root", "-n", "--name", "-p"}
-    | {"--channel"}
-)
-
-
-def _package_words(words: list[str]) -> list[str]:
-    """The package arguments of an install command: options and their values left out."""
-    kept = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif word in _VALUED_OPTIONS:
-            skip = True
-        elif not word.startswith("-"):
-            kept.append(word)
-    return kept
 
 
 def lint_dockerfile(text: str, path: str = "Dockerfile") -> list[LintFinding]:
@@ -295,8 +130,8 @@ def _order_and_merges(final: list[Instruction]) -> list[LintFinding]:
                     "packages) so a change rebuilds only the layers after it",
                 )
             )
-        lone_update = re.search(rf"\b{_INSTALLER}\s+update\b", ins.value) and not re.search(
-            rf"\b{_INSTALLER}\s+(?:-\S+\s+)*(?:install|add)\b", ins.value
+        lone_update = re.search(rf"\b{INSTALLER}\s+update\b", ins.value) and not re.search(
+            rf"\b{INSTALLER}\s+(?:-\S+\s+)*(?:install|add)\b", ins.value
         )
         if (
             previous_run is not None
@@ -344,12 +179,12 @@ _CACHE_RULES: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
         "apk cache left in the layer: use apk add --no-cache",
     ),
     (
-        re.compile(rf"\b{_PIP}\b"),
+        re.compile(rf"\b{PIP_INSTALL}\b"),
         re.compile(r"--no-cache-dir\b|\bpip3?\s+cache\s+purge|rm\s+-\S*\s+\S*\.cache/pip"),
         "pip cache left in the layer: add --no-cache-dir (or ENV PIP_NO_CACHE_DIR=1)",
     ),
     (
-        re.compile(rf"\b{_CONDA}\b"),
+        re.compile(rf"\b{CONDA_INSTALL}\b"),
         re.compile(r"\b(?:conda|mamba|micromamba)\s+clean\b"),
         "conda package cache left in the layer: end the RUN with && conda clean -afy",
     ),

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts import DataParallelCall, FileFacts, ParseSite, Save
+from majob.migrate.facts import FileFacts
+from majob.migrate.facts.records import DataParallelCall, ParseSite, Save
 from majob.migrate.findings import FileFindings, Fix, Span
 from majob.migrate.rules import Codemod
 

@@ -7,7 +7,8 @@ the ``npu-auto`` codemod adds that import, ``npu-manual`` rewrites each use inst
 
 from __future__ import annotations
 
-from majob.migrate.facts import TOP_OF_FILE, FileFacts, insert_after
+from majob.migrate.facts import FileFacts
+from majob.migrate.facts.imports import TOP_OF_FILE, insert_after
 from majob.migrate.findings import FileFindings, Fix
 from majob.migrate.rules import Codemod, Severity
 

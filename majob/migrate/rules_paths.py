@@ -13,7 +13,8 @@ import posixpath
 from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts import FileFacts, ParseSite, PathConstant, PathSite
+from majob.migrate.facts import FileFacts
+from majob.migrate.facts.records import ParseSite, PathConstant, PathSite
 from majob.migrate.findings import FileFindings, Fix
 from majob.migrate.rules import Codemod
 

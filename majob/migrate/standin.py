@@ -26,7 +26,7 @@ CPU_CANNOT_VERIFY: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class StandIn:
+class NpuStandIn:
     """What the runner adds for a run: PYTHONPATH entries (first) and notices to show and keep."""
 
     pythonpath: tuple[str, ...] = ()
@@ -57,13 +57,13 @@ def has_real_torch_npu(python: str) -> bool:
     return done.returncode == 0
 
 
-def npu_standin_for(spec: JobSpec, python: str) -> StandIn:
+def npu_standin_for(spec: JobSpec, python: str) -> NpuStandIn:
     """The stand-in for a local run of ``spec`` with interpreter ``python``, or an inactive one."""
     if not wants_npu(spec) or has_real_torch_npu(python):
-        return StandIn()
+        return NpuStandIn()
     notices = (
         "Ascend job on a host without torch_npu: running on the CPU with majob's torch_npu "
         f"stand-in ({STANDIN_DIR.name}: npu -> cpu, hccl -> gloo, transfer_to_npu a no-op)",
         *(f"not verified on CPU: {item}" for item in CPU_CANNOT_VERIFY),
     )
-    return StandIn((str(STANDIN_DIR),), notices)
+    return NpuStandIn((str(STANDIN_DIR),), notices)

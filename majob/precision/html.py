@@ -62,49 +62,14 @@ def loss_svg(a: tuple[float, ...], b: tuple[float, ...], first_beyond: int | Non
 
 
 def render(report: CompareReport) -> str:
+    """The whole page for ``report``."""
     counts = report.counts
-    first = report.first_bad
-    loss = report.loss
-    rows = sorted(
-        (row for pair in report.pairs for row in pair.worst),
-        key=lambda r: (r.step, r.rank),
-    )[:20]
     verdict = report.verdict
     problems = "".join(f"<li>{escape(p)}</li>" for p in report.problems) or "<li>none</li>"
-    first_line = (
-        "every compared API passed"
-        if first is None
-        else f"first API not passing: <b>{escape(first.api)}</b> ({escape(first.result)}) at "
-        f"step {first.step}, {escape(first.rank)}; {escape(first.where or 'no frame of yours')}"
-    )
-    api_rows = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{escape(str(cell))}</td>"
-            for cell in (r.step, r.rank, r.name, r.result, r.max_diff, r.where)
-        )
-        + "</tr>"
-        for r in rows
-    )
-    weights = sorted(report.weights, key=lambda d: -(d.max_abs_diff or 0.0))[:10]
-    weight_rows = "".join(
-        f"<tr><td>{escape(d.name)}</td><td>{d.max_abs_diff:.3g}</td><td>{d.cosine:.6f}</td>"
-        f"<td>{escape(d.note)}</td></tr>"
-        for d in weights
-    )
-    curve = (
-        "<p>No loss series in one of the runs.</p>"
-        if loss is None
-        else loss_svg(loss.a, loss.b, loss.first_beyond)
-        + f"<p>blue: A ({escape(report.golden)}), red dashed: B ({escape(report.target)}); "
-        f"tolerance {loss.rtol:g}·|A| + {loss.atol:g}; "
-        + (
-            "within tolerance at every step"
-            if loss.first_beyond is None
-            else f"first step beyond: {loss.first_beyond}"
-        )
-        + "</p>"
-    )
+    first_line = _first_bad_line(report)
+    curve = _loss_section(report)
+    api_rows = _api_rows(report)
+    weight_rows = _weight_rows(report)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>majob compare: {escape(verdict)}</title>
@@ -129,3 +94,57 @@ td, th {{ border: 1px solid #ccc; padding: 4px 8px; font-size: 13px; text-align:
 {weight_rows}</table>
 </body></html>
 """
+
+
+def _first_bad_line(report: CompareReport) -> str:
+    first = report.first_bad
+    if first is None:
+        return "every compared API passed"
+    return (
+        f"first API not passing: <b>{escape(first.api)}</b> ({escape(first.result)}) at "
+        f"step {first.step}, {escape(first.rank)}; {escape(first.where or 'no frame of yours')}"
+    )
+
+
+def _loss_section(report: CompareReport) -> str:
+    """The two loss curves, with what they are and where they first part."""
+    loss = report.loss
+    if loss is None:
+        return "<p>No loss series in one of the runs.</p>"
+    beyond = (
+        "within tolerance at every step"
+        if loss.first_beyond is None
+        else f"first step beyond: {loss.first_beyond}"
+    )
+    return (
+        loss_svg(loss.a, loss.b, loss.first_beyond)
+        + f"<p>blue: A ({escape(report.golden)}), red dashed: B ({escape(report.target)}); "
+        f"tolerance {loss.rtol:g}·|A| + {loss.atol:g}; {beyond}</p>"
+    )
+
+
+def _api_rows(report: CompareReport) -> str:
+    """The worst APIs of each step and rank pair, the first 20 in step and rank order."""
+    rows = sorted(
+        (row for pair in report.pairs for row in pair.worst),
+        key=lambda r: (r.step, r.rank),
+    )[:20]
+    return "".join(
+        "<tr>"
+        + "".join(
+            f"<td>{escape(str(cell))}</td>"
+            for cell in (r.step, r.rank, r.name, r.result, r.max_diff, r.where)
+        )
+        + "</tr>"
+        for r in rows
+    )
+
+
+def _weight_rows(report: CompareReport) -> str:
+    """The ten final weights that differ most."""
+    weights = sorted(report.weights, key=lambda d: -(d.max_abs_diff or 0.0))[:10]
+    return "".join(
+        f"<tr><td>{escape(d.name)}</td><td>{d.max_abs_diff:.3g}</td><td>{d.cosine:.6f}</td>"
+        f"<td>{escape(d.note)}</td></tr>"
+        for d in weights
+    )

@@ -143,10 +143,25 @@ def starter_spec(
     code dir's paths to leave out of the upload (the stand-ins, when they sit inside it)."""
     args = arguments or ScriptArguments()
     inputs, outputs = channel_names(arguments)
-    found = stand_ins or {}
-    out_dirs = output_dirs or {}
-    ignored = "[" + ", ".join(_yaml_scalar(p) for p in ignore) + "]"
     lines = [
+        *_head_lines(name, code_dir, boot_file, ignore),
+        *_input_lines(name, inputs, stand_ins or {}),
+        *_output_lines(name, outputs, output_dirs or {}),
+        *_hyperparameter_lines(args),
+        "env: {}",
+        "stages:",
+        "  local:",
+        "    timeout: 10m",
+        "  debug:                      # a short, cheap cloud job before the formal one",
+        "    timeout: 30m",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _head_lines(name: str, code_dir: str, boot_file: str, ignore: Sequence[str]) -> list[str]:
+    """The schema comment, the name, the code, the image and the resources."""
+    ignored = "[" + ", ".join(_yaml_scalar(p) for p in ignore) + "]"
+    return [
         f"# yaml-language-server: $schema={SCHEMA_FILE}",
         "# A majob job spec. Check it with `majob validate`, see the cloud request with",
         "# `majob compile --target rest`, run it here with `majob run <spec> --stage local`.",
@@ -163,16 +178,23 @@ def starter_spec(
         "resources:",
         "  flavor: modelarts.vm.cpu.8u",
         "  nodes: 1",
-        "inputs:                       # each reaches the script as --<name>=<dir>",
     ]
+
+
+def _input_lines(name: str, inputs: Sequence[str], stand_ins: Mapping[str, StandIn]) -> list[str]:
+    lines = ["inputs:                       # each reaches the script as --<name>=<dir>"]
     for channel in inputs:
-        stand_in = found.get(channel, StandIn(f"data/{channel}"))
+        stand_in = stand_ins.get(channel, StandIn(f"data/{channel}"))
         lines += [
             f"  - name: {channel}",
             f"    obs: obs://my-bucket/majob/{name}/{channel}/",
             f"    local: {_yaml_scalar(stand_in.path)}      # {stand_in.note}",
         ]
-    lines.append("outputs:                      # written in the container, uploaded to OBS")
+    return lines
+
+
+def _output_lines(name: str, outputs: Sequence[str], out_dirs: Mapping[str, str]) -> list[str]:
+    lines = ["outputs:                      # written in the container, uploaded to OBS"]
     for channel in outputs:
         lines += [
             f"  - name: {channel}",
@@ -180,19 +202,15 @@ def starter_spec(
             f"    local: {_yaml_scalar(out_dirs.get(channel, f'out/{channel}'))}"
             "      # a passed run copies its output here (--overwrite replaces files)",
         ]
+    return lines
+
+
+def _hyperparameter_lines(args: ScriptArguments) -> list[str]:
     if args.hyperparameters:
-        lines.append("hyperparameters:              # passed as --<name>=<value>")
+        lines = ["hyperparameters:              # passed as --<name>=<value>"]
         lines += [f"  {k}: {_yaml_scalar(v)}" for k, v in args.hyperparameters.items()]
     else:
-        lines.append("hyperparameters: {}           # passed as --<name>=<value>")
+        lines = ["hyperparameters: {}           # passed as --<name>=<value>"]
     if args.required:
         lines.append("  # required by the script, no default found: " + ", ".join(args.required))
-    lines += [
-        "env: {}",
-        "stages:",
-        "  local:",
-        "    timeout: 10m",
-        "  debug:                      # a short, cheap cloud job before the formal one",
-        "    timeout: 30m",
-    ]
-    return "\n".join(lines) + "\n"
+    return lines

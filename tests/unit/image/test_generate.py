@@ -6,13 +6,14 @@ from pathlib import Path
 import pytest
 
 from majob.errors import UserInputError
+from majob.image.dockerfile import parse_dockerfile
 from majob.image.generate import (
     default_base,
     find_requirements,
     render_dockerfile,
     render_image_block,
 )
-from majob.image.lint import lint_dockerfile, parse_dockerfile
+from majob.image.lint import lint_dockerfile
 from majob.image.localenv import LocalEnv, ThirdParty
 from majob.spec.models import JobSpec
 

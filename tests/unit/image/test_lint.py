@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from majob.image.lint import DockerfileSyntaxError, Step, lint_dockerfile, lint_file, steps_of
+from majob.image.dockerfile import DockerfileSyntaxError
+from majob.image.install_steps import Step, steps_of
+from majob.image.lint import lint_dockerfile, lint_file
 
 GOOD = """\
 # syntax=docker/dockerfile:1

@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts_base import FactsBase, NpuCandidate
+from majob.migrate.facts.records import NpuCandidate
+from majob.migrate.facts.state import FactsBase
 from majob.migrate.findings import Fix
 from majob.migrate.rules import Codemod
 
@@ -81,3 +82,37 @@ class NpuFacts(FactsBase):
             else None
         )
         self.candidates.append(NpuCandidate(rule, span, repr(old), fix))
+
+    def _cuda_attribute(self, node: ast.Attribute) -> None:
+        """``x.is_cuda``, ``torch.cuda.<api>``, ``dist.is_nccl_available`` and the attributes
+        of CUDA-only or Ascend-blocking APIs."""
+        attr = node.attr
+        value = node.value
+        if attr == "is_cuda":
+            span = self.span(node)
+            fix = Fix(Codemod.NPU_MANUAL, "MA306", "rename-attr", span, code="is_npu")
+            self.candidates.append(NpuCandidate("MA306", span, "", fix))
+        elif (
+            (type(value) is ast.Attribute and value.attr == "cuda")
+            or (type(value) is ast.Name and self.aliases.get(value.id) == "torch.cuda")
+        ) and self.qualname(value) == "torch.cuda":
+            self._torch_cuda(node)
+        elif attr == "is_nccl_available" and self.qualname(node) == pt.NCCL_AVAILABLE:
+            self._nccl_available(node)
+        if attr in ATTR_TRIGGERS:
+            qual = self.qualname(node)
+            if qual:
+                self._qualified_use(qual, node)
+
+    def _cuda_method(self, func: ast.Attribute) -> None:
+        """``model.cuda()`` (not ``torch.cuda``): ``.npu()`` on Ascend."""
+        if self.qualname(func) != "torch.cuda":
+            span = self.span(func)
+            fix = Fix(Codemod.NPU_MANUAL, "MA303", "rename-attr", span, code="npu")
+            self.candidates.append(NpuCandidate("MA303", span, "", fix))
+
+    def _cuda_fstring(self, node: ast.JoinedStr) -> None:
+        """``f"cuda:{rank}"``: the device prefix becomes ``npu:``."""
+        span = self.span(node)
+        fix = Fix(Codemod.NPU_MANUAL, "MA304", "replace-string", span, old="cuda:", new="npu:")
+        self.candidates.append(NpuCandidate("MA304", span, "f'cuda:...'", fix))

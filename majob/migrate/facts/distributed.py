@@ -7,7 +7,8 @@ import ast
 from typing import TypeGuard
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts_base import CallSite, DataParallelCall, FactsBase, Loader, Save, Site
+from majob.migrate.facts.records import CallSite, DataParallelCall, Loader, Save, Site
+from majob.migrate.facts.state import FactsBase
 
 
 class DistributedFacts(FactsBase):

@@ -1,179 +1,32 @@
-"""The state the single pass keeps, the records it fills, and helpers every collector uses.
-
-``facts.FileFacts`` walks the tree; the collectors of each rule family (``facts_paths``,
-``facts_distributed``, ``facts_npu``) add to the records below through the methods they own.
-"""
+"""What the single pass knows while it walks (imports, scope, guards, loops), what it recorded,
+and the helpers every collector uses to read a node (its qualified name, its words)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
-from majob.migrate.findings import Fix, Span
-from majob.migrate.rules import Codemod
+from majob.migrate.facts.records import (
+    CallLiteral,
+    CallSite,
+    DataParallelCall,
+    DefaultPath,
+    EpochLoop,
+    Loader,
+    NpuCandidate,
+    ParseArgsCall,
+    ParseSite,
+    PathConstant,
+    PathSite,
+    Save,
+    Scope,
+    Site,
+)
+from majob.migrate.findings import Span
 from majob.migrate.source_text import SourceText
 
 _BUILTINS = {"open": "builtins.open"}
-TOP_OF_FILE = Span(1, 0, 1, 0)
-
-
-@dataclass(eq=False)
-class Scope:
-    """A module, function, class or lambda body; compared by identity."""
-
-    is_module: bool
-    rank_guarded: bool = False
-    function: str | None = None  # the function's name, for guards followed through calls
-    span: Span | None = None  # the ``def`` line (name's line), for fixes at the top of the body
-    # A function that loops or calls a collective is no save helper to return early from.
-    loops_or_syncs: bool = False
-
-
-@dataclass
-class ParseSite:
-    """``args = parser.parse_args()`` (or ``parse_known_args``): where the parsed arguments live."""
-
-    scope: Scope
-    end_line: int
-    stmt: Span
-    args_name: str | None
-    parser_name: str | None
-
-
-@dataclass
-class PathSite:
-    """A local path literal in a path position (``open``, ``torch.save``, ``np.load``...)."""
-
-    span: Span
-    use: pt.PathUse
-    scope: Scope
-    line: int
-    neutral: bool = False  # an existence test or a copy source: its direction comes from others
-    mkdir: Span | None = None  # the os.mkdir/os.makedirs call without exist_ok around the literal
-    # f"ckpt/e{epoch}.pt", "ckpt/e%d.pt" % epoch, "ckpt/e{}.pt".format(epoch): the span is the
-    # whole expression, ``use.value`` its directory, and this the expression without it
-    template_rest: str | None = None
-
-
-@dataclass
-class PathConstant:
-    """A module-level ``NAME = "path"`` (or ``os.path.join(..., "file")``) used as a path."""
-
-    name: str
-    line: int
-    value: str | None  # the literal, for a plain string constant
-    base_name: str  # the last literal segment (the file name for a file)
-    is_file: bool
-    kind: pt.PathKind | None  # from a use in a path position, else from the name
-    literal_span: Span  # where the user edits it: the literal (or the joined call)
-    routable: bool = True  # False when the value keeps a variable part (join('data', name))
-    uses: list[tuple[Span, Scope, int]] = field(default_factory=list)
-
-
-@dataclass
-class DefaultPath:
-    """A path literal that is the default of a function parameter or of an argparse flag."""
-
-    name: str  # the parameter, or the flag's dest (used as ``args.<dest>``)
-    span: Span
-    value: str
-    origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
-    scope: Scope | None  # the function, for a parameter
-    kind: pt.PathKind | None = None  # from a use in a path position
-
-
-@dataclass(frozen=True)
-class CallLiteral:
-    """A string literal passed positionally to a function of the file (``f("./out")``)."""
-
-    callee: str
-    index: int
-    method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
-    value: str
-    span: Span
-    node_id: int  # the literal's node, to skip one that another path rule reported
-
-
-@dataclass
-class Loader:
-    """A ``DataLoader(...)`` call."""
-
-    span: Span
-    target: str | None
-    shuffles: bool
-    has_sampler: bool
-    dataset: str | None
-    scope: Scope | None = None
-
-
-@dataclass
-class EpochLoop:
-    """A ``for`` loop whose target names an epoch; ``refs`` are the names used in its body."""
-
-    span: Span
-    target: str | None
-    nested: bool
-    scope: Scope | None = None
-    refs: dict[str, None] = field(default_factory=dict)
-
-
-@dataclass
-class Save:
-    """A ``torch.save(...)`` call and the rank guard around it."""
-
-    span: Span
-    stmt: Span | None  # the statement when the save is a whole expression statement
-    guard: str | None  # None, "global" or "local"
-    scope: Scope | None = None
-
-
-@dataclass(frozen=True)
-class CallSite:
-    """A call of a function defined in the file (``f(...)``, ``self.f(...)``) and its guard."""
-
-    callee: str
-    guard: str | None
-    caller: str | None  # the calling function's name, None at module level
-
-
-@dataclass
-class DataParallelCall:
-    """A ``DataParallel(module)`` call; ``module_src``: what the wrapped name becomes under DDP."""
-
-    span: Span
-    stmt: Span | None
-    target: str | None
-    module_src: str | None
-    scope: Scope
-    line: int
-
-
-@dataclass
-class NpuCandidate:
-    """An NPU finding kept until the end: whether it is reported depends on later imports."""
-
-    rule: str
-    span: Span
-    detail: str
-    fix: Fix | None = None
-
-
-@dataclass(frozen=True)
-class Site:
-    """A place a rule reports as is, with the detail its message shows."""
-
-    span: Span
-    detail: str
-
-
-@dataclass(frozen=True)
-class ParseArgsCall:
-    """A ``parse_args()`` call; ``whole`` when it is the whole value of ``name = ...``."""
-
-    span: Span
-    whole: bool
 
 
 class FactsBase:
@@ -284,10 +137,3 @@ class FactsBase:
         for guard_words in self.guards:
             words |= guard_words
         return words
-
-
-def insert_after(anchor: Span | None, codemod: Codemod, rule: str, code: str) -> Fix:
-    """Insert ``code`` after the statement at ``anchor``, or at the top of the file without one."""
-    if anchor is not None:
-        return Fix(codemod, rule, "insert-after", anchor, code=code)
-    return Fix(codemod, rule, "insert-top", TOP_OF_FILE, code=code)

@@ -1,0 +1,127 @@
+"""The calls of the single pass: each call handed to the collectors it concerns, by the method
+it calls (``x.cuda()``, ``parser.add_argument``) or the imported name it calls (``torch.save``,
+``open``, ``DataLoader``). Calls are where most facts are, so this is the pass's busiest switch."""
+
+from __future__ import annotations
+
+import ast
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts.argparse_flags import PARSE_METHODS, ArgparseFacts
+from majob.migrate.facts.distributed import DistributedFacts
+from majob.migrate.facts.named_paths import NamedPathFacts
+from majob.migrate.facts.npu import NpuFacts
+from majob.migrate.facts.paths import PathFacts
+from majob.migrate.facts.records import NpuCandidate, Site
+from majob.migrate.facts.walk import TreeWalk
+
+
+class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuFacts, TreeWalk):
+    """Dispatches calls to the path, argparse, distributed and NPU collectors."""
+
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        self._call_site(func)
+        if node.args:
+            self._call_literals(node)
+        if self._is_display(func):
+            # print(PATH) or log.info(PATH) shows a path; it does not use it.
+            outer, self.in_display = self.in_display, True
+            self.children(node)
+            self.in_display = outer
+            return
+        if type(func) is ast.Attribute:
+            self._method_call(node, func)
+            if func.attr == "add_argument":
+                # A constant used as an argument's default is the default, not a path use.
+                self.in_add_argument = True
+                self.children(node)
+                self.in_add_argument = False
+                return
+        qual = self.qualname(func)
+        if qual:
+            self._qualified_call(node, qual)
+            self._implicit_dir(node, qual)
+        for keyword in node.keywords:
+            if type(keyword.value) is ast.Constant and keyword.arg:
+                self._config_path(keyword.arg, keyword.value)
+        self.children(node)
+
+    def _is_display(self, func: ast.AST) -> bool:
+        if type(func) is ast.Name:
+            return func.id == "print" and "print" not in self.aliases
+        return type(func) is ast.Attribute and func.attr in pt.DISPLAY_METHODS
+
+    def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        attr = func.attr
+        if attr in PARSE_METHODS:
+            self._parse_call(node, func)
+        elif attr == "cuda":
+            if self.npu:
+                self._cuda_method(func)
+        elif (
+            attr == "state_dict"
+            and not node.args
+            and type(func.value) is ast.Name
+            and func.value.id not in self.unwrap_tested
+        ):
+            self.state_dicts.append((self.span(node), func.value))
+        elif attr == "load_state_dict" and type(func.value) is ast.Name:
+            self.loads.append((self.span(func.value), func.value))
+        elif attr == "double" and not node.args and self.npu:
+            self.candidates.append(NpuCandidate("MA326", self.span(func), ".double()"))
+        elif attr == "add_argument":
+            self._add_argument(node)
+        elif attr == "set_epoch":
+            self.sets_epoch = True
+        elif attr == "setdefault" and node.args:
+            self._environ_write(self.qualname(func.value), node.args[0], node)
+        elif attr in pt.PATHLIB_WRITE_METHODS:
+            self._pathlib_write(func.value)
+        elif attr in pt.PATH_METHODS:
+            self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
+
+    def _qualified_call(self, node: ast.Call, qual: str) -> None:
+        spec = pt.PATH_CALLS.get(qual)
+        if qual == "torch.load":
+            self._map_location_keys(node)
+        elif qual in pt.PATHLIB_CALLS:
+            self._pathlib_call(node)
+        if qual in pt.NEUTRAL_PATH_CALLS:  # shutil.copyfile: its source here, its target below
+            self._path_arg(node, pt.NEUTRAL_PATH_CALLS[qual], "input", neutral=True)
+        if spec is not None:
+            self._path_call(node, qual, spec)
+        elif qual in pt.DATA_PARALLEL:
+            self._data_parallel(node)
+        elif qual == pt.DATA_PARALLEL_FUNCTION:
+            self.data_parallel_functions.append(Site(self.span(node), "nn.parallel.data_parallel"))
+        elif qual in pt.DDP:
+            self.has_ddp = True
+            self._wrapper_target(node)
+        elif qual == pt.INIT_PROCESS_GROUP:
+            self.has_init = True
+            self._init_process_group(node)
+        elif qual.startswith("torch.distributed.") and qual not in pt.RANK_QUERIES:
+            self.scope.loops_or_syncs = True  # a barrier or collective: every rank must get here
+        elif qual in pt.DISTRIBUTED_SAMPLER:
+            self.samplers.append((self.span(node), self._assigned_name(node)))
+        elif qual in pt.DATA_LOADER:
+            self._loader(node)
+        elif qual == "os.putenv" and node.args:
+            self._environ_write("os.environ", node.args[0], node)
+
+    def _path_call(self, node: ast.Call, qual: str, spec: pt.PathArg) -> None:
+        """A call that takes a path; ``open`` and ``np.memmap`` write when their mode says so."""
+        kind = spec.kind
+        if qual in pt.OPEN_CALLS or qual in pt.MEMMAP_CALLS:
+            mode = node.args[1] if qual in pt.OPEN_CALLS and len(node.args) > 1 else None
+            mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
+            literal = mode.value if type(mode) is ast.Constant else None
+            literal = literal if isinstance(literal, str) else None
+            if qual in pt.OPEN_CALLS:
+                kind = pt.open_kind(literal)
+            elif literal is not None and "+" in literal:
+                kind = "output"
+        self._path_arg(node, spec, kind, mkdir=qual in pt.MKDIR_CALLS)
+        if qual == "torch.save":
+            self._save(node)

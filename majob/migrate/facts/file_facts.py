@@ -1,0 +1,205 @@
+"""The single pass over a file: ``FileFacts.collect`` walks the tree once and fills the records
+the rules decide on. It keeps the context (the scope, rank guards, epoch loops, the current
+statement) and hands each node to the collector of its rule family; nothing here decides a rule.
+
+The collectors, one module each: ``imports``, ``calls`` (the dispatch of a call), ``paths`` (path
+literals in path positions), ``named_paths`` (path constants and defaults), ``argparse_flags``,
+``distributed`` (loaders, samplers, saves, wrappers, guards through calls, environment writes)
+and ``npu`` (CUDA uses, for ``--target npu``); ``walk`` is the traversal, ``state`` what the pass
+knows and recorded, ``records`` the records themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from majob.migrate.facts.calls import CallFacts
+from majob.migrate.facts.distributed import guard_words, unwrap_tested
+from majob.migrate.facts.imports import ImportFacts
+from majob.migrate.facts.records import EpochLoop, Scope, Site
+from majob.migrate.findings import Span
+
+
+class FileFacts(CallFacts, ImportFacts):
+    """The facts of one file, filled by ``collect`` in a single pass over its tree.
+
+    ``npu`` turns on the CUDA-use records (``candidates``); without it the pass skips them.
+    """
+
+    def collect(self, tree: ast.Module) -> None:
+        """Record the facts of ``tree``, the module parsed from this file's source."""
+        self._first_imports(tree)
+        self._find_path_constants(tree)
+        for stmt in tree.body:
+            self.visit(stmt)
+
+    # ------------------------------------------------------------------ statements
+
+    def _assign(self, node: ast.Assign) -> None:
+        value = node.value
+        call = value.value if type(value) is ast.Subscript else value
+        target = node.targets[0] if len(node.targets) == 1 else None
+        name = target.id if type(target) is ast.Name else None
+        self._parse_assigned(node, call, target)
+        if name is not None:
+            self._object_built(name, value)
+            self._derived_path(name, value)
+        if target is not None and type(target) is ast.Subscript:
+            self._environ_write(self.qualname(target.value), target.slice, node)
+        elif target is not None and type(target) is ast.Attribute:
+            self._config_path(target.attr, value)
+        self.children(node)
+
+    def _if(self, node: ast.If) -> None:
+        self.visit(node.test)
+        subs = list(ast.walk(node.test))  # one walk for every question about the test
+        words = guard_words(node.test, self.words(node.test, subs), subs)
+        kind = self.guard_kind(words)
+        if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
+            # `if rank != 0: return` guards what follows in the same scope.
+            self.scope.rank_guarded = True
+        self.guards.append(words)
+        tested = unwrap_tested(subs)
+        self.unwrap_tested.extend(tested)
+        for child in node.body:
+            self.visit(child)
+        for child in node.orelse:
+            self.visit(child)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
+        self.guards.pop()
+
+    def _if_exp(self, node: ast.IfExp) -> None:
+        # `m.module.state_dict() if hasattr(m, "module") else m.state_dict()` unwraps already.
+        tested = unwrap_tested(list(ast.walk(node.test)))
+        self.unwrap_tested.extend(tested)
+        self.children(node)
+        del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
+
+    def _while(self, node: ast.While) -> None:
+        self.scope.loops_or_syncs = True
+        self.children(node)
+
+    def _for(self, node: ast.For | ast.AsyncFor) -> None:
+        self.scope.loops_or_syncs = True
+        names = [n.id for n in ast.walk(node.target) if type(n) is ast.Name]
+        if not any("epoch" in n.lower() for n in names):
+            self.children(node)
+            return
+        loop = EpochLoop(
+            self.span(node),
+            node.target.id if type(node.target) is ast.Name else None,
+            nested=bool(self.loops),
+            scope=self.scope,
+        )
+        self.all_loops.append(loop)
+        self.visit(node.iter)
+        self.loops.append(loop)
+        for child in node.body:
+            self.visit(child)
+        self.loops.pop()
+        for child in node.orelse:
+            self.visit(child)
+
+    def _function(self, node: ast.AST) -> None:
+        outer = self.scope
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                self.visit(decorator)
+            args: ast.arguments = node.args  # type: ignore[attr-defined]
+            for default in [*args.defaults, *(d for d in args.kw_defaults if d)]:
+                self.visit(default)
+            function: str = node.name  # type: ignore[attr-defined]
+            self.functions[function] = None
+            line = node.lineno  # type: ignore[attr-defined]
+            self.scope = Scope(
+                False,
+                rank_guarded=self.guard_kind([function.lower()]) == "global",
+                function=function,
+                span=Span(line, 0, line, 0),
+            )
+            self._parameter_defaults(args, self.scope)
+            self.function_params[function] = [a.arg for a in [*args.posonlyargs, *args.args]]
+            for child in node.body:  # type: ignore[attr-defined]
+                self.visit(child)
+        else:
+            self.scope = Scope(False)
+            self.children(node)
+        self.scope = outer
+
+    # ------------------------------------------------------------------ expressions
+
+    def _name(self, node: ast.Name) -> None:
+        for loop in self.loops:
+            loop.refs.setdefault(node.id, None)
+        constant = self.constants.get(node.id)
+        if (
+            constant is not None
+            and type(node.ctx) is ast.Load
+            and not self.in_add_argument
+            and not self.in_display
+            and (not self.scope.is_module or node.lineno > constant.line)
+        ):
+            constant.uses.append((self.span(node), self.scope, node.lineno))
+        if self.npu and node.id in self.aliases:
+            self._qualified_use(self.aliases[node.id], node)
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        if self.npu:
+            self._cuda_attribute(node)
+        self.visit(node.value)
+
+    def _constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if type(value) is not str or len(value) > 64 or id(node) in self.skip_strings:
+            return
+        if self.npu:
+            self._cuda_string(node, value, device_rule="MA304", nccl_rule="MA301")
+        if value.startswith("tcp://") and id(node) not in self.injected_defaults:
+            self.tcp_addresses.append(Site(self.span(node), value))
+
+    def _joined_str(self, node: ast.JoinedStr) -> None:
+        first = node.values[0] if node.values else None
+        if type(first) is ast.Constant and isinstance(first.value, str):
+            if self.npu and first.value.startswith("cuda:"):
+                self._cuda_fstring(node)
+            if first.value.startswith("tcp://"):
+                self.tcp_addresses.append(Site(self.span(node), "f'tcp://...'"))
+        for value in node.values:
+            if type(value) is ast.FormattedValue:
+                self.visit(value)
+
+    def _compare(self, node: ast.Compare) -> None:
+        if self.npu:
+            for side in (node.left, *node.comparators):
+                if type(side) is not ast.Constant or type(side.value) is not str:
+                    continue
+                # A compared string is a comparison finding, not also a device string one.
+                if self._cuda_string(side, side.value, device_rule="MA310", nccl_rule="MA312"):
+                    self.skip_strings.add(id(side))
+        self.children(node)
+
+    handlers: ClassVar[Mapping[type, Callable[[Any, Any], None]]] = {
+        ast.Import: ImportFacts._import,
+        ast.ImportFrom: ImportFacts._import_from,
+        ast.Call: CallFacts._call,
+        ast.Attribute: _attribute,
+        ast.Name: _name,
+        ast.Constant: _constant,
+        ast.JoinedStr: _joined_str,
+        ast.Compare: _compare,
+        ast.Assign: _assign,
+        ast.If: _if,
+        ast.IfExp: _if_exp,
+        ast.For: _for,
+        ast.AsyncFor: _for,
+        ast.While: _while,
+        ast.FunctionDef: _function,
+        ast.AsyncFunctionDef: _function,
+        ast.ClassDef: _function,
+        ast.Lambda: _function,
+    }
+
+
+__all__ = ["FileFacts"]

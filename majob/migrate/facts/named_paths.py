@@ -1,0 +1,154 @@
+"""Paths named before they are used (MA1xx facts): module constants (``DATA_DIR = "./data"``),
+parameter defaults (``def save(path="ckpt.pt")``) and config attributes (``cfg.OUTPUT_DIR =
+"./out"``). The user edits such a path where it is named, so that is where it is reported."""
+
+from __future__ import annotations
+
+import ast
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts.records import DefaultPath, PathConstant, Scope
+from majob.migrate.facts.state import FactsBase
+from majob.migrate.findings import Span
+
+# What a module constant's value gives: the literal (for a plain string), its last segment's
+# text, the node the user edits, and whether uses may be routed to the channel argument.
+_ConstantValue = tuple[str | None, str, ast.AST, bool]
+
+
+class NamedPathFacts(FactsBase):
+    """Records path constants, path defaults of parameters, and paths in config objects."""
+
+    def _parameter_defaults(self, args: ast.arguments, scope: Scope) -> None:
+        """``def save(state, filename='checkpoint.pth')``: a path the user edits in the ``def``."""
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(
+            zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        )
+        pairs += [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        ]
+        for arg, default in pairs:
+            if type(default) is not ast.Constant or type(default.value) is not str:
+                continue
+            if not pt.is_local_path_literal(default.value):
+                continue
+            if not (pt.path_constant_name(arg.arg) or pt.looks_like_data_file(default.value)):
+                continue
+            self.skip_strings.add(id(default))
+            self.defaults.append(
+                DefaultPath(arg.arg, self.span(default), default.value, "parameter", scope)
+            )
+
+    def _config_path(self, name: str, value: ast.AST) -> None:
+        """``cfg.OUTPUT_DIR = "./output"`` or ``SimpleNamespace(ROOT="datasets/coco")``: a path
+        in a config object, edited where it is set (its uses read ``cfg.OUTPUT_DIR``)."""
+        if (
+            type(value) is not ast.Constant
+            or type(value.value) is not str
+            or id(value) in self.skip_strings
+            or not pt.config_path_name(name)
+            or not pt.is_local_path_literal(value.value)
+            or any(c in value.value for c in "^$*?[]\\(")  # a pattern (a route, a regex)
+        ):
+            return
+        self.skip_strings.add(id(value))
+        self.defaults.append(DefaultPath(name, self.span(value), value.value, "config", None))
+
+    def _find_path_constants(self, tree: ast.Module) -> None:
+        """Module-level ``NAME = "path"`` constants; a name assigned twice is none."""
+        seen: dict[str, int] = {}
+        for stmt in tree.body:
+            if type(stmt) is not ast.Assign:
+                continue
+            for target in stmt.targets:
+                for sub in ast.walk(target):
+                    if type(sub) is ast.Name:
+                        seen[sub.id] = seen.get(sub.id, 0) + 1
+            if len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+                constant = self._path_constant(stmt.targets[0].id, stmt)
+                if constant is not None:
+                    self.constants[constant.name] = constant
+        for assigned, count in seen.items():
+            if count > 1:
+                self.constants.pop(assigned, None)
+
+    def _path_constant(self, name: str, stmt: ast.Assign) -> PathConstant | None:
+        """``name = value`` as a path constant, if ``value`` holds a local path."""
+        value = stmt.value
+        line = stmt.end_lineno or stmt.lineno
+        # NAME = Path("x") only: in Path("x") / "y" the Path call is the path site itself
+        wrapped = pathlib_literal(value) if type(value) is ast.Call else None
+        if wrapped is not None and pt.is_local_path_literal(str(wrapped.value)):
+            # CKPT_DIR = Path("checkpoints"): reported at the literal; its uses keep a Path,
+            # so they are not rewritten to the (str) channel argument.
+            self.skip_strings.add(id(wrapped))
+            span = self.span(wrapped)
+            return _constant(name, line, (None, str(wrapped.value), wrapped, False), span)
+        found = self._constant_value(name, value)
+        return None if found is None else _constant(name, line, found, self.span(found[2]))
+
+    def _constant_value(self, name: str, value: ast.AST) -> _ConstantValue | None:
+        """A plain path string, or an ``os.path.join`` ending in a file's name (for a constant
+        named like a path) or starting with a local directory."""
+        if type(value) is ast.Constant and isinstance(value.value, str):
+            if not pt.is_local_path_literal(value.value):
+                return None
+            return value.value, value.value, value, True
+        if not (
+            type(value) is ast.Call
+            and type(value.func) is ast.Attribute
+            and value.func.attr == "join"
+            and value.args
+        ):
+            return None
+        first, last = value.args[0], value.args[-1]
+        named = pt.path_constant_name(name)
+        if type(last) is ast.Constant and isinstance(last.value, str) and named:
+            return None, last.value, value, True
+        if (
+            type(first) is ast.Constant
+            and isinstance(first.value, str)
+            and pt.is_local_path_literal(first.value)
+        ):
+            # data_dir = os.path.join('data', dataset): 'data' is what the user edits.
+            self.skip_strings.add(id(first))
+            return None, first.value, first, False
+        return None
+
+
+def _constant(name: str, line: int, found: _ConstantValue, span: Span) -> PathConstant:
+    literal, last, _, routable = found
+    base = last.rstrip("/").rsplit("/", 1)[-1]
+    return PathConstant(
+        name,
+        line,
+        literal,
+        base,
+        is_file=pt.looks_like_file(base),
+        kind=None,
+        literal_span=span,
+        routable=routable,
+    )
+
+
+def pathlib_literal(node: ast.AST | None) -> ast.Constant | None:
+    """The string literal in ``Path("runs")`` or ``ROOT / "runs/train"``, else None."""
+    if (
+        type(node) is ast.Call
+        and len(node.args) == 1
+        and not node.keywords
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("Path", "PurePath")
+        and type(node.args[0]) is ast.Constant
+        and type(node.args[0].value) is str
+    ):
+        return node.args[0]
+    if (
+        type(node) is ast.BinOp
+        and type(node.op) is ast.Div
+        and type(node.right) is ast.Constant
+        and type(node.right.value) is str
+        and type(node.left) in (ast.Name, ast.Attribute, ast.Call)
+    ):
+        return node.right
+    return None

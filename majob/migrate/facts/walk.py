@@ -1,0 +1,73 @@
+"""The walk of the single pass: every node once, each handed to the handler for its exact type.
+
+``FileFacts`` fills ``handlers``; a node without one is walked through to its children. The walk
+is most of what a check costs, so it is written for speed: it skips the fields that never hold a
+node, and dispatches by a dictionary lookup on the node's exact type.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+from majob.migrate.facts.state import FactsBase
+
+_STMT_TYPES = frozenset(ast.stmt.__subclasses__())
+# Fields that never hold a node worth visiting: ctx is Load/Store, op an operator, and the rest
+# are identifiers, strings and ints (skipping them is most of what makes the walk cheap).
+_LEAF_FIELDS = frozenset(
+    {"ctx", "op", "ops", "type_comment", "kind", "conversion", "lineno", "level", "is_async"}
+    | {"id", "attr", "arg", "name", "module", "simple", "tag"}
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _all_node_types(base: type) -> set[type]:
+    found: set[type] = {base}
+    sub: type
+    for sub in base.__subclasses__():
+        found |= _all_node_types(sub)
+    return found
+
+
+_NODE_TYPES = frozenset(_all_node_types(ast.AST))
+
+
+class TreeWalk(FactsBase):
+    """Visits nodes, keeping ``stmt`` (the statement being walked) up to date."""
+
+    # One table for every instance, looked up by the node's exact type: a per-instance table of
+    # bound methods would make each FileFacts a reference cycle (see checker: no cycle collection).
+    handlers: ClassVar[Mapping[type, Callable[[Any, Any], None]]] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind in _STMT_TYPES:
+            self.stmt = node  # type: ignore[assignment]
+        handler = self.handlers.get(kind)
+        if handler is None:
+            self.children(node)
+        else:
+            handler(self, node)
+
+    def children(self, node: ast.AST) -> None:
+        # visit() inlined: this loop runs for most of the ~6 nodes per source line.
+        handlers = self.handlers
+        kind = type(node)
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            for item in value if type(value) is list else (value,):
+                child = type(item)
+                if child in _STMT_TYPES:
+                    self.stmt = item
+                handler = handlers.get(child)
+                if handler is not None:
+                    handler(self, item)
+                elif child in _NODE_TYPES:
+                    self.children(item)
