@@ -27,6 +27,7 @@ from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
 from majob.storage.uri import ObsUri
+from majob.text import printable
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -140,7 +141,7 @@ def _local_errors(target: Path) -> Iterator[None]:
         yield
     except OSError as error:
         raise UserInputError(
-            f"cannot write {target}: {error.strerror or error}",
+            f"cannot write {printable(str(target))}: {error.strerror or error}",
             hint="check the target directory",
         ) from None
 
