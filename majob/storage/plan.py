@@ -26,6 +26,7 @@ from majob.errors import UserInputError
 from majob.storage.base import ObjectInfo
 from majob.storage.ignore import head_of, looks_secret, walk_files, withheld_line
 from majob.storage.localstate import HashCache
+from majob.storage.targets import upload_key
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes, printable
 
@@ -230,7 +231,7 @@ def plan_sync(
     uploads: list[PlannedUpload] = []
     skipped: list[LocalFile] = []
     for file in local:
-        key = dest.join(file.rel).key
+        key = upload_key(dest, file.rel)  # every key is checked before anything is uploaded
         there = remote_by_rel.pop(file.rel, None)
         if there is None:
             uploads.append(PlannedUpload(file, key, "new"))
