@@ -32,6 +32,14 @@ def printable(name: str) -> str:
     return "".join(c if c.isprintable() and c != "\\" else _escape(c) for c in name)
 
 
+def one_line(text: str) -> str:
+    """``text`` (a message quoting what a file said) with its non-printable characters escaped
+    as ``printable`` does, backslashes left as they are: one line, nothing a terminal acts on."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
 def _escape(char: str) -> str:
     named = _NAMED_ESCAPES.get(char)
     if named is not None:

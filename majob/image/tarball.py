@@ -35,6 +35,7 @@ from typing import IO, Any, Literal, Protocol
 from majob.errors import UserInputError
 from majob.image.sizes import format_size
 from majob.image.tarscan import TarDamaged, count_entries, count_stream_entries
+from majob.text import one_line
 
 GB = 10**9
 
@@ -52,7 +53,11 @@ Level = Literal["error", "warning"]
 
 
 class ImageTarError(UserInputError):
-    """The file is not a readable image tarball (not a tar, truncated, no manifest...)."""
+    """The file is not a readable image tarball (not a tar, truncated, no manifest...). Its
+    message quotes names the tarball chose: made one printable line whatever they hold."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(one_line(message), hint=hint)
 
 
 @dataclass(frozen=True)
@@ -468,5 +473,5 @@ def _check(report: ImageReport, limits: Limits) -> list[Finding]:
 
 
 def _short(command: str, width: int = 120) -> str:
-    command = " ".join(command.split())
+    command = one_line(" ".join(command.split()))
     return command if len(command) <= width else command[: width - 3] + "..."

@@ -147,6 +147,31 @@ def test_the_cli_prints_one_error_line_and_exits_2(tmp_path: Path) -> None:
         assert all(line.startswith("error: hint: ") for line in lines[1:])
 
 
+def test_names_from_the_tarball_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from majob.cli.app import app
+
+    layer = builders.layer({"a": b"x" * 5000})
+    path = builders.docker_save(
+        tmp_path / "image.tar", [layer], ["RUN make \x1b[2J\x1b]0;pwned\x07"], tag="evil\x1b[31m:1"
+    )
+    shown = CliRunner().invoke(app, ["image", "inspect", str(path), "--layer-size", "1kB"])
+    assert shown.exit_code == 1, shown.output
+    assert "\x1b" not in shown.output and "\x07" not in shown.output
+    assert "evil\\x1b[31m:1" in shown.stdout and "RUN make \\x1b[2J" in shown.stdout
+    data = json.dumps([{"Config": None, "Layers": ["gone\n\x1b[2J/layer.tar"]}]).encode()
+    missing = tmp_path / "missing.tar"
+    with tarfile.open(missing, "w") as tar:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ImageTarError) as caught:
+        inspect_image(missing)
+    assert "gone\\n\\x1b[2J/layer.tar" in caught.value.message
+    assert caught.value.message.isprintable()
+
+
 # -- fuzz ------------------------------------------------------------------------------------
 
 
