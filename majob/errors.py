@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from majob.text import printable
+
 
 class MajobError(Exception):
     """Root of every error majob raises on purpose."""
@@ -139,7 +141,8 @@ class StorageError(MajobError):
         if code:
             parts.append(f"code={code}")
         if bucket:
-            parts.append(f"object=obs://{bucket}/{key or ''}")
+            # The key is anyone's choice: escaped, it cannot split the line or drive the terminal.
+            parts.append(f"object=obs://{bucket}/{printable(key or '')}")
         if status:
             parts.append(f"status={status}")
         if request_id:

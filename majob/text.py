@@ -1,4 +1,5 @@
-"""Small wording helpers for what majob prints: counts with their noun, sizes."""
+"""Small wording helpers for what majob prints: counts with their noun, sizes, names it did not
+choose (OBS keys, file names) made safe to print."""
 
 from __future__ import annotations
 
@@ -16,3 +17,34 @@ def human_bytes(count: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+
+
+def printable(name: str) -> str:
+    """``name`` as one line a terminal shows as it is, as ``ls -b`` or ``repr`` do: a character
+    that is not printable (a control such as ESC or ``\\n``, an invisible or bidirectional format
+    character, a line separator) is written as an escape (``\\x1b``, ``\\n``, ``\\u202e``), and
+    a backslash is doubled so that an escape cannot be forged. For OBS keys and file names."""
+    if name.isprintable() and "\\" not in name:
+        return name
+    return "".join(c if c.isprintable() and c != "\\" else _escape(c) for c in name)
+
+
+def one_line(text: str) -> str:
+    """``text`` (a message quoting what a file said) with its non-printable characters escaped
+    as ``printable`` does, backslashes left as they are: one line, nothing a terminal acts on."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    named = _NAMED_ESCAPES.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -178,6 +178,7 @@ def inspect_command(
     """Sizes and entry counts of each layer, read by streaming; exit 1 over a limit."""
     from majob.image.sizes import format_size, parse_size
     from majob.image.tarball import Limits, inspect_image
+    from majob.text import one_line, printable
 
     limits = Limits(
         advised_total=parse_size(advised_size),
@@ -190,11 +191,12 @@ def inspect_command(
         _json([report.to_dict() for report in reports])
     else:
         for report in reports:
-            tags = ", ".join(report.tags) or "untagged"
+            # Tags and history come from the tarball: escaped, they cannot drive the terminal.
+            tags = ", ".join(printable(tag) for tag in report.tags) or "untagged"
             print(f"{report.path}: {report.format}, {tags}, {len(report.layers)} layers")
             print(f"  {'layer':>5}  {'stored':>9}  {'unpacked':>9}  {'entries':>9}  created by")
             for layer in report.layers:
-                made = " ".join((layer.created_by or "?").split())[:70]
+                made = one_line(" ".join((layer.created_by or "?").split())[:70])
                 kind = "" if layer.compression == "none" else f" [{layer.compression}]"
                 print(
                     f"  {layer.index:>5}  {format_size(layer.compressed_bytes):>9}  "

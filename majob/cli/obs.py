@@ -17,7 +17,7 @@ import typer
 
 from majob.cli.common import user_errors
 from majob.errors import ConfigError, StorageNotFound, UserInputError
-from majob.text import counted
+from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.storage.base import ObjectStore
@@ -174,10 +174,10 @@ def ls(
                 folder = rest.split("/", 1)[0] + "/"
                 if folder not in folders:
                     folders.add(folder)
-                    typer.echo(f"{'DIR':>12}  {prefix}{folder}")
+                    typer.echo(f"{'DIR':>12}  {printable(prefix + folder)}")
                 continue
             count += 1
-            typer.echo(f"{info.size:>12}  {info.key}")
+            typer.echo(f"{info.size:>12}  {printable(info.key)}")
         if not count and not folders and not location.is_dir:
             raise _no_such_object(location)
 
@@ -253,7 +253,7 @@ def _upload(
     parent = ObsUri(dst.bucket, parent_key + "/" if parent_key else "")
     plan = plan_sync(src.parent, [local], parent, [])
     result = apply_plan(store, plan, options)
-    typer.echo(f"{src} -> {target}")
+    typer.echo(f"{printable(str(src))} -> {printable(str(target))}")
     typer.echo(result.summary_line())
 
 
@@ -275,16 +275,16 @@ def _download(
         result = download_tree(store, src, dst, jobs=options.jobs or REMOTE_JOBS)
         typer.echo(
             f"downloaded {counted(result.downloaded, 'file')} "
-            f"({counted(result.bytes, 'byte')}) to {dst}"
+            f"({counted(result.bytes, 'byte')}) to {printable(str(dst))}"
         )
         for key in result.unverified:
-            typer.echo(f"warning: no MD5 known for {key}: not verified", err=True)
+            typer.echo(f"warning: no MD5 known for {printable(key)}: not verified", err=True)
         return
     target = dst / src.name if into_dir or dst.is_dir() else dst
     _, verified = download_object(store, src, target)
-    typer.echo(f"{src} -> {target}")
+    typer.echo(f"{printable(str(src))} -> {printable(str(target))}")
     if not verified:
-        typer.echo(f"warning: no MD5 known for {src}: not verified", err=True)
+        typer.echo(f"warning: no MD5 known for {printable(str(src))}: not verified", err=True)
 
 
 @obs_app.command("sync")

@@ -8,6 +8,7 @@
 - ``control``: the test control plane under ``CONTROL_PREFIX`` (``/_majob/log``,
   ``/_majob/faults``), so a test can drive a fake that runs in another process.
 - ``reset_connection``: end a connection with RST, as a dropped load balancer does.
+- ``declared_length``: where a request's body ends, or ``BadFraming`` when nobody can tell.
 """
 
 from __future__ import annotations
@@ -268,6 +269,23 @@ def control(
     except (ValueError, TypeError) as error:
         return 400, {"error": str(error)}
     return None
+
+
+class BadFraming(ValueError):
+    """A Content-Length that is not a non-negative integer: where the body ends is unknown, so
+    the server answers 400 and closes the connection (the rest is not a next request)."""
+
+
+def declared_length(content_length: str | None, transfer_encoding: str | None) -> int | None:
+    """The body length a request declares: None for a chunked body, else its Content-Length
+    (0 when absent). ``int()`` alone would take ``-5`` (and a read of -5 bytes waits for the
+    client to hang up, holding a handler thread) or raise on ``abc`` (a 500)."""
+    if "chunked" in (transfer_encoding or "").lower():
+        return None
+    text = (content_length or "").strip() or "0"
+    if not (text.isascii() and text.isdigit()):
+        raise BadFraming(f"Content-Length must be a non-negative integer, not {text[:40]!r}")
+    return int(text)
 
 
 def reset_connection(handler: BaseHTTPRequestHandler) -> None:

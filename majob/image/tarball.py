@@ -12,6 +12,11 @@ uncompressed size against 1 GB and its entry count against 100,000, each over-li
 with the history entry (``created_by``) that made it. Not supported: a compressed outer tarball
 (``docker save | gzip``: gunzip it first), bzip2/xz layers, and zstd layers without the
 ``zstandard`` package (``pip install 'majob[image]'``).
+
+The tarball is untrusted input: every member is checked to lie inside the file, every layer
+header before it is read (``tarscan.py``), a JSON document may hold at most ``MAX_JSON_BYTES``,
+and an OCI index may nest ``MAX_INDEX_DEPTH`` deep and never list itself. Whatever the file
+holds, the answer is a report or one ``ImageTarError``.
 """
 
 from __future__ import annotations
@@ -19,23 +24,26 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import tarfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 from majob.errors import UserInputError
 from majob.image.sizes import format_size
-from majob.image.tarscan import TarDamaged, count_entries
+from majob.image.tarscan import TarDamaged, count_entries, count_stream_entries
+from majob.text import one_line
 
 GB = 10**9
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
-_STREAM_BUFFER = 1 << 20  # read compressed layers a megabyte at a time
+MAX_JSON_BYTES = 16 << 20  # manifests, indexes and configs are kilobytes
+MAX_INDEX_DEPTH = 8  # an OCI index may list indexes; real ones nest one or two deep
 _INDEX_MEDIA = (
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -45,7 +53,11 @@ Level = Literal["error", "warning"]
 
 
 class ImageTarError(UserInputError):
-    """The file is not a readable image tarball (not a tar, truncated, no manifest...)."""
+    """The file is not a readable image tarball (not a tar, truncated, no manifest...). Its
+    message quotes names the tarball chose: made one printable line whatever they hold."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(one_line(message), hint=hint)
 
 
 @dataclass(frozen=True)
@@ -59,7 +71,7 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class Finding:
+class ImageFinding:
     level: Level
     message: str
 
@@ -81,7 +93,7 @@ class ImageReport:
     format: Literal["docker-save", "oci"]
     tags: list[str]
     layers: list[Layer] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[ImageFinding] = field(default_factory=list)
 
     @property
     def total_compressed(self) -> int:
@@ -119,14 +131,17 @@ def inspect_image(path: str | Path, limits: Limits | None = None) -> list[ImageR
         )
     try:
         with path.open("rb") as raw, tarfile.open(fileobj=raw, mode="r:") as outer:
-            members = _index(outer, path)
+            members = _index(outer, path, os.fstat(raw.fileno()).st_size)
+            layers: dict[str, Layer] = {}  # a layer several images share is read once
             reports = [
-                _inspect_one(outer, raw.fileno(), members, path, manifest, limits)
+                _inspect_one(outer, raw.fileno(), members, path, manifest, limits, layers)
                 for manifest in _manifests(outer, members, path)
             ]
-    except tarfile.ReadError as error:
+    except (tarfile.TarError, ValueError, OverflowError) as error:
+        # tarfile reports some malformed headers as ValueError (a GNU sparse map, a seek
+        # past what an offset can hold) rather than ReadError.
         raise ImageTarError(
-            f"{path}: not a readable tar file ({error})",
+            f"{path}: not a readable tar file ({_one_line(error)})",
             hint="give the file written by `docker save -o IMAGE.tar` or an OCI-layout archive",
         ) from None
     return reports
@@ -143,17 +158,26 @@ class _Manifest:
     layers: list[str]
 
 
-def _index(outer: tarfile.TarFile, path: Path) -> dict[str, tarfile.TarInfo]:
+def _index(outer: tarfile.TarFile, path: Path, file_size: int) -> dict[str, tarfile.TarInfo]:
     members: dict[str, tarfile.TarInfo] = {}
     try:
         for member in outer:
+            # Nothing is read from a member whose header puts its data past the end of the file.
+            if member.offset_data + member.size > file_size:
+                raise tarfile.ReadError(
+                    f"{member.name!r} claims {member.size} bytes, past the end of the file"
+                )
             members[_norm(member.name)] = member
-    except tarfile.ReadError as error:
+    except (tarfile.TarError, ValueError, OverflowError) as error:
         raise ImageTarError(
-            f"{path}: truncated or damaged after {len(members)} entries ({error})",
+            f"{path}: truncated or damaged after {len(members)} entries ({_one_line(error)})",
             hint="write the tarball again (docker save -o IMAGE.tar); is the disk full?",
         ) from None
     return members
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 def _norm(name: str) -> str:
@@ -169,12 +193,19 @@ def _read_json(
             f"{path}: {name} is missing: the tarball is truncated or not an image",
             hint="write it again with docker save -o IMAGE.tar",
         )
+    if member.size > MAX_JSON_BYTES:
+        raise ImageTarError(
+            f"{path}: {name} is {format_size(member.size)}, over the "
+            f"{format_size(MAX_JSON_BYTES)} an image's JSON documents hold: not an image tarball"
+        )
     stream = outer.extractfile(member)
     assert stream is not None  # a regular file always has a stream
     try:
         return json.loads(stream.read())
-    except (ValueError, tarfile.ReadError) as error:
-        raise ImageTarError(f"{path}: {name} is not valid JSON ({error})") from None
+    except (ValueError, tarfile.TarError) as error:
+        raise ImageTarError(f"{path}: {name} is not valid JSON ({_one_line(error)})") from None
+    except RecursionError:
+        raise ImageTarError(f"{path}: {name} is not valid JSON (nested too deeply)") from None
 
 
 @contextlib.contextmanager
@@ -205,10 +236,10 @@ def _manifests(
         with _shape(path, "manifest.json"):
             return [
                 _Manifest(
-                    tags=list(entry.get("RepoTags") or []),
+                    tags=_strings(entry.get("RepoTags") or [], "RepoTags"),
                     format="docker-save",
-                    config=entry.get("Config"),
-                    layers=list(entry.get("Layers") or []),
+                    config=_optional_string(entry.get("Config"), "Config"),
+                    layers=_strings(entry.get("Layers") or [], "Layers"),
                 )
                 for entry in entries
             ]
@@ -216,7 +247,7 @@ def _manifests(
         found: list[_Manifest] = []
         index = _read_json(outer, members, "index.json", path)
         with _shape(path, "index.json or an image manifest"):
-            _walk_index(outer, members, path, index, found)
+            _walk_index(outer, members, path, index, found, ["index.json"], set())
         if not found:
             raise ImageTarError(f"{path}: index.json lists no image manifest")
         return found
@@ -226,22 +257,50 @@ def _manifests(
     )
 
 
+def _strings(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{field} is not a list of strings")
+    return value
+
+
+def _optional_string(value: Any, field: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{field} is not a string")
+    return value
+
+
 def _walk_index(
     outer: tarfile.TarFile,
     members: dict[str, tarfile.TarInfo],
     path: Path,
     index: Any,
     found: list[_Manifest],
+    chain: list[str],
+    walked: set[str],
 ) -> None:
+    """Add the image manifests ``index`` lists to ``found``; ``chain`` names the indexes that
+    led here (the first is index.json), so an index that lists itself is found, not followed;
+    ``walked`` the indexes already read, so one listed many times is read once."""
+    if len(chain) > MAX_INDEX_DEPTH:
+        raise ImageTarError(
+            f"{path}: {chain[0]} nests indexes more than {MAX_INDEX_DEPTH} deep: not an image "
+            "tarball majob reads"
+        )
     for descriptor in index.get("manifests") or []:
-        document = _read_json(outer, members, _blob(descriptor["digest"]), path)
+        name = _blob(descriptor["digest"])
+        if name in chain:
+            raise ImageTarError(f"{path}: {name} lists itself (through {' -> '.join(chain)})")
+        if name in walked:
+            continue
+        document = _read_json(outer, members, name, path)
         if descriptor.get("mediaType") in _INDEX_MEDIA or "manifests" in document:
-            _walk_index(outer, members, path, document, found)
+            walked.add(name)
+            _walk_index(outer, members, path, document, found, [*chain, name], walked)
             continue
         tag = (descriptor.get("annotations") or {}).get("org.opencontainers.image.ref.name")
         found.append(
             _Manifest(
-                tags=[tag] if tag else [],
+                tags=_strings([tag] if tag else [], "annotations"),
                 format="oci",
                 config=_blob(document["config"]["digest"]),
                 layers=[_blob(layer["digest"]) for layer in document.get("layers") or []],
@@ -256,18 +315,21 @@ def _inspect_one(
     path: Path,
     manifest: _Manifest,
     limits: Limits,
+    seen: dict[str, Layer],
 ) -> ImageReport:
     history = _history(outer, members, path, manifest)
     report = ImageReport(path=str(path), format=manifest.format, tags=manifest.tags)
     for number, name in enumerate(manifest.layers, start=1):
         member = members.get(_norm(name))
-        if member is None:
+        if member is None or not member.isfile():
             raise ImageTarError(
                 f"{path}: layer {number} ({name}) is missing: the tarball is truncated",
                 hint="write it again with docker save -o IMAGE.tar",
             )
         created_by = history[number - 1] if len(history) == len(manifest.layers) else None
-        report.layers.append(_layer(outer, fd, member, number, created_by, path))
+        if member.name not in seen:
+            seen[member.name] = _layer(outer, fd, member, number, created_by, path)
+        report.layers.append(replace(seen[member.name], index=number, created_by=created_by))
     report.findings = _check(report, limits)
     return report
 
@@ -309,18 +371,18 @@ def _layer(
     try:
         if magic.startswith(GZIP_MAGIC):
             compression = "gzip"
-            size, entries = _count_stream(gzip.GzipFile(fileobj=stream, mode="rb"))
+            size, entries = count_stream_entries(gzip.GzipFile(fileobj=stream, mode="rb"))
         elif magic.startswith(ZSTD_MAGIC):
             compression = "zstd"
-            size, entries = _count_stream(_zstd_reader(stream, where))
+            size, entries = count_stream_entries(_zstd_reader(stream, where))
         else:
             compression = "none"
             # Read in place: headers only, content skipped (see tarscan.py).
             size = member.size
             entries = count_entries(fd, member.offset_data, member.size)
-    except (tarfile.ReadError, EOFError, OSError, zlib.error, TarDamaged) as error:
+    except (tarfile.TarError, EOFError, OSError, zlib.error, TarDamaged) as error:
         raise ImageTarError(
-            f"{where} is truncated or damaged ({error})",
+            f"{where} is truncated or damaged ({_one_line(error)})",
             hint="write the tarball again (docker save -o IMAGE.tar)",
         ) from None
     return Layer(
@@ -334,40 +396,22 @@ def _layer(
     )
 
 
-def _entries(layer: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
-    # TarFile keeps every member it reads in .members; dropping them keeps memory flat for
-    # layers of millions of entries.
-    kept: list[tarfile.TarInfo] = layer.members  # type: ignore[attr-defined]  # not in typeshed
-    while (info := layer.next()) is not None:
-        kept.clear()
-        yield info
-
-
 class _Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
 
 
-class _Counting:
-    """A read-only stream that counts the bytes read through it."""
+class _ZstdErrorsAsOSError:
+    """zstandard's ``ZstdError`` (corrupt data) is no ``OSError``: say it as one, like gzip."""
 
-    def __init__(self, inner: _Readable) -> None:
-        self.inner = inner
-        self.count = 0
+    def __init__(self, reader: _Readable, error: type[Exception]) -> None:
+        self.reader = reader
+        self.error = error
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.inner.read(size)
-        self.count += len(data)
-        return data
-
-
-def _count_stream(decompressed: _Readable) -> tuple[int, int]:
-    """(uncompressed bytes, entries) of a compressed layer, decompressed once, in buffers."""
-    counting = _Counting(decompressed)
-    with tarfile.open(fileobj=counting, mode="r|", bufsize=_STREAM_BUFFER) as layer:  # type: ignore[call-overload]
-        entries = sum(1 for _ in _entries(layer))
-    while counting.read(_STREAM_BUFFER):  # the end-of-archive padding after the last entry
-        pass
-    return counting.count, entries
+    def read(self, size: int = -1, /) -> bytes:
+        try:
+            return self.reader.read(size)
+        except self.error as error:
+            raise OSError(f"zstd: {error}") from None
 
 
 def _zstd_reader(stream: IO[bytes], where: str) -> _Readable:
@@ -378,19 +422,20 @@ def _zstd_reader(stream: IO[bytes], where: str) -> _Readable:
             f"{where} is zstd-compressed and the zstandard package is not installed",
             hint="pip install 'majob[image]'",
         ) from None
-    reader: _Readable = zstandard.ZstdDecompressor().stream_reader(stream)
-    return reader
+    # zstd:chunked layers are many frames, one after the other: read them all.
+    reader: _Readable = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+    return _ZstdErrorsAsOSError(reader, zstandard.ZstdError)
 
 
 # -- checks ----------------------------------------------------------------------------------
 
 
-def _check(report: ImageReport, limits: Limits) -> list[Finding]:
-    findings: list[Finding] = []
+def _check(report: ImageReport, limits: Limits) -> list[ImageFinding]:
+    findings: list[ImageFinding] = []
     total = report.total_uncompressed
     if total > limits.max_total:
         findings.append(
-            Finding(
+            ImageFinding(
                 "error",
                 f"image is {format_size(total)}, over the {format_size(limits.max_total)} "
                 "ModelArts accepts: move data and code out of it, drop build caches",
@@ -398,7 +443,7 @@ def _check(report: ImageReport, limits: Limits) -> list[Finding]:
         )
     elif total > limits.advised_total:
         findings.append(
-            Finding(
+            ImageFinding(
                 "warning",
                 f"image is {format_size(total)}, over the {format_size(limits.advised_total)} "
                 "the guide advises: it will be slow to pull on every node",
@@ -408,7 +453,7 @@ def _check(report: ImageReport, limits: Limits) -> list[Finding]:
         made_by = f"; created by: {_short(layer.created_by)}" if layer.created_by else ""
         if layer.uncompressed_bytes > limits.layer_bytes:
             findings.append(
-                Finding(
+                ImageFinding(
                     "error",
                     f"layer {layer.index} is {format_size(layer.uncompressed_bytes)}, over "
                     f"{format_size(limits.layer_bytes)} per layer: split the step that made it"
@@ -417,7 +462,7 @@ def _check(report: ImageReport, limits: Limits) -> list[Finding]:
             )
         if layer.entries > limits.layer_entries:
             findings.append(
-                Finding(
+                ImageFinding(
                     "error",
                     f"layer {layer.index} has {layer.entries:,} entries, over "
                     f"{limits.layer_entries:,} per layer: split the step or clean caches"
@@ -428,5 +473,5 @@ def _check(report: ImageReport, limits: Limits) -> list[Finding]:
 
 
 def _short(command: str, width: int = 120) -> str:
-    command = " ".join(command.split())
+    command = one_line(" ".join(command.split()))
     return command if len(command) <= width else command[: width - 3] + "..."

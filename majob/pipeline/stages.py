@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from majob.errors import MajobError
 from majob.pipeline.metrics import MetricReader, Series
 from majob.spec.models import JobSpec, Stage
-from majob.text import counted
+from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.runner.local import RunResult
@@ -165,7 +165,7 @@ def run_cloud_stage(
     since = (final.create_time or 0) / 1000 - OUTPUT_CLOCK_SLACK
     found, missing = cloud_outputs(spec.at_stage(stage), profile, since=since)
     for channel, _, uri, size in found:
-        report(f"[majob] {channel} in OBS: {uri} ({size} bytes)")
+        report(f"[majob] {channel} in OBS: {printable(uri)} ({size} bytes)")  # a job's key
     outputs = [f"{channel}/{rel}" for channel, rel, _, _ in found]
     if missing:
         return Outcome(

@@ -39,6 +39,7 @@ from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
+from majob.runner.lines import LINE_LIMIT, Line, LineSplitter
 from majob.runner.runs import RUNS_DIR, Retention, apply_retention
 from majob.spec.envrefs import Redactor
 from majob.spec.models import JobSpec, Stage
@@ -48,6 +49,7 @@ from majob.text import counted
 STOP_GRACE_SECONDS = 3.0  # SIGTERM, then SIGKILL: a failed run is torn down well within 5 s
 POLL_SECONDS = 0.02
 TAIL_LINES = 15
+PIPE_READ = 64 * 1024  # bytes taken from a node's pipe at a time
 # Set by launchers such as torchrun; the container has none of them, and a stale one would
 # mislead a script that checks them before its --rank/--world_size arguments.
 _LAUNCHER_ENV = (
@@ -378,19 +380,35 @@ class _Node:
         self._reader.start()
 
     def _pump(self, sink: LineSink, lock: threading.Lock) -> None:
-        assert self.process.stdout is not None
-        prefix = f"[{self.command.name}] "
-        for line_bytes in iter(self.process.stdout.readline, b""):
-            # A value the spec took from the environment is masked before it is kept or shown.
-            raw = self.redactor.raw(line_bytes)
-            self._log_file.write(raw)
-            self._log_file.flush()
-            line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            self.tail.append(line)
-            # A sink that fails (a closed terminal) must not stop the draining of the pipe:
-            # the node would block on a full pipe.
-            with lock, contextlib.suppress(Exception):
-                sink(prefix + line)
+        stream = self.process.stdout
+        assert stream is not None
+        # Keep a masked value's length past the limit, so a value the cut falls into is still
+        # seen whole (and masked) before the line is cut.
+        overlap = max((len(v.encode()) for v in self.redactor.secrets.values), default=0)
+        splitter = LineSplitter(LINE_LIMIT + overlap)
+        # os.read returns what the pipe holds (at most PIPE_READ) without waiting for more.
+        while chunk := os.read(stream.fileno(), PIPE_READ):
+            for line in splitter.feed(chunk):
+                self._emit(line, sink, lock)
+        for line in splitter.close():
+            self._emit(line, sink, lock)
+
+    def _emit(self, line: Line, sink: LineSink, lock: threading.Lock) -> None:
+        # A value the spec took from the environment is masked before it is kept or shown.
+        data = self.redactor.raw(line.data)
+        dropped = line.dropped + max(0, len(data) - LINE_LIMIT)
+        data = data[:LINE_LIMIT]
+        mark = f" [majob: line truncated, {dropped} more bytes not kept]" if dropped else ""
+        self._log_file.write(data + mark.encode() + line.end)
+        self._log_file.flush()
+        if not data and line.end == b"\r":
+            return  # a bare redraw: the log keeps it, the terminal has nothing to show
+        text = data.decode("utf-8", errors="replace") + mark
+        self.tail.append(text)
+        # A sink that fails (a closed terminal) must not stop the draining of the pipe: the
+        # node would block on a full pipe.
+        with lock, contextlib.suppress(Exception):
+            sink(f"[{self.command.name}] {text}")
 
     def signal_group(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone

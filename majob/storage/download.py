@@ -26,7 +26,9 @@ from majob.storage.listing import list_remote
 from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
+from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
+from majob.text import printable
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -73,8 +75,9 @@ def download_object(store: ObjectStore, src: ObsUri, target: Path) -> tuple[Obje
     verified (False when the store did not say it)."""
     with _local_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
+        # The temporary name must fit where the target's does: only the start of the target's.
         fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".majob-part", dir=target.parent
+            prefix=f".{target.name[:40]}.", suffix=".majob-part", dir=target.parent
         )
         os.close(fd)
     tmp = Path(tmp_name)
@@ -110,9 +113,12 @@ def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8)
     prefix = src.as_dir().key
     listing = list_remote(store, src.bucket, prefix)
     objects = [o for o in listing if not o.key.endswith("/")]
-    # Check every key first: a malicious listing fails before a single byte is written.
-    targets = [(o, dest / safe_relative_path(o.key, prefix, bucket=src.bucket)) for o in objects]
-    _refuse_file_dir_clashes([o.key[len(prefix) :] for o in objects], src)
+    # Check every key and target first: a malicious listing, or a name this file system cannot
+    # hold, fails before a single byte is written.
+    rels = [safe_relative_path(o.key, prefix, bucket=src.bucket) for o in objects]
+    _refuse_file_dir_clashes(rels, src)
+    check_download_targets(dest, rels, prefix)
+    targets = [(o, dest / rel) for o, rel in zip(objects, rels, strict=True)]
     with _local_errors(dest):
         dest.mkdir(parents=True, exist_ok=True)
     result = DownloadResult()
@@ -140,7 +146,7 @@ def _local_errors(target: Path) -> Iterator[None]:
         yield
     except OSError as error:
         raise UserInputError(
-            f"cannot write {target}: {error.strerror or error}",
+            f"cannot write {printable(str(target))}: {error.strerror or error}",
             hint="check the target directory",
         ) from None
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import pathspec
 
+from majob.text import printable
+
 DEFAULT_IGNORES: tuple[str, ...] = (
     ".git/",
     ".hg/",
@@ -78,7 +80,7 @@ def looks_secret(rel: str) -> bool:
 def head_of(names: Sequence[str], shown: int = 5) -> str:
     """``a, b, c and 4 more``."""
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return ", ".join(names[:shown]) + more
+    return ", ".join(printable(name) for name in names[:shown]) + more
 
 
 def withheld_line(names: Sequence[str], what: str) -> str:
@@ -86,7 +88,7 @@ def withheld_line(names: Sequence[str], what: str) -> str:
     count = f"{len(names)} file" + ("s" if len(names) != 1 else "")
     return (
         f"left out of the {what} {count} that may hold secrets: {head_of(names)} "
-        f"(--allow-secrets, or a '!{names[0]}' line in .majobignore, keeps them)"
+        f"(--allow-secrets, or a '!{printable(names[0])}' line in .majobignore, keeps them)"
     )
 
 

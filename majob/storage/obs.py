@@ -24,6 +24,7 @@ import functools
 import hashlib
 import http.client
 import os
+import re
 import secrets
 import socket
 import ssl
@@ -46,6 +47,7 @@ from majob.errors import (
 from majob.storage.base import ListPage, MultipartUpload, ObjectInfo, UploadedPart
 from majob.storage.config import Credentials, ObsConfig
 from majob.storage.retry import call_retrying, is_transient
+from majob.text import counted
 
 T = TypeVar("T")
 INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
@@ -71,6 +73,8 @@ NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload"})
 INTEGRITY_CODES = frozenset({"BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"})
 _READ_CHUNK = 1 << 20
 _DELETE_BATCH = 1000
+# XML 1.0's Char production: what a DeleteObjects document can hold at all.
+_XML_CHAR = re.compile(r"[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 
 # Response headers the SDK hands back, prefixes removed, mixed with the custom metadata; these
 # are the standard ones, so what is left is metadata.
@@ -167,6 +171,15 @@ _NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     ssl.SSLError,
     http.client.HTTPException,
 )
+
+
+def xml_carries(key: str) -> bool:
+    """Whether ``key`` reaches OBS intact inside a DeleteObjects XML document.
+
+    Not when it holds a character XML 1.0 does not allow (``\\x01``, ESC, NUL...: the whole
+    document is MalformedXML), nor a ``\\r``: the SDK writes it raw, and XML end-of-line
+    handling reads it as ``\\n`` (``a\\rb`` would delete ``a\\nb``)."""
+    return "\r" not in key and _XML_CHAR.fullmatch(key) is not None
 
 
 def _raised_in(error: BaseException, package_dir: str) -> bool:
@@ -572,26 +585,49 @@ class ObsObjectStore:
         )
 
     def delete_many(self, bucket: str, keys: Sequence[str]) -> None:
-        for start in range(0, len(keys), _DELETE_BATCH):
-            batch = list(keys[start : start + _DELETE_BATCH])
-            request = self._sdk.DeleteObjectsRequest(
-                quiet=True, objects=[self._sdk.Object(key=k) for k in batch]
-            )
+        """Delete ``keys``: in DeleteObjects batches of 1000 the keys XML carries as they are,
+        one DELETE each for the others (see ``xml_carries``). A key that is not deleted is the
+        one the ``StorageError`` names."""
+        batched = [key for key in keys if xml_carries(key)]
+        for start in range(0, len(batched), _DELETE_BATCH):
+            self._delete_batch(bucket, batched[start : start + _DELETE_BATCH])
+        for key in keys:
+            if not xml_carries(key):
+                self._delete_one(bucket, key)
+
+    def _delete_batch(self, bucket: str, batch: list[str]) -> None:
+        request = self._sdk.DeleteObjectsRequest(
+            quiet=True, objects=[self._sdk.Object(key=k) for k in batch]
+        )
+        # A refused request is no one key's failure: it names none.
+        action = f"delete objects (a batch of {counted(len(batch), 'key')})"
+        try:
             result = self._call(
-                "delete objects", bucket, batch[0], functools.partial(self._delete, bucket, request)
+                action, bucket, None, functools.partial(self._delete, bucket, request)
             )
-            failed = list(getattr(result.body, "error", None) or [])
-            if failed:
-                first = failed[0]
-                raise StorageError(
-                    f"delete objects: {len(failed)} of {len(batch)} keys were not deleted "
-                    f"({first.message or first.code})",
-                    code=first.code,
-                    bucket=bucket,
-                    key=first.key,
-                    request_id=result.requestId,
-                    status=result.status,
-                )
+        except StorageError as error:
+            if error.code != "MalformedXML":
+                raise
+            # The server could not read the batch (a character it refuses that majob sent as
+            # XML): each key alone, so the one at fault is named and the others are deleted.
+            for key in batch:
+                self._delete_one(bucket, key)
+            return
+        failed = list(getattr(result.body, "error", None) or [])
+        if failed:
+            first = failed[0]
+            raise StorageError(
+                f"delete objects: {len(failed)} of {len(batch)} keys were not deleted "
+                f"({first.message or first.code})",
+                code=first.code,
+                bucket=bucket,
+                key=first.key,
+                request_id=result.requestId,
+                status=result.status,
+            )
+
+    def _delete_one(self, bucket: str, key: str) -> None:
+        self._call("delete object", bucket, key, lambda: self._client.deleteObject(bucket, key))
 
     def _delete(self, bucket: str, request: Any) -> Any:
         return self._client.deleteObjects(bucket, request)

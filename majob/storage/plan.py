@@ -26,8 +26,9 @@ from majob.errors import UserInputError
 from majob.storage.base import ObjectInfo
 from majob.storage.ignore import head_of, looks_secret, walk_files, withheld_line
 from majob.storage.localstate import HashCache
+from majob.storage.targets import upload_key
 from majob.storage.uri import ObsUri
-from majob.text import counted, human_bytes
+from majob.text import counted, human_bytes, printable
 
 MD5_METADATA = "md5"  # stored as x-obs-meta-md5 / x-amz-meta-md5 on multipart objects
 PART_SIZE_METADATA = "md5-part-size"  # the part size that makes a multipart object's ETag
@@ -118,7 +119,7 @@ class SyncPlan:
             return f"  {verb:<6} {count:>7} {noun:<7} {human_bytes(size):>10}  ({detail})"
 
         lines = [
-            f"sync {self.source} -> {self.dest.as_dir()}",
+            f"sync {printable(str(self.source))} -> {printable(str(self.dest.as_dir()))}",
             line("upload", len(self.uploads), "file", self.upload_bytes,
                  f"{new} new, {len(self.uploads) - new} changed"),
             line("skip", len(self.skipped), "file", self.skip_bytes, "unchanged"),
@@ -137,7 +138,7 @@ class SyncPlan:
         prefix = self.dest.as_dir().key
 
         def line(action: str, size: int, path: str) -> str:
-            return f"  {action:<16} {human_bytes(size):>10}  {path}"
+            return f"  {action:<16} {human_bytes(size):>10}  {printable(path)}"
 
         lines = [line(f"upload ({u.reason})", u.file.size, u.file.rel) for u in self.uploads]
         lines += [line("delete", o.size, o.key.removeprefix(prefix)) for o in self.deletes]
@@ -230,7 +231,7 @@ def plan_sync(
     uploads: list[PlannedUpload] = []
     skipped: list[LocalFile] = []
     for file in local:
-        key = dest.join(file.rel).key
+        key = upload_key(dest, file.rel)  # every key is checked before anything is uploaded
         there = remote_by_rel.pop(file.rel, None)
         if there is None:
             uploads.append(PlannedUpload(file, key, "new"))

@@ -42,7 +42,7 @@ from majob.storage.plan import (
     md5_of,
 )
 from majob.storage.pool import run_all
-from majob.text import counted, human_bytes
+from majob.text import counted, human_bytes, printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -248,7 +248,7 @@ class Uploader:
         got = md5_of(info)
         if got is not None and got != md5:
             raise StorageIntegrityError(
-                f"uploaded object has MD5 {got}, the local file {file.rel} has {md5}",
+                f"uploaded object has MD5 {got}, the local file {printable(file.rel)} has {md5}",
                 bucket=self.bucket,
                 key=upload.key,
             )
@@ -276,8 +276,8 @@ class Uploader:
                 md5 = part_md5(file.path, offset, size).hex()
             except OSError as error:
                 raise StorageIntegrityError(
-                    f"cannot read {file.rel} ({error}); it changed or went away while it was "
-                    "sent; sync again",
+                    f"cannot read {printable(file.rel)} ({error}); it changed or went away while "
+                    "it was sent; sync again",
                     bucket=self.bucket,
                     key=upload.key,
                 ) from None
@@ -292,8 +292,8 @@ class Uploader:
             )
             if part.size not in (0, size) or part.etag not in ("", md5):
                 raise StorageIntegrityError(
-                    f"part {number} of {file.rel} was stored with {part.size} bytes and ETag "
-                    f"{part.etag}, not {size} bytes with MD5 {md5}",
+                    f"part {number} of {printable(file.rel)} was stored with {part.size} bytes "
+                    f"and ETag {part.etag}, not {size} bytes with MD5 {md5}",
                     bucket=self.bucket,
                     key=upload.key,
                 )
@@ -375,8 +375,8 @@ class Uploader:
         expected_etag = multipart_etag(parts)
         if "-" in info.etag and info.etag != expected_etag:
             raise StorageIntegrityError(
-                f"{file.rel}: the completed object's ETag {info.etag} is not the one its "
-                f"parts make ({expected_etag})",
+                f"{printable(file.rel)}: the completed object's ETag {info.etag} is not the one "
+                f"its parts make ({expected_etag})",
                 bucket=self.bucket,
                 key=upload.key,
             )
@@ -389,9 +389,9 @@ class Uploader:
             or (md5 is not None and file.md5 is not None and md5 != file.md5)
         ):
             raise StorageIntegrityError(
-                f"{file.rel} was stored as {stored.size if stored else 'nothing'} bytes with "
-                f"ETag {stored.etag if stored else None}, expected {file.size} bytes with ETag "
-                f"{expected_etag}",
+                f"{printable(file.rel)} was stored as {stored.size if stored else 'nothing'} bytes "
+                f"with ETag {stored.etag if stored else None}, expected {file.size} bytes with "
+                f"ETag {expected_etag}",
                 bucket=self.bucket,
                 key=upload.key,
             )
@@ -405,7 +405,7 @@ class Uploader:
             or (file.mtime_ns and now.st_mtime_ns != file.mtime_ns)
         ):
             raise StorageIntegrityError(
-                f"{file.rel} changed while it was uploaded; sync again",
+                f"{printable(file.rel)} changed while it was uploaded; sync again",
                 bucket=self.bucket,
                 key=upload.key,
             )

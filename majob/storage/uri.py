@@ -50,7 +50,11 @@ class ObsUri:
             raise ObsUriError(f"key {self.key!r} must not start with '/'")
         if "//" in self.key:
             raise ObsUriError(f"key {self.key!r} has an empty path segment ('//')")
-        if len(self.key.encode("utf-8")) > MAX_KEY_BYTES:
+        try:
+            size = len(self.key.encode("utf-8"))
+        except UnicodeEncodeError:  # a file name the file system holds as non-UTF-8 bytes
+            raise ObsUriError(f"key {self.key!r} is not UTF-8") from None
+        if size > MAX_KEY_BYTES:
             raise ObsUriError(f"key is longer than {MAX_KEY_BYTES} bytes in UTF-8")
         if any(part in (".", "..") for part in self.key.split("/")):
             raise ObsUriError(f"key {self.key!r} must not contain '.' or '..' segments")

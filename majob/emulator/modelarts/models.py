@@ -21,6 +21,7 @@ from majob import container
 from majob.emulator.modelarts import errors
 from majob.emulator.modelarts.errors import ModelArtsError, bad_request, job_not_found
 from majob.emulator.modelarts.executor import ACTIVE, JobFault, JobRun, kill_leftovers
+from majob.emulator.modelarts.loglines import LineIndex, tail
 from majob.emulator.modelarts.plan import JobPlan, check_body
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobRecord, JobStore, now_ms
@@ -52,6 +53,7 @@ class ModelArtsBackend:
         self._lock = threading.RLock()
         self._runs: dict[str, JobRun] = {}
         self._job_faults: list[JobFault] = []
+        self._line_indexes: dict[tuple[str, str], LineIndex] = {}
         self.recovered = self._recover()
 
     # -- restart and shutdown -----------------------------------------------------------------
@@ -245,6 +247,9 @@ class ModelArtsBackend:
             run.terminate()
             run.join(timeout=30)
         self.store.delete(job_id)
+        with self._lock:
+            for task in [t for j, t in self._line_indexes if j == job_id]:
+                del self._line_indexes[job_id, task]
         shutil.rmtree(self.store.job_dir(job_id), ignore_errors=True)
 
     def tasks(self, job_id: str) -> list[dict[str, Any]]:
@@ -266,14 +271,17 @@ class ModelArtsBackend:
         return self.store.log_path(job_id, task)
 
     def log_preview(self, job_id: str, task: str) -> dict[str, Any]:
-        path = self._log(job_id, task)
-        data = path.read_bytes() if path.exists() else b""
-        shown = data[-PREVIEW_LIMIT:]
+        shown, size = tail(self._log(job_id, task), PREVIEW_LIMIT)
         return {
             "content": shown.decode("utf-8", errors="replace"),
             "current_size": len(shown),
-            "full_size": len(data),
+            "full_size": size,
         }
+
+    def _line_index(self, job_id: str, task: str) -> LineIndex:
+        path = self._log(job_id, task)
+        with self._lock:
+            return self._line_indexes.setdefault((job_id, task), LineIndex(path))
 
     def log_lines(
         self, job_id: str, task: str, base_line: int, lines: int, order: str
@@ -287,16 +295,15 @@ class ModelArtsBackend:
             raise bad_request("base_line must be >= 0")
         if order not in ("asc", "desc"):
             raise bad_request("order must be 'asc' or 'desc'")
-        path = self._log(job_id, task)
-        text = path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
         # Only complete lines: a line still being written is returned once it ends.
-        complete = text.split("\n")[:-1]
+        index = self._line_index(job_id, task)
         if order == "asc":
             start = base_line
+            chosen = index.lines(start, lines)
         else:
-            end = base_line - 1 if base_line else len(complete)
+            end = base_line - 1 if base_line else index.count()
             start = max(0, end - lines)
-        chosen = complete[start : start + lines] if order == "asc" else complete[start:end]
+            chosen = index.lines(start, end - start)
         return {
             "start_line": str(start + 1 if chosen else base_line),
             "end_line": str(start + len(chosen) if chosen else base_line),

@@ -24,12 +24,14 @@ from urllib.parse import parse_qsl, unquote
 from majob.emulator.endpoints import EMULATOR_ACCESS_KEY, EMULATOR_PROJECT_ID, EMULATOR_SECRET_KEY
 from majob.emulator.http import (
     CONTROL_PREFIX,
+    BadFraming,
     EmulatorServer,
     FaultInjector,
     FaultRule,
     LoopbackHTTPServer,
     RequestLog,
     control,
+    declared_length,
     reset_connection,
 )
 from majob.emulator.modelarts import auth, errors
@@ -160,7 +162,18 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
         self._handle()
 
     def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = declared_length(
+                self.headers.get("Content-Length"), self.headers.get("Transfer-Encoding")
+            )
+        except BadFraming as error:
+            self.close_connection = True  # where the body ends is unknown: nothing more is read
+            raise errors.bad_request(str(error)) from None
+        if length is None:
+            # The service's SDKs always send a Content-Length; unread chunks would be taken for
+            # the next request.
+            self.close_connection = True
+            raise errors.bad_request("a chunked request body is not supported: send Content-Length")
         if length > MAX_BODY:
             self.close_connection = True  # the unread body would be taken for the next request
             raise errors.bad_request("the request body is too large")
@@ -210,6 +223,8 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json;charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-Request-Id", self.request_id)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if data:
             self.wfile.write(data)

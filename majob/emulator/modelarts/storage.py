@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from majob.emulator.obs.models import ObsBackend, ObsServiceError
+from majob.storage.download import safe_relative_path
 from majob.storage.uri import ObsUri
 
 _PAGE = 1000
@@ -68,14 +69,16 @@ class FakeObsStorage:
         if not uri.is_dir:
             self._get(uri.bucket, uri.key, target / uri.name)
             return 1
-        count = 0
-        for key in self._keys(uri.bucket, uri.key):
-            rel = key[len(uri.key) :]
-            if not rel or rel.endswith("/"):
-                continue  # a folder marker object
+        # Anyone who can write to the bucket chooses the keys: every one is checked before the
+        # first file is written, so ``code/../../x`` fails the job and writes nothing at all.
+        files = [
+            (key, safe_relative_path(key, uri.key, bucket=uri.bucket))
+            for key in self._keys(uri.bucket, uri.key)
+            if key != uri.key and not key.endswith("/")  # the prefix's own and folder markers
+        ]
+        for key, rel in files:
             self._get(uri.bucket, key, target / rel)
-            count += 1
-        return count
+        return len(files)
 
     def _get(self, bucket: str, key: str, path: Path) -> None:
         obj = self.backend.get_object(bucket, key)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
-from majob.emulator.http import LoopbackHTTPServer, reset_connection
+from majob.emulator.http import BadFraming, LoopbackHTTPServer, declared_length, reset_connection
 from majob.emulator.obs.blobs import Blob
 from majob.emulator.obs.checksums import ChecksumCheck
 from majob.emulator.obs.errors import ObsServiceError, invalid_argument
@@ -156,22 +156,23 @@ class RequestContext(BaseHTTPRequestHandler):
 
     def _body_length(self) -> int | None:
         """Content-Length, or None for a chunked body (checked by ``_check_framing``)."""
-        if "chunked" in self.lower_headers.get("transfer-encoding", "").lower():
-            return None
-        return int(self.lower_headers.get("content-length", "0") or 0)
+        return declared_length(
+            self.lower_headers.get("content-length"), self.lower_headers.get("transfer-encoding")
+        )
 
     def _check_framing(self) -> None:
         """A Content-Length that is not a non-negative integer leaves the body's end unknown:
         400, and the connection is closed after the answer."""
-        if "chunked" in self.lower_headers.get("transfer-encoding", "").lower():
-            return
-        text = self.lower_headers.get("content-length", "0").strip() or "0"
-        if not text.isascii() or not text.isdigit():
+        try:
+            self._body_length()
+        except BadFraming:
             self.body_consumed = True
             self.close_connection = True
             raise invalid_argument(
-                "Content-Length must be a non-negative integer", "Content-Length", text
-            )
+                "Content-Length must be a non-negative integer",
+                "Content-Length",
+                self.lower_headers.get("content-length", ""),
+            ) from None
 
     def _chunks(self, trailers: dict[str, str] | None = None) -> Iterator[bytes]:
         """The request body as it arrives, de-chunked (HTTP chunked and aws-chunked)."""

@@ -9,7 +9,6 @@ from types import ModuleType
 
 import pytest
 
-from majob.image import tarball
 from majob.image.tarball import ImageTarError, Limits, inspect_image
 
 HISTORY = [
@@ -77,14 +76,6 @@ def test_history_that_does_not_match_the_layers_is_left_out(
     assert [layer.created_by for layer in report.layers] == [None, None, None]
 
 
-def test_the_layer_reader_keeps_no_entry_list(tarballs: ModuleType, tmp_path: Path) -> None:
-    path = tmp_path / "layer.tar"
-    path.write_bytes(tarballs.layer({f"f{i}": b"" for i in range(50)}))
-    with tarfile.open(path) as layer:
-        assert sum(1 for _ in tarball._entries(layer)) == 50
-        assert layer.members == []  # memory stays flat however many entries a layer has
-
-
 # -- bad input ---------------------------------------------------------------------------
 
 
@@ -93,7 +84,7 @@ def test_truncated_tarball(tarballs: ModuleType, tmp_path: Path) -> None:
     data = path.read_bytes()
     cut = tmp_path / "cut.tar"
     cut.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ImageTarError, match=r"cut.tar: truncated or damaged after 1 entries"):
+    with pytest.raises(ImageTarError, match=r"cut.tar: truncated or damaged after 0 entries"):
         inspect_image(cut)
 
 
@@ -101,7 +92,11 @@ def test_truncated_before_the_manifest(tarballs: ModuleType, tmp_path: Path) -> 
     path = tarballs.oci_layout(tmp_path / "image.tar", _layers(tarballs), HISTORY)
     cut = tmp_path / "cut.tar"
     cut.write_bytes(path.read_bytes()[:512])  # the first header only: no content, no index
-    with pytest.raises(ImageTarError, match=r"cut\.tar: truncated or damaged after 1 entries"):
+    with pytest.raises(
+        ImageTarError,
+        match=r"cut\.tar: truncated or damaged after 0 entries \('oci-layout' claims 31 bytes, "
+        r"past the end of the file\)",
+    ):
         inspect_image(cut)
 
 

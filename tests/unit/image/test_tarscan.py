@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from majob.image.tarscan import TarDamaged, count_entries
+from majob.image.tarscan import TarDamaged, count_entries, count_stream_entries
 
 
 def _archive(path: Path, fmt: int) -> int:
@@ -46,6 +46,36 @@ def test_counts_what_tarfile_counts(tmp_path: Path, fmt: int) -> None:
         assert count_entries(fd, 1536, path.stat().st_size) == expected == 7
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_a_stream_counts_as_the_file_does(tmp_path: Path, fmt: int) -> None:
+    path = tmp_path / "layer.tar"
+    expected = _archive(path, fmt)
+    with path.open("rb") as stream:
+        assert count_stream_entries(stream) == (path.stat().st_size, expected)
+
+
+def test_a_size_past_the_end_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "layer.tar"
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as tar:
+        info = tarfile.TarInfo("./PaxHeaders/f")
+        info.type = tarfile.XHDTYPE
+        info.size = 10
+        tar.addfile(info, io.BytesIO(b"10 size=1\n"))
+    data = bytearray(path.read_bytes())
+    data[124:136] = b"\x80" + (2**40).to_bytes(11, "big")  # a terabyte of pax records
+    data[148:156] = b" " * 8
+    data[148:156] = b"%06o\0 " % sum(data[:512])
+    path.write_bytes(bytes(data))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(TarDamaged, match="claims 1099511627776 bytes of records"):
+            count_entries(fd, 0, len(data))
+    finally:
+        os.close(fd)
+    with path.open("rb") as stream, pytest.raises(TarDamaged, match="claims 1099511627776"):
+        count_stream_entries(stream)
 
 
 def test_ustar_and_pax_size_override(tmp_path: Path) -> None:
