@@ -149,7 +149,7 @@ def _print_dry_run(
         for name, local, uri in plan.input_uploads():
             out(f"input {name}: {local} -> {uri}")
     out("body (POST /v2/{project_id}/training-jobs):")
-    sys.stdout.write(json.dumps(plan.body, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(plan.shown_body(), indent=2, ensure_ascii=False) + "\n")
 
 
 def wait_and_report(

@@ -49,6 +49,7 @@ from majob.errors import (
     ServiceUnreachable,
     UserInputError,
 )
+from majob.masking import Masker
 from majob.service.base import Engine, Event, Flavor, Job, JobFilter, LogChunk
 from majob.storage.config import Credentials
 
@@ -152,14 +153,9 @@ def _solution_handler_class() -> Any:
 def service_error(
     failure: BaseException, *, action: str, secrets: Sequence[str] = ()
 ) -> ServiceError:
-    """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree."""
-
-    def clean(text: str) -> str:
-        for secret in secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text
-
+    """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree;
+    ``secrets`` are masked in every message."""
+    clean = Masker(secrets).text
     status = getattr(failure, "status_code", None)
     if isinstance(status, int):
         code = str(getattr(failure, "error_code", "") or "") or None
@@ -249,12 +245,19 @@ class RestTrainingService:
 
     def _send(self, action: str, call: Callable[[], Any]) -> Any:
         """One SDK call; its failure mapped; its answer's JSON (None when it has no body)."""
+        failure: Exception | None = None
         try:
             response = call()
         except MajobError:
             raise
         except Exception as error:  # the SDK raises its own, requests' and plain exceptions
-            raise service_error(error, action=action, secrets=self._secrets) from None
+            failure = error
+        if failure is not None:
+            # Raised outside the ``except``, chained to a masked stand-in: the SDK's exception
+            # may quote a secret, and as a cause or context it would be in every traceback.
+            raise service_error(failure, action=action, secrets=self._secrets) from Masker(
+                self._secrets
+            ).exception(failure)
         raw = getattr(response, "raw_content", None)
         if not raw:
             return None

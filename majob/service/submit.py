@@ -148,6 +148,12 @@ class SubmitPlan:
     def job_name(self) -> str:
         return str(self.body.get("metadata", {}).get("name", self.spec.name))
 
+    def shown_body(self) -> dict[str, Any]:
+        """The body as a dry run prints it: the values the spec took from the environment
+        shown as ``***`` (``majob compile`` shows the same)."""
+        shown: dict[str, Any] = self.spec.from_environ.masker().data(self.body)
+        return shown
+
     def input_uploads(self) -> list[tuple[str, Path, str]]:
         """(input name, local stand-in, OBS uri) of every input that has a stand-in."""
         return [(c.name, Path(c.local), c.obs.uri) for c in self.spec.inputs if c.local is not None]

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from majob.errors import SpecError, SpecProblem
-from majob.spec.envrefs import expand_refs, from_environ
+from majob.spec.envrefs import Origin, expand_refs, from_environ
 from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
 from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
@@ -90,12 +90,14 @@ def load_spec(
     data = _parse(Path(path), label, positions, problems)
     problems.raise_if_any()
 
-    origin: set[tuple[Loc, str]] = set()
+    origin = Origin()
     data, unset = expand_refs(data, env, origin=origin)
     for loc, message in unset:
         problems.add(loc, message)
     for text in overrides:
-        _apply_override(data, text, positions, problems)
+        replaced = _apply_override(data, text, positions, problems)
+        if replaced is not None:
+            origin.forget_below(replaced)
     _apply_profile(data, selected)
     _resolve_paths(data, Path(path).resolve().parent)
     _apply_local_inputs(data, local_inputs or {}, positions, problems)
@@ -209,7 +211,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def _apply_override(
     data: dict[str, Any], text: str, positions: Positions, problems: _Problems
-) -> None:
+) -> Loc | None:
+    """Apply one ``--set``; the location it replaced (None when it was refused)."""
     label = f"--set '{text}'"
 
     def refuse(loc: Loc, message: str) -> None:
@@ -219,7 +222,7 @@ def _apply_override(
         parts, value = parse_override(text)
     except ValueError as error:
         refuse((), str(error))
-        return
+        return None
     node: Any = data
     loc: list[str | int] = []
     for index, part in enumerate(parts):
@@ -230,7 +233,7 @@ def _apply_override(
                 choices = f"an index 0..{len(node) - 1} or " if node else ""
                 named = int(part) if part.lstrip("-").isdigit() else part
                 refuse((*loc, named), f"no item {part!r}: use {choices}an item's name")
-                return
+                return None
             step = position
         loc.append(step)
         container: Any = node
@@ -247,11 +250,12 @@ def _apply_override(
                 f"is a single value ({child!r}), so it has no {rest!r}; "
                 f"set {_dotted(tuple(loc))}=VALUE instead",
             )
-            return
+            return None
         node = child
     where = Where(label, (0, 0), (0, 0))
     positions.drop_below(tuple(loc))
     positions.set(tuple(loc), where)
+    return tuple(loc)
 
 
 def _list_position(items: list[Any], part: str) -> int | None:
