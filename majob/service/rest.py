@@ -25,6 +25,7 @@ import functools
 import importlib
 import importlib.util
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -150,6 +151,15 @@ def _solution_handler_class() -> Any:
     return SolutionHandler
 
 
+@functools.cache
+def _silence_sdk_logger(client_class: type) -> None:
+    """The SDK logs each failed try on a logger of its own (``ConnectionException occurred.
+    ...``), which nothing handles, so logging's last resort writes it to stderr: raw, once per
+    try, and quoting what failed unmasked. majob reports each failure itself, as one line."""
+    sdk_logger = logging.getLogger(f"HuaweiCloud-SDK-{client_class.__name__}")
+    sdk_logger.addHandler(logging.NullHandler())
+
+
 def service_error(
     failure: BaseException, *, action: str, secrets: Sequence[str] = ()
 ) -> ServiceError:
@@ -239,6 +249,7 @@ class RestTrainingService:
             .with_exception_handler(_solution_handler_class()())
             .build()
         )
+        _silence_sdk_logger(self._v1.ModelArtsClient)
         self._stop = stop_after_attempt(config.retries + 1) | stop_after_delay(config.timeout)
 
     # -- plumbing ----------------------------------------------------------------------------
