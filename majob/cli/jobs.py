@@ -288,7 +288,8 @@ def submit(
         raise UserInputError("--reason goes with --force")
     chosen = cloud_stage(stage)
     selected = _profile(profile)
-    job_spec = load_spec(spec, overrides=set_ or (), profile=selected)
+    # The boot file and the stand-ins are checked by the pre-flight, with everything else.
+    job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
     ledger = Ledger(ledger_path)
     # The gate and the record are about the user's code, so they come before any dump staging;
     # one fingerprint (the code's digests, from the upload's hash cache) serves both.
@@ -592,7 +593,8 @@ def validate_online(spec: Path, stage: str, overrides: list[str], profile: str |
 
     chosen = cloud_stage(stage)
     selected = _profile(profile)
-    plan = plan_submit(load_spec(spec, overrides=overrides, profile=selected), chosen)
+    job_spec = load_spec(spec, overrides=overrides, profile=selected, check_files="code_dir")
+    plan = plan_submit(job_spec, chosen)
     source = _with_service(profile)
     try:
         store = open_store(selected)

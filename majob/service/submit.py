@@ -142,7 +142,7 @@ class SubmitPlan:
     body: dict[str, Any]
     submit_id: str
     code_files: tuple[LocalFile, ...]
-    problems: tuple[str, ...] = ()  # found while compiling; pre-flight reports them too
+    problems: tuple[str, ...] = ()  # found while planning; pre-flight reports them too
 
     @property
     def job_name(self) -> str:
@@ -160,8 +160,10 @@ class SubmitPlan:
 
 
 def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -> SubmitPlan:
-    """Compile ``spec`` for ``stage`` and digest its code (read-only, local)."""
+    """Compile ``spec`` for ``stage`` and digest its code (read-only, local); what is wrong
+    here (the spec does not compile, the boot file is not in the upload) is in ``problems``."""
     from majob.compile.rest import to_rest_body
+    from majob.service.preflight import Findings, check_boot_file
     from majob.storage.localstate import HashCache
     from majob.storage.plan import scan_local
 
@@ -175,8 +177,12 @@ def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -
     cache = HashCache.for_root(root, cache_dir)
     files = tuple(scan_local(root, spec.code.ignore, cache))
     cache.save()
+    boot = Findings(problems)
+    check_boot_file(spec, [f.rel for f in files], boot)
     sid = submit_id(body, code_digest(list(files)), stage)
-    return SubmitPlan(spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(problems))
+    return SubmitPlan(
+        spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(boot.problems)
+    )
 
 
 @dataclass

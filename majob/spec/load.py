@@ -16,7 +16,7 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -74,14 +74,16 @@ def load_spec(
     overrides: Sequence[str] = (),
     profile: str | Profile | None = None,
     environ: Mapping[str, str] | None = None,
-    check_files: bool = True,
+    check_files: bool | Literal["code_dir"] = True,
     local_inputs: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> JobSpec:
     """Read, override, validate and return the spec at ``path``; raise ``SpecError`` with every
     problem found (or ``ConfigError`` for a bad profile). ``local_inputs`` (``--input
     NAME=PATH``, a relative PATH read from the current directory) replace the named inputs'
     ``local`` before anything is checked: a stand-in given on the command line rescues a spec
-    whose own ``local`` does not exist here."""
+    whose own ``local`` does not exist here. ``check_files="code_dir"`` checks only that the
+    code directory exists: ``majob submit`` checks the boot file and the stand-ins it needs in
+    its pre-flight, which reports every problem at once."""
     env = os.environ if environ is None else environ
     selected = profile if isinstance(profile, Profile) else load_profile(profile, env)
     label = str(path)
@@ -113,7 +115,7 @@ def load_spec(
         raise problems.error()
     spec = validated
     if check_files:
-        _check_files(spec, problems)
+        _check_files(spec, problems, only_code_dir=check_files == "code_dir")
     problems.raise_if_any()
     return spec.with_from_environ(from_environ(origin))
 
@@ -475,11 +477,13 @@ def _unwrap(annotation: Any) -> Any:
 # -- local files -------------------------------------------------------------------------------
 
 
-def _check_files(spec: JobSpec, problems: _Problems) -> None:
+def _check_files(spec: JobSpec, problems: _Problems, *, only_code_dir: bool = False) -> None:
     code_dir = Path(spec.code.dir)
     if not code_dir.is_dir():
         problems.add(("code", "dir"), f"code directory {display_path(code_dir)} does not exist")
-    elif not (code_dir / spec.code.boot_file).is_file():
+    if only_code_dir or not code_dir.is_dir():
+        return
+    if not (code_dir / spec.code.boot_file).is_file():
         problems.add(
             ("code", "boot_file"),
             f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",

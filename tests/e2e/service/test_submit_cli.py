@@ -188,3 +188,49 @@ def test_polling_resumes_after_the_emulator_restarts(
     final = outcome["result"].job  # type: ignore[attr-defined]
     assert final.phase == "Abnormal"
     assert notes[0].startswith("connection lost") and notes[-1] == "connection back"
+
+
+def test_a_wrong_secret_key_is_one_line_and_exit_2(
+    project: Path, cloud: EmulatedCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrong = "wrong-secret-key-5f0c9a1e77d2"
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "profiles.yaml").write_text(
+        "mine:\n"
+        "  region: cn-north-4\n"
+        f"  project_id: '{cloud.endpoints.project_id}'\n"
+        f"  modelarts_endpoint: {cloud.endpoints.modelarts}\n"
+        f"  obs_endpoint: {cloud.endpoints.obs}\n"
+    )
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", cloud.endpoints.access_key)
+    monkeypatch.setenv("HUAWEICLOUD_SDK_SK", wrong)
+    result = runner.invoke(app, ["submit", str(project / "spec.yaml"), "--profile", "mine"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        "error: ModelArts refused the credentials (APIGW.0301): check the access key and secret "
+        "key (HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK or the credentials file); nothing was "
+        "uploaded or created"
+    ]
+
+
+def test_a_missing_boot_file_and_an_input_of_only_a_folder_marker_are_reported_together(
+    project: Path, service, store
+) -> None:
+    (project / "code" / "train.py").unlink()
+    (project / "code" / "other.py").write_text("print('not the boot file')\n")
+    store.put_bytes("majob-demo", "tiny/data/", b"")  # what a console's "create folder" leaves
+    result = runner.invoke(app, ["submit", str(project / "spec.yaml"), "--profile", "emulator"])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert any("code.boot_file: 'train.py' is not in the uploaded code" in line for line in lines)
+    assert any(
+        "inputs[0] data_url: obs://majob-demo/tiny/data/ holds no data" in line for line in lines
+    )
+    assert lines[-1] == "error: nothing was uploaded or created"
+    assert service.search()[1] == 0
+
+    dry = runner.invoke(
+        app, ["submit", str(project / "spec.yaml"), "--profile", "emulator", "--dry-run"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert "problem: code.boot_file: 'train.py' is not in the uploaded code" in dry.output
