@@ -441,7 +441,10 @@ def logs(
     ] = False,
     profile: ProfileOption = None,
 ) -> None:
-    """Print a job's log: all tasks merged, each line prefixed with its task, or one task's."""
+    """Print a job's log: all tasks merged, each line prefixed with its task, or one task's.
+
+    With --follow, the job's final phase comes last (on stderr: the log stays alone on
+    stdout), and the exit code is 0 only when the job completed."""
     from majob.service.logs import iter_logs
 
     source = _with_service(profile)
@@ -454,8 +457,25 @@ def logs(
                 sys.stdout.flush()
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
+        if follow:
+            job = service.get(job.id)  # iter_logs returns once the job has ended
     finally:
         source.close()
+    if follow:
+        code = _report_phase(job)
+        if code:
+            raise typer.Exit(code)
+
+
+def _report_phase(job: Job) -> int:
+    """One line with how ``job`` ended (and which task failed); its exit code."""
+    if job.succeeded:
+        sys.stderr.write(f"job {job.id} ({job.name}) Completed in {_seconds(job.duration_ms)}\n")
+        return 0
+    failed = job.failed_task()
+    why = f": task {failed.task} exited with code {failed.exit_code}" if failed else ""
+    sys.stderr.write(f"error: job {job.id} ({job.name}) ended {_phase_text(job)}{why}\n")
+    return 1
 
 
 @commands.command("list")

@@ -261,7 +261,7 @@ def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:
     """The create's refusal, with the job named when the name was the trouble."""
     if error.code == "ModelArts.2751":
         return ServiceError(
-            f"job name {plan.job_name!r} is taken ({error.message})",
+            f"job name {plan.job_name!r} is taken ({error.detail})",
             code=error.code,
             remedy=error.remedy,
             request_id=error.request_id,

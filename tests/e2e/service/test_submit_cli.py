@@ -234,3 +234,41 @@ def test_a_missing_boot_file_and_an_input_of_only_a_folder_marker_are_reported_t
     )
     assert dry.exit_code == 0, dry.output
     assert "problem: code.boot_file: 'train.py' is not in the uploaded code" in dry.output
+
+
+def test_a_name_taken_at_create_says_code_status_and_request_id_once(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    # Taken between the pre-flight and the create: ModelArts refuses the create with 2751.
+    cloud.modelarts.add_fault(
+        method="POST", path=r"/training-jobs$", count=1, status=400, code="ModelArts.2751"
+    )
+    result = submit(project)
+    assert result.exit_code == 1, result.output
+    error = next(line for line in result.output.splitlines() if line.startswith("error: "))
+    assert error.startswith("error: ModelArts.2751: job name 'tiny-debug' is taken (")
+    for part in ("ModelArts.2751", "status=400", "request_id="):
+        assert error.count(part) == 1, error
+    assert "error: hint: see `majob list --name tiny-debug`" in result.output
+
+
+def test_logs_follow_ends_with_the_final_phase_and_its_exit_code(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    failing = submit(project, "--set", "hyperparameters.fail=3")
+    assert failing.exit_code == 0, failing.output
+    job_id = job_id_of(failing.output)
+    followed = runner.invoke(app, ["logs", job_id, "--follow", "--profile", "emulator"])
+    assert followed.exit_code == 1, followed.output
+    assert "[worker-0] about to fail" in followed.stdout
+    assert followed.stderr.splitlines() == [
+        f"error: job {job_id} (tiny-debug) ended Failed: task worker-0 exited with code 3"
+    ]
+
+    completing = submit(project, "--set", "name=tiny2")
+    assert completing.exit_code == 0, completing.output
+    job_id = job_id_of(completing.output)
+    followed = runner.invoke(app, ["logs", job_id, "--follow", "--profile", "emulator"])
+    assert followed.exit_code == 0, followed.output
+    assert "[worker-0] done" in followed.stdout.splitlines()
+    assert followed.stderr.startswith(f"job {job_id} (tiny2-debug) Completed in ")
