@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from majob.masking import Masker
     from majob.pipeline.by_hand import StageByHand
     from majob.service.base import Job, TrainingService
     from majob.service.connect import ServiceSource
@@ -159,9 +160,13 @@ def wait_and_report(
     reconnect: Callable[[], None] | None = None,
     timeout: float | None = None,
     also_line: Callable[[str], None] | None = None,
+    masker: Masker | None = None,
+    profile: str | None = None,
 ) -> tuple[int, WaitResult | None]:
-    """Follow ``job`` to its end with a live status line and its log (each line also to
-    ``also_line``); the exit code and how the wait ended (None: interrupted)."""
+    """Follow ``job`` to its end with a live status line and its log (each line masked with
+    ``masker``, and also given to ``also_line``); the exit code and how the wait ended (None:
+    interrupted, or the service stayed away). ``profile`` is named in how to follow it later."""
+    from majob.errors import ServiceUnreachable
     from majob.service.watch import wait_for
 
     console = _console()
@@ -187,11 +192,13 @@ def wait_and_report(
         result = wait_for(
             source,
             job.id,
+            job_name=job.name,
             timeout=timeout,
             on_update=on_update,
             on_line=on_line,
             on_connection=on_connection,
             reconnect=reconnect,
+            masker=masker,
         )
     except KeyboardInterrupt:
         status.stop()
@@ -201,6 +208,16 @@ def wait_and_report(
             f"  stop it:   majob stop {job.id}\n"
         )
         return 130, None
+    except ServiceUnreachable as error:
+        status.stop()
+        flag = f" --profile {profile}" if profile else ""
+        sys.stderr.write(
+            f"error: {error.message}\n"
+            f"  it may still be running; when the service is back:\n"
+            f"  status:    majob status {job.id}{flag}\n"
+            f"  follow it: majob logs {job.id} --follow{flag}\n"
+        )
+        return 1, None
     finally:
         status.stop()
     return _report_end(result), result
@@ -343,6 +360,8 @@ def submit(
             job,
             reconnect=source.reconnect,
             also_line=by_hand.line if by_hand is not None else None,
+            masker=job_spec.from_environ.masker(),
+            profile=selected.name,
         )
         if by_hand is not None:
             code = _record_stage(by_hand, selected, code, waited)
@@ -360,7 +379,7 @@ def _record_stage(
     from majob.pipeline.by_hand import judge_completed_job
 
     stage = by_hand.stage
-    if waited is None:  # Ctrl-C: the job runs on; the next pipeline follows it
+    if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
         by_hand.finish("interrupted")
         return code
     job = waited.job

@@ -158,6 +158,7 @@ def _silence_sdk_logger(client_class: type) -> None:
     try, and quoting what failed unmasked. majob reports each failure itself, as one line."""
     sdk_logger = logging.getLogger(f"HuaweiCloud-SDK-{client_class.__name__}")
     sdk_logger.addHandler(logging.NullHandler())
+    sdk_logger.propagate = False  # as the SDK sets it: an application's root handler gets none
 
 
 def service_error(

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.ledger import Ledger
 from majob.service.base import JobFilter
 from majob.service.connect import ServiceSource
 from majob.service.watch import wait_for
@@ -272,3 +273,36 @@ def test_logs_follow_ends_with_the_final_phase_and_its_exit_code(
     assert followed.exit_code == 0, followed.output
     assert "[worker-0] done" in followed.stdout.splitlines()
     assert followed.stderr.startswith(f"job {job_id} (tiny2-debug) Completed in ")
+
+
+def test_wait_names_the_job_and_how_to_follow_it_when_the_service_stays_away(
+    project: Path, cloud: EmulatedCloud, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_WAIT_PATIENCE", "1")
+
+    def stop_once_running() -> None:
+        def running() -> list[str]:
+            jobs, _ = service.search(JobFilter(name="tiny-debug"))
+            return [job.id for job in jobs if job.phase == "Running"]
+
+        wait_until(running, "the job to run")
+        cloud.stop()  # gone for good: nothing starts it again
+
+    stopper = threading.Thread(target=stop_once_running)
+    stopper.start()
+    result = submit(project, "--wait", "--set", "hyperparameters.sleep=60")
+    stopper.join(DEADLINE)
+    assert result.exit_code == 1, result.output
+    job_id = job_id_of(result.output)
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        f"error: gave up waiting for job {job_id} (tiny-debug): ModelArts could not be reached "
+        "for 1s ("
+    )
+    assert lines[1:] == [
+        "  it may still be running; when the service is back:",
+        f"  status:    majob status {job_id} --profile emulator",
+        f"  follow it: majob logs {job_id} --follow --profile emulator",
+    ]
+    with Ledger() as ledger:  # the stage is recorded as a wait cut short, as by Ctrl-C
+        assert [r.result for r in ledger.records("tiny")] == ["interrupted"]
