@@ -14,9 +14,6 @@ from typer.testing import CliRunner, Result
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
 
-pytestmark = pytest.mark.slow
-pytest.importorskip("msprobe", reason="mindstudio-probe is not installed (majob[precision])")
-
 runner = CliRunner()
 
 # The job proves it got the token (argument and variable agree, and match its digest, given
@@ -87,9 +84,11 @@ def run_id(result: Result) -> str:
     return line.split()[1].rstrip(":")
 
 
+@pytest.mark.slow
 def test_a_token_reaches_the_job_and_nothing_else(
     tmp_path: Path, project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe is not installed (majob[precision])")
     # Distinctive and random: a hit can only be a leak.
     first, rotated = (f"tok-{secrets.token_hex(16)}" for _ in range(2))
     (project / "code" / "train.py").write_text(SCRIPT)
@@ -144,3 +143,51 @@ def test_a_token_reaches_the_job_and_nothing_else(
         assert token not in printed
         leaks = [str(path) for path, data in written.items() if token.encode() in data]
         assert leaks == []
+
+
+# Prints its token, then fails when told: what the job writes is its own business, what majob
+# shows and keeps of it is not.
+LEAKY_SCRIPT = """\
+import argparse, os, sys
+parser = argparse.ArgumentParser()
+parser.add_argument("--train_url")
+parser.add_argument("--token")
+parser.add_argument("--fail", type=int, default=0)
+args, _ = parser.parse_known_args()
+print(f"using {args.token}", flush=True)
+open(os.path.join(args.train_url, "model.pth"), "w").write("0")
+sys.exit(args.fail)
+"""
+
+LEAKY_SPEC = """\
+name: leaky
+code: {dir: code, boot_file: leaky.py, obs: "obs://majob-demo/leaky/code/"}
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u, nodes: 1}
+outputs:
+  - {name: train_url, obs: "obs://majob-demo/leaky/out/", local: out}
+hyperparameters: {token: "${TOKEN}", fail: 3}
+stages:
+  local: {hyperparameters: {fail: 0}}
+"""
+
+
+def test_log_lines_of_a_job_that_prints_its_token_are_masked(
+    project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = f"tok-{secrets.token_hex(16)}"
+    monkeypatch.setenv("TOKEN", token)
+    (project / "code" / "leaky.py").write_text(LEAKY_SCRIPT)
+    (project / "leaky.yaml").write_text(LEAKY_SPEC)
+    waited = runner.invoke(app, ["submit", "leaky.yaml", "--profile", "emulator", "--wait"])
+    assert waited.exit_code == 1, waited.output
+    assert "[worker-0] using ***" in waited.stdout  # as it came
+    assert "  using ***" in waited.stderr  # among the failed task's last lines
+    piped = runner.invoke(app, ["pipeline", "leaky.yaml", "--profile", "emulator"])
+    assert piped.exit_code == 1, piped.output
+    assert "[worker-0] using ***" in piped.stdout  # locally, and from the debug job
+    ledger = (project / ".majob" / "ledger.db").read_bytes()
+    assert b"using ***" in ledger  # the debug stage's reason quotes the last lines
+    for text in (waited.output, piped.output):
+        assert token not in text
+    assert token.encode() not in ledger
