@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -306,3 +307,27 @@ def test_wait_names_the_job_and_how_to_follow_it_when_the_service_stays_away(
     ]
     with Ledger() as ledger:  # the stage is recorded as a wait cut short, as by Ctrl-C
         assert [r.result for r in ledger.records("tiny")] == ["interrupted"]
+
+
+def test_a_dry_run_masks_the_body_as_compile_does(
+    project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-3b9d7e21c4a05f68"
+    monkeypatch.setenv("TOKEN", token)
+    spec = project / "spec.yaml"
+    spec.write_text(
+        spec.read_text().replace("{sleep: 0}", "{sleep: 0, token: '${TOKEN}'}")
+        + "env: {API_TOKEN: 'Bearer ${TOKEN}'}\n"
+    )
+    dry = runner.invoke(app, ["submit", str(spec), "--profile", "emulator", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert token not in dry.output
+    body = json.loads(dry.stdout[dry.stdout.index("\n{") :])
+    assert {"name": "token", "value": "***"} in body["algorithm"]["parameters"]
+    assert body["algorithm"]["environments"] == {"API_TOKEN": "Bearer ***"}
+    compiled = runner.invoke(app, ["compile", str(spec), "--stage", "debug"])
+    assert compiled.exit_code == 0, compiled.output
+    shown = json.loads(compiled.stdout)
+    assert shown["algorithm"] == {
+        key: value for key, value in body["algorithm"].items() if key in shown["algorithm"]
+    }
