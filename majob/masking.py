@@ -42,9 +42,6 @@ class Masker:
     def __bool__(self) -> bool:
         return bool(self.values)
 
-    def __or__(self, other: Masker) -> Masker:
-        return Masker(self.values, other.values)
-
     def text(self, text: str) -> str:
         for value in self._texts:
             text = text.replace(value, MASK)

@@ -481,9 +481,9 @@ def _check_files(spec: JobSpec, problems: _Problems, *, only_code_dir: bool = Fa
     code_dir = Path(spec.code.dir)
     if not code_dir.is_dir():
         problems.add(("code", "dir"), f"code directory {display_path(code_dir)} does not exist")
-    if only_code_dir or not code_dir.is_dir():
+    if only_code_dir:
         return
-    if not (code_dir / spec.code.boot_file).is_file():
+    if code_dir.is_dir() and not (code_dir / spec.code.boot_file).is_file():
         problems.add(
             ("code", "boot_file"),
             f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",
