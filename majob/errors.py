@@ -175,8 +175,9 @@ class ServiceError(MajobError):
     """ModelArts refused a request or could not be reached.
 
     ``code`` is the ModelArts error code (``ModelArts.2751``...), ``remedy`` the service's
-    ``error_solution``, ``request_id`` the server's request id, ``status`` the HTTP status.
-    Messages never carry a secret key.
+    ``error_solution``, ``request_id`` the server's request id, ``status`` the HTTP status;
+    ``message`` holds them all, ``detail`` only what was said (to quote in another error without
+    repeating the rest). Messages never carry a secret key.
     """
 
     def __init__(
@@ -195,6 +196,7 @@ class ServiceError(MajobError):
         if request_id:
             parts.append(f"request_id={request_id}")
         super().__init__("; ".join(parts), hint=hint or remedy)
+        self.detail = message
         self.code = code
         self.remedy = remedy
         self.request_id = request_id

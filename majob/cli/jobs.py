@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from majob.masking import Masker
     from majob.pipeline.by_hand import StageByHand
     from majob.service.base import Job, TrainingService
     from majob.service.connect import ServiceSource
@@ -149,7 +150,7 @@ def _print_dry_run(
         for name, local, uri in plan.input_uploads():
             out(f"input {name}: {local} -> {uri}")
     out("body (POST /v2/{project_id}/training-jobs):")
-    sys.stdout.write(json.dumps(plan.body, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(plan.shown_body(), indent=2, ensure_ascii=False) + "\n")
 
 
 def wait_and_report(
@@ -159,9 +160,13 @@ def wait_and_report(
     reconnect: Callable[[], None] | None = None,
     timeout: float | None = None,
     also_line: Callable[[str], None] | None = None,
+    masker: Masker | None = None,
+    profile: str | None = None,
 ) -> tuple[int, WaitResult | None]:
-    """Follow ``job`` to its end with a live status line and its log (each line also to
-    ``also_line``); the exit code and how the wait ended (None: interrupted)."""
+    """Follow ``job`` to its end with a live status line and its log (each line masked with
+    ``masker``, and also given to ``also_line``); the exit code and how the wait ended (None:
+    interrupted, or the service stayed away). ``profile`` is named in how to follow it later."""
+    from majob.errors import ServiceUnreachable
     from majob.service.watch import wait_for
 
     console = _console()
@@ -187,11 +192,13 @@ def wait_and_report(
         result = wait_for(
             source,
             job.id,
+            job_name=job.name,
             timeout=timeout,
             on_update=on_update,
             on_line=on_line,
             on_connection=on_connection,
             reconnect=reconnect,
+            masker=masker,
         )
     except KeyboardInterrupt:
         status.stop()
@@ -201,6 +208,16 @@ def wait_and_report(
             f"  stop it:   majob stop {job.id}\n"
         )
         return 130, None
+    except ServiceUnreachable as error:
+        status.stop()
+        flag = f" --profile {profile}" if profile else ""
+        sys.stderr.write(
+            f"error: {error.message}\n"
+            f"  it may still be running; when the service is back:\n"
+            f"  status:    majob status {job.id}{flag}\n"
+            f"  follow it: majob logs {job.id} --follow{flag}\n"
+        )
+        return 1, None
     finally:
         status.stop()
     return _report_end(result), result
@@ -288,7 +305,8 @@ def submit(
         raise UserInputError("--reason goes with --force")
     chosen = cloud_stage(stage)
     selected = _profile(profile)
-    job_spec = load_spec(spec, overrides=set_ or (), profile=selected)
+    # The boot file and the stand-ins are checked by the pre-flight, with everything else.
+    job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
     ledger = Ledger(ledger_path)
     # The gate and the record are about the user's code, so they come before any dump staging;
     # one fingerprint (the code's digests, from the upload's hash cache) serves both.
@@ -342,6 +360,8 @@ def submit(
             job,
             reconnect=source.reconnect,
             also_line=by_hand.line if by_hand is not None else None,
+            masker=job_spec.from_environ.masker(),
+            profile=selected.name,
         )
         if by_hand is not None:
             code = _record_stage(by_hand, selected, code, waited)
@@ -359,7 +379,7 @@ def _record_stage(
     from majob.pipeline.by_hand import judge_completed_job
 
     stage = by_hand.stage
-    if waited is None:  # Ctrl-C: the job runs on; the next pipeline follows it
+    if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
         by_hand.finish("interrupted")
         return code
     job = waited.job
@@ -440,7 +460,10 @@ def logs(
     ] = False,
     profile: ProfileOption = None,
 ) -> None:
-    """Print a job's log: all tasks merged, each line prefixed with its task, or one task's."""
+    """Print a job's log: all tasks merged, each line prefixed with its task, or one task's.
+
+    With --follow, the job's final phase comes last (on stderr: the log stays alone on
+    stdout), and the exit code is 0 only when the job completed."""
     from majob.service.logs import iter_logs
 
     source = _with_service(profile)
@@ -453,8 +476,25 @@ def logs(
                 sys.stdout.flush()
         except KeyboardInterrupt:
             raise typer.Exit(130) from None
+        if follow:
+            job = service.get(job.id)  # iter_logs returns once the job has ended
     finally:
         source.close()
+    if follow:
+        code = _report_phase(job)
+        if code:
+            raise typer.Exit(code)
+
+
+def _report_phase(job: Job) -> int:
+    """One line with how ``job`` ended (and which task failed); its exit code."""
+    if job.succeeded:
+        sys.stderr.write(f"job {job.id} ({job.name}) Completed in {_seconds(job.duration_ms)}\n")
+        return 0
+    failed = job.failed_task()
+    why = f": task {failed.task} exited with code {failed.exit_code}" if failed else ""
+    sys.stderr.write(f"error: job {job.id} ({job.name}) ended {_phase_text(job)}{why}\n")
+    return 1
 
 
 @commands.command("list")
@@ -592,7 +632,8 @@ def validate_online(spec: Path, stage: str, overrides: list[str], profile: str |
 
     chosen = cloud_stage(stage)
     selected = _profile(profile)
-    plan = plan_submit(load_spec(spec, overrides=overrides, profile=selected), chosen)
+    job_spec = load_spec(spec, overrides=overrides, profile=selected, check_files="code_dir")
+    plan = plan_submit(job_spec, chosen)
     source = _with_service(profile)
     try:
         store = open_store(selected)

@@ -105,20 +105,21 @@ def compile_(
     """Print what ModelArts would receive for SPEC (a dry run: nothing is sent)."""
     from majob.spec.load import load_spec
 
+    spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
     # A dry run shows what is sent, but not the values the spec took from the environment.
-    spec = load_spec(spec_path, overrides=set_ or (), profile=profile).masked()
+    masker = spec.from_environ.masker()
     chosen = output_format or Format.json
     if target is CompileTarget.rest:
         if chosen is Format.python:
             raise UserInputError("--format python is for --target sdk; the REST body is JSON")
         from majob.compile.rest import to_rest_body
 
-        document = to_rest_body(spec, stage.value)
+        document = masker.data(to_rest_body(spec, stage.value))
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         return
     from majob.compile.sdk import to_estimator
 
-    call = to_estimator(spec, stage.value)
+    call = to_estimator(spec, stage.value).masked(masker)
     if chosen is Format.python:
         sys.stdout.write(call.to_python())
     else:

@@ -18,7 +18,7 @@ instead of being dropped silently: ``auto_stop``, a custom image's ``uid``, and 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, TypeAlias
 
 from majob.compile.common import (
@@ -29,6 +29,7 @@ from majob.compile.common import (
     stage_job_name,
     working_dir,
 )
+from majob.masking import Masker
 from majob.spec.models import JobSpec, Stage
 
 _INDENT = "    "
@@ -118,6 +119,13 @@ class EstimatorCall:
             "fit": {k: _json_value(v) for k, v in self.fit.items()},
             "notes": list(self.notes),
         }
+
+    def masked(self, masker: Masker) -> EstimatorCall:
+        """This call as majob shows it: each secret among its values (a hyperparameter or env
+        value the spec took from the environment) shown as ``***``."""
+        return replace(
+            self, estimator=masker.data(dict(self.estimator)), fit=masker.data(dict(self.fit))
+        )
 
     def to_python(self) -> str:
         """A runnable snippet for a ModelArts notebook: imports, session, Estimator, fit."""

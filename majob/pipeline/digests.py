@@ -1,7 +1,10 @@
 """What a stage's gate compares: the spec digest and the code digest, and their diffs.
 
 The spec digest is taken over the normalised spec *without* ``stages`` (the per-stage
-overrides): a debug stage that runs one epoch checks the same spec the formal stage runs. The
+overrides): a debug stage that runs one epoch checks the same spec the formal stage runs. It is
+the spec as written where a ``${VAR}`` filled a hyperparameter or env value
+(``JobSpec.as_written``): the ledger keeps ``${TOKEN}``, never the token, and a rotated token
+leaves the digest, and so the gates, as they were. The
 code digest covers exactly the files the upload would send (the sync's ignore rules, its hash
 cache), so a file the upload leaves out never closes a gate.
 """
@@ -19,8 +22,9 @@ from majob.spec.models import JobSpec
 
 
 def normalised_spec(spec: JobSpec) -> dict[str, Any]:
-    """The spec as JSON, without its stage overrides."""
-    return spec.model_dump(mode="json", exclude={"stages"})
+    """The spec as JSON, without its stage overrides, its values from the environment as the
+    references that filled them."""
+    return spec.as_written().model_dump(mode="json", exclude={"stages"})
 
 
 def spec_digest(spec: JobSpec) -> str:

@@ -136,6 +136,7 @@ def run_cloud_stage(
         timeout=limit,
         on_update=lambda current: report(f"[majob] phase: {current.phase}"),
         on_line=collect,
+        masker=spec.from_environ.masker(),
     )
     final = waited.job
     duration = time.monotonic() - started

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from majob import container
+from majob.masking import MASK
 from majob.runner.shellcmd import container_command
-from majob.spec.envrefs import MASK
 from majob.spec.models import Channel, JobSpec, render_scalar
 
 CONTAINER_HOME = container.HOME

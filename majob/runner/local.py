@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import IO
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
+from majob.masking import Masker
 from majob.migrate.standin import npu_standin_for
 from majob.runner import guard
 from majob.runner.guard import GuardFinding
 from majob.runner.layout import ContainerPaths, NodeCommand, container_paths, node_command
 from majob.runner.lines import LINE_LIMIT, Line, LineSplitter
 from majob.runner.runs import RUNS_DIR, Retention, apply_retention
-from majob.spec.envrefs import Redactor
 from majob.spec.models import JobSpec, Stage
 from majob.storage.ignore import walk_files, withheld_line
 from majob.text import counted
@@ -153,7 +153,9 @@ class RunResult:
 
 def spec_digest(spec: JobSpec) -> str:
     """sha256 of the spec's canonical JSON: the same spec, the same digest."""
-    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(
+        spec.as_written().model_dump(mode="json"), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -353,10 +355,10 @@ class _Node:
         log: Path,
         sink: LineSink,
         lock: threading.Lock,
-        redactor: Redactor | None = None,
+        redactor: Masker | None = None,
     ):
         self.command = command
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Masker()
         self.log = log
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self._log_file: IO[bytes] = log.open("ab")
@@ -384,7 +386,7 @@ class _Node:
         assert stream is not None
         # Keep a masked value's length past the limit, so a value the cut falls into is still
         # seen whole (and masked) before the line is cut.
-        overlap = max((len(v.encode()) for v in self.redactor.secrets.values), default=0)
+        overlap = max((len(v.encode()) for v in self.redactor.values), default=0)
         splitter = LineSplitter(LINE_LIMIT + overlap)
         # os.read returns what the pipe holds (at most PIPE_READ) without waiting for more.
         while chunk := os.read(stream.fileno(), PIPE_READ):
@@ -575,7 +577,7 @@ def run_local(
             )
             command = dataclasses.replace(command, env=env)
             log = run_dir / "logs" / f"{command.name}.log"
-            running.append(_Node(command, log, sink, lock, Redactor(effective.from_environ)))
+            running.append(_Node(command, log, sink, lock, effective.from_environ.masker()))
         deadline = started + limit if limit else None
         status, failed = _wait(running, deadline)
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it

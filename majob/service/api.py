@@ -59,7 +59,7 @@ def submit(
     if not isinstance(spec, JobSpec):
         from majob.spec.load import load_spec
 
-        spec = load_spec(Path(spec), overrides=overrides, profile=selected)
+        spec = load_spec(Path(spec), overrides=overrides, profile=selected, check_files="code_dir")
     plan = plan_submit(spec, chosen)
     service = open_service(selected)
     store = open_store(selected)

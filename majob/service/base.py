@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from majob.masking import Masker
     from majob.service.watch import WaitResult
 
 #: The phases of reference §2.4. A job in a terminal phase never changes again.
@@ -136,12 +137,20 @@ class Job:
         timeout: float | None = None,
         on_update: Callable[[Job], None] | None = None,
         on_line: Callable[[str], None] | None = None,
+        masker: Masker | None = None,
     ) -> WaitResult:
-        """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed)."""
+        """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed),
+        each secret of ``masker`` shown as ``***``."""
         from majob.service.watch import wait_for
 
         return wait_for(
-            lambda: self._bound(), self.id, timeout=timeout, on_update=on_update, on_line=on_line
+            lambda: self._bound(),
+            self.id,
+            job_name=self.name,
+            timeout=timeout,
+            on_update=on_update,
+            on_line=on_line,
+            masker=masker,
         )
 
     def logs(self, *, task: str | None = None, follow: bool = False) -> Iterator[str]:

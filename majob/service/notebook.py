@@ -19,6 +19,7 @@ from typing import Any
 
 from majob.compile.sdk import EstimatorCall, InputData, OutputData, TrainingFiles, to_estimator
 from majob.errors import ServiceError, UserInputError
+from majob.masking import Masker
 from majob.spec.models import JobSpec, Stage
 
 
@@ -51,22 +52,29 @@ def _built(value: Any, params: Any) -> Any:
     return value
 
 
-def fit_call(call: EstimatorCall, session: Any = None) -> str:
-    """Run ``Estimator(session, **call.estimator).fit(**call.fit)``; the new job's id."""
+def fit_call(call: EstimatorCall, session: Any = None, masker: Masker | None = None) -> str:
+    """Run ``Estimator(session, **call.estimator).fit(**call.fit)``; the new job's id. A
+    failure is a ``ServiceError`` with each secret of ``masker`` shown as ``***``."""
+    masker = masker or Masker()
     session_module, params, estimator_module = _sdk()
     session = session if session is not None else session_module.Session()
     estimator = estimator_module.Estimator(
         session=session, **{k: _built(v, params) for k, v in call.estimator.items()}
     )
+    failure: Exception | None = None
     try:
         job = estimator.fit(**{k: _built(v, params) for k, v in call.fit.items()})
     except Exception as error:  # the notebook SDK raises its own, undocumented exceptions
+        failure = error
+    if failure is not None:
+        # The SDK's message may quote what it was sent (the job's values): masked, and chained
+        # as a masked copy, raised outside the ``except`` so the original is not its context.
         raise ServiceError(
-            f"create job {call.job_name!r} through the notebook SDK failed: {error}"
-        ) from None
+            masker.text(f"create job {call.job_name!r} through the notebook SDK failed: {failure}")
+        ) from masker.exception(failure)
     return str(job.job_id)
 
 
 def submit_in_notebook(spec: JobSpec, stage: Stage = "debug", session: Any = None) -> str:
     """Create ``spec``'s job for ``stage`` with the notebook SDK; the job id."""
-    return fit_call(to_estimator(spec, stage), session)
+    return fit_call(to_estimator(spec, stage), session, spec.from_environ.masker())

@@ -2,8 +2,10 @@
 
 Each check reports problems as lines (``where: what; what to do``) and never stops the others:
 the user sees every problem at once and fixes them in one go. A check that cannot run (OBS or
-ModelArts unreachable, keys refused) is itself a problem line. ``run_preflight`` writes nothing
-but a zero-byte probe object per bucket (deleted at once) to prove the bucket is writable.
+ModelArts unreachable) is itself a problem line. Keys that OBS or ModelArts refuse end the
+checks with one line (a ``ConfigError``): every other check would be refused the same way.
+``run_preflight`` writes nothing but a zero-byte probe object per bucket (deleted at once) to
+prove the bucket is writable.
 
 The checks (issue 9 §2): the spec compiles for the stage; the boot file is in the uploaded code
 and byte-compiles; the flavor and engine exist in the service's own lists, with did-you-mean;
@@ -21,7 +23,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majob.errors import MajobError, StorageNotFound
+from majob.errors import (
+    ConfigError,
+    MajobError,
+    ServiceAuthError,
+    StorageAuthError,
+    StorageNotFound,
+)
 from majob.service.base import ACTIVE_PHASES, JobFilter, TrainingService
 from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
@@ -44,9 +52,12 @@ class Findings:
             self.problems.append(line)
 
     def guard(self, where: str, check: Callable[[], None]) -> None:
-        """Run ``check``; a majob error it raises becomes a problem line of ``where``."""
+        """Run ``check``; a majob error it raises becomes a problem line of ``where``, except
+        refused credentials, which end the checks (``run_preflight`` says it once)."""
         try:
             check()
+        except (StorageAuthError, ServiceAuthError):
+            raise
         except MajobError as error:
             hint = f"; {error.hint}" if error.hint else ""
             self.add(f"{where}: {error.message}{hint}")
@@ -141,10 +152,15 @@ def check_offerings(spec: JobSpec, offerings: Offerings, findings: Findings) -> 
 
 
 def _holds_data(store: ObjectStore, uri: ObsUri) -> bool:
+    """An object at ``uri``, or one under it that is not a folder marker: the zero-byte
+    ``dir/`` objects the console and other tools create hold no data."""
     if not uri.is_dir and uri.key and store.head(uri.bucket, uri.key) is not None:
         return True
     prefix = uri.as_dir().key if uri.key else ""
-    return bool(store.list_page(uri.bucket, prefix, max_keys=1).objects)
+    return any(
+        not (item.key.endswith("/") and item.size == 0)
+        for item in store.list_all(uri.bucket, prefix)
+    )
 
 
 def check_inputs(
@@ -228,13 +244,32 @@ def run_preflight(
     """Every problem found, one line each (``earlier``: problems found before, e.g. while
     compiling). ``spec`` is the stage's effective spec."""
     findings = Findings(list(earlier))
-    check_boot_file(spec, uploaded, findings)
+    check_boot_file(spec, uploaded, findings)  # a plan's own finding of it is not repeated
 
     def offered() -> None:
         check_offerings(spec, offerings(), findings)
 
-    findings.guard("flavors and engines", offered)
-    check_inputs(spec, store, findings, upload_inputs=upload_inputs)
-    check_buckets(spec, store, findings)
-    check_name(job_name, service, findings)
+    refused: StorageAuthError | ServiceAuthError | None = None
+    try:
+        findings.guard("flavors and engines", offered)
+        check_inputs(spec, store, findings, upload_inputs=upload_inputs)
+        check_buckets(spec, store, findings)
+        check_name(job_name, service, findings)
+    except (StorageAuthError, ServiceAuthError) as error:
+        refused = error
+    if refused is not None:
+        # Every remote check would be refused the same way: one line says it (and is raised
+        # outside the ``except``, so the refusal does not ride along as its context).
+        raise credentials_refused(refused)
     return findings.problems
+
+
+def credentials_refused(error: StorageAuthError | ServiceAuthError) -> ConfigError:
+    """The one line for keys that OBS or ModelArts refused."""
+    who = "OBS" if isinstance(error, StorageAuthError) else "ModelArts"
+    code = f" ({error.code})" if error.code else f" (HTTP {error.status})" if error.status else ""
+    return ConfigError(
+        f"{who} refused the credentials{code}: check the access key and secret key "
+        "(HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK or the credentials file); nothing was "
+        "uploaded or created"
+    )

@@ -25,6 +25,7 @@ import functools
 import importlib
 import importlib.util
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +50,7 @@ from majob.errors import (
     ServiceUnreachable,
     UserInputError,
 )
+from majob.masking import Masker
 from majob.service.base import (
     CREATE_LANDING_WINDOW,
     Engine,
@@ -159,17 +161,22 @@ def _solution_handler_class() -> Any:
     return SolutionHandler
 
 
+@functools.cache
+def _silence_sdk_logger(client_class: type) -> None:
+    """The SDK logs each failed try on a logger of its own (``ConnectionException occurred.
+    ...``), which nothing handles, so logging's last resort writes it to stderr: raw, once per
+    try, and quoting what failed unmasked. majob reports each failure itself, as one line."""
+    sdk_logger = logging.getLogger(f"HuaweiCloud-SDK-{client_class.__name__}")
+    sdk_logger.addHandler(logging.NullHandler())
+    sdk_logger.propagate = False  # as the SDK sets it: an application's root handler gets none
+
+
 def service_error(
     failure: BaseException, *, action: str, secrets: Sequence[str] = ()
 ) -> ServiceError:
-    """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree."""
-
-    def clean(text: str) -> str:
-        for secret in secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text
-
+    """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree;
+    ``secrets`` are masked in every message."""
+    clean = Masker(secrets).text
     status = getattr(failure, "status_code", None)
     if isinstance(status, int):
         code = str(getattr(failure, "error_code", "") or "") or None
@@ -253,18 +260,26 @@ class RestTrainingService:
             .with_exception_handler(_solution_handler_class()())
             .build()
         )
+        _silence_sdk_logger(self._v1.ModelArtsClient)
         self._stop = stop_after_attempt(config.retries + 1) | stop_after_delay(config.timeout)
 
     # -- plumbing ----------------------------------------------------------------------------
 
     def _send(self, action: str, call: Callable[[], Any]) -> Any:
         """One SDK call; its failure mapped; its answer's JSON (None when it has no body)."""
+        failure: Exception | None = None
         try:
             response = call()
         except MajobError:
             raise
         except Exception as error:  # the SDK raises its own, requests' and plain exceptions
-            raise service_error(error, action=action, secrets=self._secrets) from None
+            failure = error
+        if failure is not None:
+            # Raised outside the ``except``, chained to a masked stand-in: the SDK's exception
+            # may quote a secret, and as a cause or context it would be in every traceback.
+            raise service_error(failure, action=action, secrets=self._secrets) from Masker(
+                self._secrets
+            ).exception(failure)
         raw = getattr(response, "raw_content", None)
         if not raw:
             return None

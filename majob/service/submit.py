@@ -204,11 +204,17 @@ class SubmitPlan:
     body: dict[str, Any]
     submit_id: str
     code_files: tuple[LocalFile, ...]
-    problems: tuple[str, ...] = ()  # found while compiling; pre-flight reports them too
+    problems: tuple[str, ...] = ()  # found while planning; pre-flight reports them too
 
     @property
     def job_name(self) -> str:
         return str(self.body.get("metadata", {}).get("name", self.spec.name))
+
+    def shown_body(self) -> dict[str, Any]:
+        """The body as a dry run prints it: the values the spec took from the environment
+        shown as ``***`` (``majob compile`` shows the same)."""
+        shown: dict[str, Any] = self.spec.from_environ.masker().data(self.body)
+        return shown
 
     def input_uploads(self) -> list[tuple[str, Path, str]]:
         """(input name, local stand-in, OBS uri) of every input that has a stand-in."""
@@ -216,8 +222,10 @@ class SubmitPlan:
 
 
 def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -> SubmitPlan:
-    """Compile ``spec`` for ``stage`` and digest its code (read-only, local)."""
+    """Compile ``spec`` for ``stage`` and digest its code (read-only, local); what is wrong
+    here (the spec does not compile, the boot file is not in the upload) is in ``problems``."""
     from majob.compile.rest import to_rest_body
+    from majob.service.preflight import Findings, check_boot_file
     from majob.storage.localstate import HashCache
     from majob.storage.plan import scan_local
 
@@ -231,8 +239,12 @@ def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -
     cache = HashCache.for_root(root, cache_dir)
     files = tuple(scan_local(root, spec.code.ignore, cache))
     cache.save()
+    boot = Findings(problems)
+    check_boot_file(spec, [f.rel for f in files], boot)
     sid = submit_id(body, code_digest(list(files)), stage)
-    return SubmitPlan(spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(problems))
+    return SubmitPlan(
+        spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(boot.problems)
+    )
 
 
 @dataclass
@@ -318,7 +330,7 @@ def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:
     """The create's refusal, with the job named when the name was the trouble."""
     if error.code == "ModelArts.2751":
         return ServiceError(
-            f"job name {plan.job_name!r} is taken ({error.message})",
+            f"job name {plan.job_name!r} is taken ({error.detail})",
             code=error.code,
             remedy=error.remedy,
             request_id=error.request_id,

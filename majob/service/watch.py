@@ -2,22 +2,45 @@
 
 A connection that drops while waiting (the service restarting, a network blip) does not end
 the wait: the poll is retried with back-off, through a freshly opened client, for up to
-``patience`` seconds; then the job is read again and its phase reported (an emulated job that
-was running when its emulator died comes back ``Abnormal``, as on ModelArts after a node loss).
+``patience`` seconds (``MAJOB_WAIT_PATIENCE``, 300 by default); then the job is read again and
+its phase reported (an emulated job that was running when its emulator died comes back
+``Abnormal``, as on ModelArts after a node loss). A service that stays away longer ends the wait
+with a ``ServiceUnreachable`` that names the job: it may well still be running.
+
+Each log line passes through the ``masker`` (the values the spec took from the environment)
+before it is shown or kept: a script that prints its token prints ``***`` here, as locally.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from majob.errors import ServiceUnreachable
+from majob.errors import ConfigError, ServiceUnreachable
+from majob.masking import Masker
 from majob.service.base import Job, TrainingService
 from majob.service.logs import LogCursor
 
 TAIL = 20  # lines of each task kept for the failure report
+PATIENCE_VARIABLE = "MAJOB_WAIT_PATIENCE"
+DEFAULT_PATIENCE = 300.0  # seconds a wait rides out a lost connection
+
+
+def wait_patience(environ: Mapping[str, str] | None = None) -> float:
+    """``MAJOB_WAIT_PATIENCE`` seconds, else five minutes."""
+    text = (os.environ if environ is None else environ).get(PATIENCE_VARIABLE, "")
+    if not text:
+        return DEFAULT_PATIENCE
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also refuses nan
+        raise ConfigError(f"{PATIENCE_VARIABLE}={text!r} is not a number of seconds (>= 0)")
+    return value
 
 
 @dataclass
@@ -36,25 +59,32 @@ def wait_for(
     get_service: Callable[[], TrainingService],
     job_id: str,
     *,
+    job_name: str | None = None,
     timeout: float | None = None,
     on_update: Callable[[Job], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     on_connection: Callable[[str], None] | None = None,
     reconnect: Callable[[], None] | None = None,
     poll: float = 0.25,
-    patience: float = 300.0,
+    patience: float | None = None,
+    masker: Masker | None = None,
 ) -> WaitResult:
-    """Poll job ``job_id`` until it reaches a terminal phase (or ``timeout`` seconds pass)."""
+    """Poll job ``job_id`` (named ``job_name``, for messages) until it reaches a terminal phase
+    (or ``timeout`` seconds pass)."""
+    patience = wait_patience() if patience is None else patience
+    masker = masker or Masker()
     cursor = LogCursor(job_id, prefix=True)
     tails: dict[str, deque[str]] = {}
     started = time.monotonic()
     lost_since: float | None = None
     delay = poll
     previous: tuple[str, str] | None = None
+    named = f"{job_id} ({job_name})" if job_name else job_id
     while True:
         try:
             service = get_service()
             job = service.get(job_id)
+            named = f"{job.id} ({job.name})"
             lines = cursor.poll(service, job)
             if job.finished:
                 lines += cursor.poll(service, job)  # what was written just before the end
@@ -65,7 +95,11 @@ def wait_for(
                 if on_connection is not None:
                     on_connection(f"connection lost ({error.message}); retrying")
             elif now - lost_since > patience:
-                raise
+                raise ServiceUnreachable(
+                    f"gave up waiting for job {named}: ModelArts could not be reached for "
+                    f"{patience:.0f}s ({error.detail})",
+                    hint="the job may still be running; follow it when the service is back",
+                ) from None
             if reconnect is not None:
                 reconnect()
             delay = min(delay * 2, 2.0)
@@ -75,7 +109,7 @@ def wait_for(
             lost_since, delay = None, poll
             if on_connection is not None:
                 on_connection("connection back")
-        for line in lines:
+        for line in map(masker.text, lines):
             task, _, text = line.partition("] ")
             tails.setdefault(task.lstrip("["), deque(maxlen=TAIL)).append(text)
             if on_line is not None:

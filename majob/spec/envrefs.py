@@ -6,18 +6,22 @@ container expands at run time (``${MA_JOB_DIR}`` and friends exist only there).
 
 A value filled from the environment into what the job receives (a hyperparameter or an ``env``
 variable, of the spec or of a stage) is how a spec passes a token without writing it down, so
-majob treats it as a secret: the loader keeps the names of those fields and the values
-(``FromEnviron``), and whatever majob writes (run records, node logs, the lines it prints) goes
-through a ``Redactor`` that shows ``***`` instead. Paths, names and OBS locations filled from the
-environment are not secrets and stay readable.
+majob treats it as a secret: the loader keeps the names of those fields, the values and the
+references as written (``FromEnviron``). Whatever majob prints or writes (run records, node logs,
+dry runs, compiled bodies) goes through a ``majob.masking.Masker`` that shows ``***`` instead, and
+what it stores and digests (the ledger's spec, the gate's spec digest) holds the reference
+(``${TOKEN}``), never the value: rotating a token changes no digest. Paths, names and OBS
+locations filled from the environment are not secrets and stay readable (and digested).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+from majob.masking import Masker
 
 if TYPE_CHECKING:  # positions imports ruamel.yaml; the models (and so the compilers) import this
     from majob.spec.positions import Loc
@@ -26,23 +30,40 @@ _REF = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CONTAINER_EXPANDED: tuple[tuple[str | int, ...], ...] = (("image", "command"),)
 # The fields whose values reach the job: (kind, name) with kind "hyperparameters" or "env".
 _JOB_VALUE_KINDS = ("hyperparameters", "env")
-MASK = "***"
-# Shorter values are masked where majob writes them field by field (argv, records) but not in
-# free text such as log lines: masking every "10" or "0.1" would garble the log.
-MIN_MASKED_TEXT = 4
 
 
 @dataclass(frozen=True)
 class FromEnviron:
     """What a spec took from the environment into the job: ``fields`` as ``(kind, name)``
-    (``("hyperparameters", "token")``, ``("env", "API_KEY")``, stage overrides included) and
-    the ``values`` themselves."""
+    (``("hyperparameters", "token")``, ``("env", "API_KEY")``, stage overrides included), the
+    ``values`` themselves, and ``references``: each such field's location and its text as
+    written (``(("env", "API_KEY"), "${KEY}")``, ``(("stages", "debug", "env", "X"), ...)``)."""
 
     fields: frozenset[tuple[str, str]] = field(default_factory=frozenset)
     values: frozenset[str] = field(default_factory=frozenset)
+    references: tuple[tuple[Loc, str], ...] = ()
 
     def masks(self, kind: str, name: str) -> bool:
         return (kind, name) in self.fields
+
+    def masker(self) -> Masker:
+        return Masker(self.values)
+
+    def at_stage(self, stage: str, overridden: Iterable[tuple[str, str]]) -> FromEnviron:
+        """The references once ``stage``'s overrides are merged into the spec: a field the
+        stage sets (``overridden``, as ``(kind, name)``) holds the stage's reference, or none."""
+        replaced = set(overridden)
+        merged = [
+            (loc, text)
+            for loc, text in self.references
+            if len(loc) != 2 or (str(loc[0]), str(loc[1])) not in replaced
+        ]
+        merged += [
+            ((loc[2], loc[3]), text)
+            for loc, text in self.references
+            if len(loc) == 4 and loc[1] == stage
+        ]
+        return replace(self, references=tuple(merged))
 
 
 def _job_field(loc: Loc) -> tuple[str, str] | None:
@@ -54,11 +75,25 @@ def _job_field(loc: Loc) -> tuple[str, str] | None:
     return None
 
 
+@dataclass
+class Origin:
+    """What ``expand_refs`` filled in: ``values`` as ``(loc, value)`` for every variable, and
+    ``written``: each string that held a reference, as written, by its location."""
+
+    values: set[tuple[Loc, str]] = field(default_factory=set)
+    written: dict[Loc, str] = field(default_factory=dict)
+
+    def forget_below(self, loc: Loc) -> None:
+        """``loc`` was replaced (a ``--set`` override): what is there now is not a reference."""
+        for place in [p for p in self.written if p[: len(loc)] == loc]:
+            del self.written[place]
+
+
 def expand_refs(
-    node: Any, environ: Mapping[str, str], loc: Loc = (), origin: set[tuple[Loc, str]] | None = None
+    node: Any, environ: Mapping[str, str], loc: Loc = (), origin: Origin | None = None
 ) -> tuple[Any, list[tuple[Loc, str]]]:
     """``node`` with ``${VAR}`` replaced; and the ``(loc, message)`` of every unset variable.
-    ``origin``, when given, receives ``(loc, value)`` for every value a variable filled in."""
+    ``origin``, when given, receives every value a variable filled in and where."""
     problems: list[tuple[Loc, str]] = []
     if loc in CONTAINER_EXPANDED:
         return node, problems
@@ -92,44 +127,23 @@ def expand_refs(
             )
             return match.group(0)
         if origin is not None:
-            origin.add((loc, environ[name]))
+            origin.values.add((loc, environ[name]))
+            origin.written[loc] = node
         return environ[name]
 
     return _REF.sub(replace, node), problems
 
 
-def from_environ(origin: Iterable[tuple[Loc, str]]) -> FromEnviron:
+def from_environ(origin: Origin) -> FromEnviron:
     """The ``FromEnviron`` of the values ``expand_refs`` filled in (only the job's fields)."""
     fields, values = set(), set()
-    for loc, value in origin:
+    for loc, value in origin.values:
         job_field = _job_field(loc)
         if job_field is not None and value:
             fields.add(job_field)
             values.add(value)
-    return FromEnviron(frozenset(fields), frozenset(values))
-
-
-class Redactor:
-    """Shows ``***`` for the values of a ``FromEnviron`` in text majob writes."""
-
-    def __init__(self, secrets: FromEnviron | None = None) -> None:
-        self.secrets = secrets or FromEnviron()
-        # Longest first: a value that contains another is masked whole.
-        self._texts = sorted(
-            (v for v in self.secrets.values if len(v) >= MIN_MASKED_TEXT), key=len, reverse=True
-        )
-        self._bytes = [v.encode("utf-8") for v in self._texts]
-
-    def __bool__(self) -> bool:
-        return bool(self.secrets.values)
-
-    def text(self, text: str) -> str:
-        for value in self._texts:
-            text = text.replace(value, MASK)
-        return text
-
-    def raw(self, data: bytes) -> bytes:
-        """``text`` for a line of a node's output, as it came from the pipe."""
-        for value in self._bytes:
-            data = data.replace(value, MASK.encode())
-        return data
+    references = sorted(
+        ((loc, text) for loc, text in origin.written.items() if _job_field(loc) is not None),
+        key=lambda item: tuple(map(str, item[0])),
+    )
+    return FromEnviron(frozenset(fields), frozenset(values), tuple(references))

@@ -16,13 +16,13 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from majob.errors import SpecError, SpecProblem
-from majob.spec.envrefs import expand_refs, from_environ
+from majob.spec.envrefs import Origin, expand_refs, from_environ
 from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
 from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
@@ -74,14 +74,16 @@ def load_spec(
     overrides: Sequence[str] = (),
     profile: str | Profile | None = None,
     environ: Mapping[str, str] | None = None,
-    check_files: bool = True,
+    check_files: bool | Literal["code_dir"] = True,
     local_inputs: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> JobSpec:
     """Read, override, validate and return the spec at ``path``; raise ``SpecError`` with every
     problem found (or ``ConfigError`` for a bad profile). ``local_inputs`` (``--input
     NAME=PATH``, a relative PATH read from the current directory) replace the named inputs'
     ``local`` before anything is checked: a stand-in given on the command line rescues a spec
-    whose own ``local`` does not exist here."""
+    whose own ``local`` does not exist here. ``check_files="code_dir"`` checks only that the
+    code directory exists: ``majob submit`` checks the boot file and the stand-ins it needs in
+    its pre-flight, which reports every problem at once."""
     env = os.environ if environ is None else environ
     selected = profile if isinstance(profile, Profile) else load_profile(profile, env)
     label = str(path)
@@ -90,12 +92,14 @@ def load_spec(
     data = _parse(Path(path), label, positions, problems)
     problems.raise_if_any()
 
-    origin: set[tuple[Loc, str]] = set()
+    origin = Origin()
     data, unset = expand_refs(data, env, origin=origin)
     for loc, message in unset:
         problems.add(loc, message)
     for text in overrides:
-        _apply_override(data, text, positions, problems)
+        replaced = _apply_override(data, text, positions, problems)
+        if replaced is not None:
+            origin.forget_below(replaced)
     _apply_profile(data, selected)
     _resolve_paths(data, Path(path).resolve().parent)
     _apply_local_inputs(data, local_inputs or {}, positions, problems)
@@ -111,7 +115,7 @@ def load_spec(
         raise problems.error()
     spec = validated
     if check_files:
-        _check_files(spec, problems)
+        _check_files(spec, problems, only_code_dir=check_files == "code_dir")
     problems.raise_if_any()
     return spec.with_from_environ(from_environ(origin))
 
@@ -209,7 +213,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def _apply_override(
     data: dict[str, Any], text: str, positions: Positions, problems: _Problems
-) -> None:
+) -> Loc | None:
+    """Apply one ``--set``; the location it replaced (None when it was refused)."""
     label = f"--set '{text}'"
 
     def refuse(loc: Loc, message: str) -> None:
@@ -219,7 +224,7 @@ def _apply_override(
         parts, value = parse_override(text)
     except ValueError as error:
         refuse((), str(error))
-        return
+        return None
     node: Any = data
     loc: list[str | int] = []
     for index, part in enumerate(parts):
@@ -230,7 +235,7 @@ def _apply_override(
                 choices = f"an index 0..{len(node) - 1} or " if node else ""
                 named = int(part) if part.lstrip("-").isdigit() else part
                 refuse((*loc, named), f"no item {part!r}: use {choices}an item's name")
-                return
+                return None
             step = position
         loc.append(step)
         container: Any = node
@@ -247,11 +252,12 @@ def _apply_override(
                 f"is a single value ({child!r}), so it has no {rest!r}; "
                 f"set {_dotted(tuple(loc))}=VALUE instead",
             )
-            return
+            return None
         node = child
     where = Where(label, (0, 0), (0, 0))
     positions.drop_below(tuple(loc))
     positions.set(tuple(loc), where)
+    return tuple(loc)
 
 
 def _list_position(items: list[Any], part: str) -> int | None:
@@ -471,11 +477,13 @@ def _unwrap(annotation: Any) -> Any:
 # -- local files -------------------------------------------------------------------------------
 
 
-def _check_files(spec: JobSpec, problems: _Problems) -> None:
+def _check_files(spec: JobSpec, problems: _Problems, *, only_code_dir: bool = False) -> None:
     code_dir = Path(spec.code.dir)
     if not code_dir.is_dir():
         problems.add(("code", "dir"), f"code directory {display_path(code_dir)} does not exist")
-    elif not (code_dir / spec.code.boot_file).is_file():
+    if only_code_dir:
+        return
+    if code_dir.is_dir() and not (code_dir / spec.code.boot_file).is_file():
         problems.add(
             ("code", "boot_file"),
             f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from majob.spec.durations import parse_duration
-from majob.spec.envrefs import MASK, FromEnviron
+from majob.spec.envrefs import FromEnviron
 from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
@@ -410,30 +410,41 @@ class JobSpec(SpecModel):
         copy._from_environ = origin
         return copy
 
-    def masked(self) -> JobSpec:
-        """This spec as majob shows it (``majob compile``): the hyperparameters and env values
-        it took from the environment are ``***``, in the stages' overrides too."""
-        origin = self._from_environ
-        if not origin.fields:
+    def as_written(self) -> JobSpec:
+        """This spec with each hyperparameter and env value a ``${VAR}`` filled in written back
+        as the reference (``${TOKEN}``, ``Bearer ${TOKEN}``), in the stages' overrides too:
+        what majob stores and digests, so no value reaches the ledger and a rotated token
+        changes no digest. Not for running: the references are not valid values."""
+        references = self._from_environ.references
+        if not references:
             return self
-
-        def hide(kind: str, values: dict[str, Scalar]) -> dict[str, Scalar]:
-            return {k: MASK if origin.masks(kind, k) else v for k, v in values.items()}
-
-        def part(holder: Any) -> dict[str, Any]:
-            return {
-                "hyperparameters": hide("hyperparameters", holder.hyperparameters),
-                "env": hide("env", holder.env),
-            }
-
-        stages: dict[str, StageOverride] = {
-            name: override.model_copy(update=part(override))
-            for name in STAGES
-            if (override := self.stages.get(name)) is not None
+        base: dict[str, dict[str, Scalar]] = {
+            "hyperparameters": dict(self.hyperparameters),
+            "env": dict(self.env),
         }
-        return self.model_copy(
-            update={**part(self), "stages": self.stages.model_copy(update=stages)}
-        )
+        staged: dict[str, dict[str, dict[str, Scalar]]] = {}
+        for loc, text in references:
+            if len(loc) == 2:
+                base[str(loc[0])][str(loc[1])] = text
+                continue
+            for stage in STAGES:
+                override = self.stages.get(stage)
+                if loc[1] == stage and override is not None:
+                    parts = staged.setdefault(
+                        stage,
+                        {
+                            "hyperparameters": dict(override.hyperparameters),
+                            "env": dict(override.env),
+                        },
+                    )
+                    parts[str(loc[2])][str(loc[3])] = text
+        stages: dict[str, StageOverride] = {
+            stage: override.model_copy(update=staged[stage])
+            for stage in STAGES
+            if stage in staged and (override := self.stages.get(stage)) is not None
+        }
+        # model_copy, not validation: a reference is not a valid env value (it holds a '$').
+        return self.model_copy(update={**base, "stages": self.stages.model_copy(update=stages)})
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:
@@ -566,13 +577,16 @@ class JobSpec(SpecModel):
                 if v is not None
             }
         )
-        return self.model_copy(
+        merged = self.model_copy(
             update={
                 "resources": resources,
                 "hyperparameters": {**self.hyperparameters, **override.hyperparameters},
                 "env": {**self.env, **override.env},
             }
         )
+        overridden = [("hyperparameters", name) for name in override.hyperparameters]
+        overridden += [("env", name) for name in override.env]
+        return merged.with_from_environ(self._from_environ.at_stage(stage, overridden))
 
     def timeout(self, stage: Stage) -> int | None:
         """The stage's timeout in seconds, if any."""

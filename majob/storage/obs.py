@@ -44,6 +44,7 @@ from majob.errors import (
     StorageUnreachable,
     UserInputError,
 )
+from majob.masking import Masker
 from majob.storage.base import ListPage, MultipartUpload, ObjectInfo, UploadedPart
 from majob.storage.config import Credentials, ObsConfig
 from majob.storage.retry import call_retrying, is_transient
@@ -106,13 +107,7 @@ def storage_error(
 ) -> StorageError:
     """The one mapping from an SDK failure (a returned result with status >= 300, or a raised
     exception) to the ``StorageError`` tree. ``secrets`` are masked in every message."""
-
-    def clean(text: str) -> str:
-        for secret in secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text
-
+    clean = Masker(secrets).text
     where: dict[str, Any] = {"bucket": bucket, "key": key}
     if isinstance(failure, BaseException):
         reason = clean(str(failure) or type(failure).__name__)
@@ -365,6 +360,7 @@ class ObsObjectStore:
     def _attempt(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
         """One try of ``call``: its result, or its failure as a ``StorageError``."""
         started = time.perf_counter()
+        failure: Exception | None = None
         try:
             result = call()
         except MajobError:
@@ -372,9 +368,13 @@ class ObsObjectStore:
         except Exception as error:
             if not self._is_sdk_failure(error):
                 raise  # a bug in majob: its traceback must not be hidden
+            failure = error
+        if failure is not None:
+            # Raised outside the ``except``, chained to a masked stand-in: the SDK's exception
+            # may quote a secret, and as a cause or context it would be in every traceback.
             raise storage_error(
-                error, action=action, bucket=bucket, key=key, secrets=self._secrets
-            ) from error
+                failure, action=action, bucket=bucket, key=key, secrets=self._secrets
+            ) from Masker(self._secrets).exception(failure)
         if result is None:
             raise malformed(action, "no answer", bucket=bucket, key=key)
         took = time.perf_counter() - started

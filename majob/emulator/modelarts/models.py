@@ -25,6 +25,7 @@ from majob.emulator.modelarts.loglines import LineIndex, tail
 from majob.emulator.modelarts.plan import JobPlan, check_body
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobRecord, JobStore, now_ms
+from majob.masking import MASK
 from majob.runner.local import resolve_interpreter
 from majob.service.catalog import ENGINES, FLAVORS, find_flavor
 
@@ -52,6 +53,9 @@ class ModelArtsBackend:
         self.upload_period = upload_period
         self._lock = threading.RLock()
         self._runs: dict[str, JobRun] = {}
+        # Each job's create body as sent, for as long as this emulator runs; the state dir gets
+        # it with the job's values masked (``at_rest``).
+        self._bodies: dict[str, dict[str, Any]] = {}
         self._job_faults: list[JobFault] = []
         self._line_indexes: dict[tuple[str, str], LineIndex] = {}
         self.recovered = self._recover()
@@ -132,10 +136,11 @@ class ModelArtsBackend:
                 create_time=now_ms(),
                 start_time=None,
                 end_time=None,
-                body=body,
+                body=at_rest(body),
                 annotations=dict(body.get("metadata", {}).get("annotations") or {}),
             )
             self.store.insert(job)
+            self._bodies[job.id] = body
             self.store.add_event(job.id, f"the training job {job.name} was created")
             run = JobRun(
                 self.store,
@@ -250,6 +255,7 @@ class ModelArtsBackend:
         with self._lock:
             for task in [t for j, t in self._line_indexes if j == job_id]:
                 del self._line_indexes[job_id, task]
+        self._bodies.pop(job_id, None)
         shutil.rmtree(self.store.job_dir(job_id), ignore_errors=True)
 
     def tasks(self, job_id: str) -> list[dict[str, Any]]:
@@ -374,7 +380,7 @@ class ModelArtsBackend:
 
     def render(self, job: JobRecord, plan: JobPlan | None = None) -> dict[str, Any]:
         """The ``Job`` JSON the service returns from create/show/terminate and in searches."""
-        body = job.body
+        body = self._bodies.get(job.id, job.body)
         algorithm = dict(body.get("algorithm") or {})
         environments = algorithm.get("environments")
         algorithm["environments"] = (
@@ -459,6 +465,33 @@ def _duration(job: JobRecord) -> int:
 def _iso(ms: int) -> str:
     moment = datetime.fromtimestamp(ms / 1000, timezone.utc)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def at_rest(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as the state dir keeps it: each env and hyperparameter value is ``***``.
+
+    They are how a job gets a token, and the state dir is a plain directory on the user's disk
+    (the cloud keeps them on its side). After a restart, a job's details show ``***`` for them;
+    nothing else reads them then: a job that was running when the emulator stopped is lost."""
+    algorithm = body.get("algorithm")
+    if not isinstance(algorithm, dict):
+        return body
+    kept = dict(algorithm)
+    environments = algorithm.get("environments")
+    if isinstance(environments, dict):  # a map, or a list of maps (as responses echo it)
+        kept["environments"] = {name: MASK for name in environments}
+    elif isinstance(environments, list):
+        kept["environments"] = [
+            {name: MASK for name in item} if isinstance(item, dict) else item
+            for item in environments
+        ]
+    parameters = algorithm.get("parameters")
+    if isinstance(parameters, list):
+        kept["parameters"] = [
+            {**item, "value": MASK} if isinstance(item, dict) and "value" in item else item
+            for item in parameters
+        ]
+    return {**body, "algorithm": kept}
 
 
 def _matches(job: JobRecord, filters: Any) -> bool:

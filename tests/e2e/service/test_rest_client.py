@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import socket
 import time
+import traceback
 from pathlib import Path
 
 import pytest
 
 from majob.compile.rest import to_rest_body
-from majob.errors import ServiceAuthError, ServiceError, ServiceNotFound
+from majob.errors import ServiceAuthError, ServiceError, ServiceNotFound, ServiceUnreachable
 from majob.service.base import JobFilter
 from majob.service.connect import service_config
-from majob.service.rest import RestTrainingService
+from majob.service.rest import RestTrainingService, ServiceConfig
 from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
@@ -102,3 +104,33 @@ def test_a_wrong_secret_key_is_refused_in_one_line_without_the_key(profile: Prof
     text = "\n".join(caught.value.lines())
     assert wrong not in text
     assert caught.value.status in (401, 403)
+
+
+def test_an_unreachable_service_is_one_error_with_no_sdk_lines_and_no_secret(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # The secret key is the very text the failure quotes: neither majob's error nor what it is
+    # chained to (MAJOB_DEBUG=1 prints both) shows it. The SDK's own logger ("ConnectionException
+    # occurred. ...", one line per try) writes nothing: the error is majob's one line.
+    secret = "Connection refused"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = ServiceConfig(
+        endpoint=f"http://127.0.0.1:{port}",
+        project_id="0" * 32,
+        credentials=Credentials("MAJOBFAKEACCESSKEY00", secret),
+        timeout=2.0,
+        retries=2,
+    )
+    with RestTrainingService(config) as unreachable, pytest.raises(ServiceUnreachable) as caught:
+        unreachable.flavors()
+    chain: list[BaseException] = []
+    current: BaseException | None = caught.value
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    assert secret not in "".join("".join(traceback.format_exception_only(e)) for e in chain)
+    assert secret not in "".join(traceback.format_exception(caught.value))
+    captured = capfd.readouterr()
+    assert "occurred" not in captured.err and captured.err == ""

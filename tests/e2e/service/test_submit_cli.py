@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.ledger import Ledger
 from majob.service.base import JobFilter
 from majob.service.connect import ServiceSource
 from majob.service.watch import wait_for
@@ -210,3 +212,144 @@ def test_a_create_answered_after_the_client_gave_up_is_found_not_sent_again(
     assert "may still land" in result.output
     jobs, total = service.search(JobFilter(name="tiny-debug"))
     assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+
+
+def test_a_wrong_secret_key_is_one_line_and_exit_2(
+    project: Path, cloud: EmulatedCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrong = "wrong-secret-key-5f0c9a1e77d2"
+    (tmp_path / "config").mkdir(exist_ok=True)
+    (tmp_path / "config" / "profiles.yaml").write_text(
+        "mine:\n"
+        "  region: cn-north-4\n"
+        f"  project_id: '{cloud.endpoints.project_id}'\n"
+        f"  modelarts_endpoint: {cloud.endpoints.modelarts}\n"
+        f"  obs_endpoint: {cloud.endpoints.obs}\n"
+    )
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", cloud.endpoints.access_key)
+    monkeypatch.setenv("HUAWEICLOUD_SDK_SK", wrong)
+    result = runner.invoke(app, ["submit", str(project / "spec.yaml"), "--profile", "mine"])
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines() == [
+        "error: ModelArts refused the credentials (APIGW.0301): check the access key and secret "
+        "key (HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK or the credentials file); nothing was "
+        "uploaded or created"
+    ]
+
+
+def test_a_missing_boot_file_and_an_input_of_only_a_folder_marker_are_reported_together(
+    project: Path, service, store
+) -> None:
+    (project / "code" / "train.py").unlink()
+    (project / "code" / "other.py").write_text("print('not the boot file')\n")
+    store.put_bytes("majob-demo", "tiny/data/", b"")  # what a console's "create folder" leaves
+    result = runner.invoke(app, ["submit", str(project / "spec.yaml"), "--profile", "emulator"])
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert any("code.boot_file: 'train.py' is not in the uploaded code" in line for line in lines)
+    assert any(
+        "inputs[0] data_url: obs://majob-demo/tiny/data/ holds no data" in line for line in lines
+    )
+    assert lines[-1] == "error: nothing was uploaded or created"
+    assert service.search()[1] == 0
+
+    dry = runner.invoke(
+        app, ["submit", str(project / "spec.yaml"), "--profile", "emulator", "--dry-run"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert "problem: code.boot_file: 'train.py' is not in the uploaded code" in dry.output
+
+
+def test_a_name_taken_at_create_says_code_status_and_request_id_once(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    # Taken between the pre-flight and the create: ModelArts refuses the create with 2751.
+    cloud.modelarts.add_fault(
+        method="POST", path=r"/training-jobs$", count=1, status=400, code="ModelArts.2751"
+    )
+    result = submit(project)
+    assert result.exit_code == 1, result.output
+    error = next(line for line in result.output.splitlines() if line.startswith("error: "))
+    assert error.startswith("error: ModelArts.2751: job name 'tiny-debug' is taken (")
+    for part in ("ModelArts.2751", "status=400", "request_id="):
+        assert error.count(part) == 1, error
+    assert "error: hint: see `majob list --name tiny-debug`" in result.output
+
+
+def test_logs_follow_ends_with_the_final_phase_and_its_exit_code(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    failing = submit(project, "--set", "hyperparameters.fail=3")
+    assert failing.exit_code == 0, failing.output
+    job_id = job_id_of(failing.output)
+    followed = runner.invoke(app, ["logs", job_id, "--follow", "--profile", "emulator"])
+    assert followed.exit_code == 1, followed.output
+    assert "[worker-0] about to fail" in followed.stdout
+    assert followed.stderr.splitlines() == [
+        f"error: job {job_id} (tiny-debug) ended Failed: task worker-0 exited with code 3"
+    ]
+
+    completing = submit(project, "--set", "name=tiny2")
+    assert completing.exit_code == 0, completing.output
+    job_id = job_id_of(completing.output)
+    followed = runner.invoke(app, ["logs", job_id, "--follow", "--profile", "emulator"])
+    assert followed.exit_code == 0, followed.output
+    assert "[worker-0] done" in followed.stdout.splitlines()
+    assert followed.stderr.startswith(f"job {job_id} (tiny2-debug) Completed in ")
+
+
+def test_wait_names_the_job_and_how_to_follow_it_when_the_service_stays_away(
+    project: Path, cloud: EmulatedCloud, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_WAIT_PATIENCE", "1")
+
+    def stop_once_running() -> None:
+        def running() -> list[str]:
+            jobs, _ = service.search(JobFilter(name="tiny-debug"))
+            return [job.id for job in jobs if job.phase == "Running"]
+
+        wait_until(running, "the job to run")
+        cloud.stop()  # gone for good: nothing starts it again
+
+    stopper = threading.Thread(target=stop_once_running)
+    stopper.start()
+    result = submit(project, "--wait", "--set", "hyperparameters.sleep=60")
+    stopper.join(DEADLINE)
+    assert result.exit_code == 1, result.output
+    job_id = job_id_of(result.output)
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(
+        f"error: gave up waiting for job {job_id} (tiny-debug): ModelArts could not be reached "
+        "for 1s ("
+    )
+    assert lines[1:] == [
+        "  it may still be running; when the service is back:",
+        f"  status:    majob status {job_id} --profile emulator",
+        f"  follow it: majob logs {job_id} --follow --profile emulator",
+    ]
+    with Ledger() as ledger:  # the stage is recorded as a wait cut short, as by Ctrl-C
+        assert [r.result for r in ledger.records("tiny")] == ["interrupted"]
+
+
+def test_a_dry_run_masks_the_body_as_compile_does(
+    project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-3b9d7e21c4a05f68"
+    monkeypatch.setenv("TOKEN", token)
+    spec = project / "spec.yaml"
+    spec.write_text(
+        spec.read_text().replace("{sleep: 0}", "{sleep: 0, token: '${TOKEN}'}")
+        + "env: {API_TOKEN: 'Bearer ${TOKEN}'}\n"
+    )
+    dry = runner.invoke(app, ["submit", str(spec), "--profile", "emulator", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert token not in dry.output
+    body = json.loads(dry.stdout[dry.stdout.index("\n{") :])
+    assert {"name": "token", "value": "***"} in body["algorithm"]["parameters"]
+    assert body["algorithm"]["environments"] == {"API_TOKEN": "Bearer ***"}
+    compiled = runner.invoke(app, ["compile", str(spec), "--stage", "debug"])
+    assert compiled.exit_code == 0, compiled.output
+    shown = json.loads(compiled.stdout)
+    assert shown["algorithm"] == {
+        key: value for key, value in body["algorithm"].items() if key in shown["algorithm"]
+    }

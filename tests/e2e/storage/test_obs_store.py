@@ -7,6 +7,7 @@ import base64
 import hashlib
 import os
 import socket
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -223,6 +224,39 @@ def test_refused_connection_is_unreachable() -> None:
         store.head(FAKE_BUCKET, "k")
     store.close()
     assert caught.value.hint and "MAJOB_OBS_ENDPOINT" in caught.value.hint
+
+
+def chained(error: BaseException) -> str:
+    """Every exception ``error`` carries (causes and contexts), each as a traceback shows it."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return "\n".join("".join(traceback.format_exception_only(e)) for e in seen)
+
+
+def test_an_sdk_failure_is_chained_masked(tmp_path: Path) -> None:
+    # The secret key is the very text the failure quotes: whatever the SDK's exception says,
+    # neither majob's error nor what it is chained to (MAJOB_DEBUG=1 prints both) shows it.
+    secret = "Connection refused"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = ObsObjectStore(
+        obs_config(
+            f"http://127.0.0.1:{port}",
+            timeout=2.0,
+            retries=0,
+            credentials=Credentials("MAJOBFAKEACCESSKEY00", secret),
+        )
+    )
+    with pytest.raises(StorageUnreachable) as caught:
+        store.head(FAKE_BUCKET, "k")
+    store.close()
+    assert caught.value.__cause__ is not None
+    assert secret not in chained(caught.value)
+    assert secret not in "".join(traceback.format_exception(caught.value))
 
 
 def test_silent_endpoint_fails_within_the_timeout() -> None:

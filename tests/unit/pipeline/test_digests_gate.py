@@ -129,3 +129,27 @@ def test_a_plan_skips_what_passed_and_runs_the_rest_in_order(project: Path) -> N
     (project / "code" / "util.py").unlink()
     plans = plan_stages(ledger, "tiny", fingerprint(project), start="local", until="local")
     assert plans[0].why == "changed since it passed: code: util.py (removed)"
+
+
+def test_a_rotated_token_keeps_the_digest_and_the_ledger_holds_only_the_reference(
+    project: Path,
+) -> None:
+    text = SPEC.replace(
+        "hyperparameters: {lr: 0.1}", "hyperparameters: {lr: 0.1, token: '${TOKEN}'}"
+    )
+    (project / "spec.yaml").write_text(text + "env: {API_TOKEN: 'Bearer ${TOKEN}'}\n")
+
+    def with_token(token: str) -> Fingerprint:
+        return Fingerprint.of(load_spec(project / "spec.yaml", environ={"TOKEN": token}))
+
+    ledger = Ledger(project / "ledger.db")
+    first = with_token("tok-first-9f2c51")
+    record(ledger, "local", first)
+    record(ledger, "debug", first)
+    assert first.spec_json["hyperparameters"] == {"lr": 0.1, "token": "${TOKEN}"}
+    assert first.spec_json["env"] == {"API_TOKEN": "Bearer ${TOKEN}"}
+    rotated = with_token("tok-second-7d1e08")
+    assert rotated.spec_digest == first.spec_digest
+    assert gate(ledger, "tiny", "formal", rotated).open
+    ledger.close()
+    assert b"tok-first-9f2c51" not in (project / "ledger.db").read_bytes()

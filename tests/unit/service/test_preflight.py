@@ -11,11 +11,13 @@ from majob.service.offerings import Offerings
 from majob.service.preflight import (
     Findings,
     check_boot_file,
+    check_inputs,
     check_name,
     check_offerings,
     did_you_mean,
 )
 from majob.spec.models import JobSpec
+from majob.testing import FAKE_BUCKET
 
 PYTORCH = "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"
 
@@ -152,3 +154,25 @@ def test_a_check_that_cannot_run_is_a_problem_line(service: Any) -> None:
     findings = Findings()
     check_name("x", service, findings)
     assert findings.problems == ["name: cannot reach ModelArts; check it"]
+
+
+def test_folder_markers_are_not_data(tmp_path: Path, obs_store: Any) -> None:
+    # The zero-byte "dir/" objects a console's "create folder" leaves, however deep.
+    obs_store.put_bytes(FAKE_BUCKET, "data/", b"")
+    obs_store.put_bytes(FAKE_BUCKET, "data/train/", b"")
+    job = JobSpec.model_validate(
+        {
+            **spec(tmp_path).model_dump(exclude={"inputs"}),
+            "inputs": [{"name": "data_url", "obs": f"obs://{FAKE_BUCKET}/data/"}],
+        }
+    )
+    findings = Findings()
+    check_inputs(job, obs_store, findings, upload_inputs=False)
+    assert findings.problems == [
+        f"inputs[0] data_url: obs://{FAKE_BUCKET}/data/ holds no data; upload the data there "
+        f"first (majob obs sync DIR obs://{FAKE_BUCKET}/data/)"
+    ]
+    obs_store.put_bytes(FAKE_BUCKET, "data/train/part-0", b"x")
+    findings = Findings()
+    check_inputs(job, obs_store, findings, upload_inputs=False)
+    assert findings.problems == []

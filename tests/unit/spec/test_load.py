@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from majob.errors import ConfigError, SpecError
-from majob.spec.envrefs import FromEnviron, Redactor
+from majob.spec.envrefs import FromEnviron
 from majob.spec.load import load_spec, parse_override
 from majob.spec.models import JobSpec
 
@@ -105,16 +105,45 @@ def test_values_from_the_environment_into_the_job_are_remembered(project: Path) 
             {("hyperparameters", "token"), ("hyperparameters", "epochs"), ("env", "API_KEY")}
         ),
         frozenset({"tok-123456", "3", "k-7890"}),
+        (
+            (("env", "API_KEY"), "${KEY}"),
+            (("hyperparameters", "token"), "Bearer ${TOKEN}"),
+            (("stages", "local", "hyperparameters", "epochs"), "${EPOCHS}"),
+        ),
     )
-    assert spec.at_stage("local").from_environ == spec.from_environ
-    redactor = Redactor(spec.from_environ)
-    # "3" is too short to mask in free text (it would garble every number); whole fields are.
-    assert redactor.text("epoch 3: Bearer tok-123456 k-7890") == "epoch 3: Bearer *** ***"
-    assert redactor.raw(b"tok-123456\n") == b"***\n"
-    shown = spec.masked()
-    assert shown.hyperparameters["token"] == "***" and shown.env == {"API_KEY": "***"}
-    assert shown.stages.get("local").hyperparameters == {"epochs": "***"}  # type: ignore[union-attr]
-    assert shown.hyperparameters["arch"] == "resnet18"
+    masker = spec.from_environ.masker()
+    # "3" is too short to mask in free text (it would garble every number); whole values are.
+    assert masker.text("epoch 3: Bearer tok-123456 k-7890") == "epoch 3: Bearer *** ***"
+    assert masker.raw(b"tok-123456\n") == b"***\n"
+    body = {"parameters": [{"name": "epochs", "value": "3"}], "token": "Bearer tok-123456"}
+    assert masker.data(body) == {
+        "parameters": [{"name": "epochs", "value": "***"}],
+        "token": "Bearer ***",
+    }
+    local = spec.at_stage("local")
+    assert local.from_environ.fields == spec.from_environ.fields
+    assert local.hyperparameters["epochs"] == "3"
+    assert local.as_written().hyperparameters["epochs"] == "${EPOCHS}"
+
+
+def test_the_spec_as_written_holds_references_where_the_job_got_values(project: Path) -> None:
+    text = (project / "spec.yaml").read_text()
+    text = text.replace("my-bucket/data/", "${BUCKET}/data/")
+    text = text.replace("  arch: resnet18", "  arch: resnet18\n  token: 'Bearer ${TOKEN}'")
+    text += "env:\n  API_KEY: ${KEY}\n  PLAIN: 'yes'\n"
+    (project / "spec.yaml").write_text(text)
+    environ = {"BUCKET": "env-bucket", "TOKEN": "tok-123456", "KEY": "k-7890"}
+    written = load_spec(project / "spec.yaml", environ=environ).as_written()
+    assert written.hyperparameters["token"] == "Bearer ${TOKEN}"
+    assert written.env == {"API_KEY": "${KEY}", "PLAIN": "yes"}
+    assert written.hyperparameters["arch"] == "resnet18"
+    assert written.inputs[0].obs.uri == "obs://env-bucket/data/"  # a location stays resolved
+    # A --set replaces the reference: its value is written on the command line, not a secret.
+    overridden = load_spec(
+        project / "spec.yaml", environ=environ, overrides=["hyperparameters.token=abc"]
+    )
+    assert overridden.as_written().hyperparameters["token"] == "abc"
+    assert overridden.as_written().env["API_KEY"] == "${KEY}"
 
 
 def test_custom_command_keeps_container_variables(project: Path) -> None:
