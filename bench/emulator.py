@@ -152,7 +152,7 @@ def second_sync(work: Path, runs: int) -> list[float]:
     from majob.service.connect import open_store
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
-    from majob.storage.sync import sync_code
+    from majob.service.code import sync_code
 
     profile = load_profile("emulator")
     spec = load_spec(work / "spec.yaml", profile=profile)

@@ -151,10 +151,10 @@ def run(
         )
     if stage != "local":
         # The cloud stages are a submit that waits: the same checks, upload and create.
-        from majob.cli.jobs import run_cloud_stage
+        from majob.cli.submit import submit_and_wait
 
         extra = [f"resources.nodes={nodes}"] if nodes else []
-        run_cloud_stage(spec, stage, [*(set_ or []), *extra], profile)
+        submit_and_wait(spec, stage, [*(set_ or []), *extra], profile)
         return
     from majob.runner.local import run_local
     from majob.spec.load import load_spec

@@ -1,6 +1,6 @@
 """``majob sync SPEC``: put the spec's code at ``code.obs``, exactly as ``majob submit`` does.
 
-Both commands go through ``storage.sync.sync_code`` with the spec at the same stage, so the set
+Both commands go through ``service.code.sync_code`` with the spec at the same stage, so the set
 of files sent (``code.dir`` minus ``code.ignore``, .gitignore/.majobignore and likely secrets)
 cannot differ. Heavy modules (the spec models, the OBS SDK) load inside the command body.
 """
@@ -50,12 +50,12 @@ def sync(
 
     Honours code.ignore, .gitignore, .majobignore; deletes what under code.obs left the code.
     """
-    from majob.service.api import cloud_stage
+    from majob.service.code import sync_code
     from majob.service.connect import open_store
+    from majob.service.submit import cloud_stage
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
     from majob.storage.plan import SyncPlan
-    from majob.storage.sync import sync_code
 
     chosen = cloud_stage(stage)
     selected = load_profile(profile)

@@ -36,6 +36,7 @@ import tenacity
 from majob.errors import LedgerError
 from majob.pipeline.netfs import Mount, network_filesystem
 from majob.processes import ProcessRef, pid_alive, this_host
+from majob.version import __version__
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
 LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
@@ -135,12 +136,6 @@ class StageRecord:
                 if values:
                     out[name] = values[-1]
         return out
-
-
-def _version() -> str:
-    from majob import __version__
-
-    return __version__
 
 
 def _now() -> str:
@@ -259,7 +254,7 @@ class Ledger:
     def _newer(self, version: int) -> LedgerError:
         return LedgerError(
             f"{self.path} was written by a newer majob (ledger schema {version}; this majob "
-            f"{_version()} reads up to {SCHEMA_VERSION})",
+            f"{__version__} reads up to {SCHEMA_VERSION})",
             hint="upgrade majob (pip install -U majob); the ledger was not changed",
         )
 
@@ -351,7 +346,7 @@ class Ledger:
                     stage,
                     spec_digest,
                     code_digest,
-                    _version(),
+                    __version__,
                     _now(),
                     override,
                     this.pid,

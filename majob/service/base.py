@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from majob import display
+from majob.text import counted
+
 if TYPE_CHECKING:
     from majob.masking import Masker
     from majob.service.watch import WaitResult
@@ -163,30 +166,25 @@ class Job:
     def with_service(self, service: TrainingService) -> Job:
         return replace(self, service=service)
 
-    # -- the notebook side (majob/notebook.py) -------------------------------------------------
+    # -- in a notebook: drawn by majob.notebook, through majob.display ------------------------
 
     def metrics(self, definitions: Mapping[str, str] | None = None) -> Any:
         """The metric series per node (a pandas DataFrame when pandas is installed, else a
         mapping): as the pipeline recorded them, or read from the log with ``definitions``."""
-        from majob.notebook import job_series, series_frame
-
-        return series_frame(job_series(self, definitions))
+        return display.metrics(self, definitions)
 
     def plot(self, metric: str | None = None, definitions: Mapping[str, str] | None = None) -> Any:
         """Draw the metric series with matplotlib (``pip install 'majob[plot]'``)."""
-        from majob.notebook import job_series, plot_series
-
-        return plot_series(job_series(self, definitions), metric, title=self.name)
+        return display.plot(self, metric, definitions)
 
     def __repr__(self) -> str:
-        from majob.notebook import job_repr
+        return (
+            f"<Job {self.name} {self.phase} {display.seconds(self.duration_ms / 1000)}, "
+            f"{counted(self.node_count, 'node')}, id {self.id}>"
+        )
 
-        return job_repr(self)
-
-    def _repr_html_(self) -> str:
-        from majob.notebook import job_html
-
-        return job_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def _int_or_none(value: object) -> int | None:

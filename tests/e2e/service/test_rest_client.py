@@ -18,7 +18,7 @@ from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
 from majob.storage.config import Credentials
-from majob.storage.sync import sync_code
+from majob.service.code import sync_code
 
 DEADLINE = 60.0
 
