@@ -63,25 +63,33 @@ def follow_job(
         )
     except KeyboardInterrupt:
         status.stop()
-        sys.stderr.write(
-            f"interrupted: job {job.id} ({job.name}) keeps running on ModelArts\n"
-            f"  follow it: majob logs {job.id} --follow\n"
-            f"  stop it:   majob stop {job.id}\n"
-        )
+        _say_still_running(job)
         return 130, None
     except ServiceUnreachable as error:
         status.stop()
-        flag = f" --profile {profile}" if profile else ""
-        sys.stderr.write(
-            f"error: {error.message}\n"
-            f"  it may still be running; when the service is back:\n"
-            f"  status:    majob status {job.id}{flag}\n"
-            f"  follow it: majob logs {job.id} --follow{flag}\n"
-        )
+        _say_unreachable(job, error.message, profile)
         return 1, None
     finally:
         status.stop()
     return report_end(result), result
+
+
+def _say_still_running(job: Job) -> None:
+    sys.stderr.write(
+        f"interrupted: job {job.id} ({job.name}) keeps running on ModelArts\n"
+        f"  follow it: majob logs {job.id} --follow\n"
+        f"  stop it:   majob stop {job.id}\n"
+    )
+
+
+def _say_unreachable(job: Job, message: str, profile: str | None) -> None:
+    flag = f" --profile {profile}" if profile else ""
+    sys.stderr.write(
+        f"error: {message}\n"
+        f"  it may still be running; when the service is back:\n"
+        f"  status:    majob status {job.id}{flag}\n"
+        f"  follow it: majob logs {job.id} --follow{flag}\n"
+    )
 
 
 def report_end(result: WaitResult) -> int:

@@ -88,7 +88,7 @@ def _history_table(records: list[object], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from majob.pipeline.ledger import StageRecord
+    from majob.pipeline.ledger_schema import StageRecord
 
     table = Table(title=title, title_justify="left")
     for column in (

@@ -36,47 +36,57 @@ commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 
+# The options of `majob submit`, spelled here so that the command reads as what it does.
+SpecArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
+StageOption = Annotated[str, typer.Option("--stage", help="debug (a short job) or formal.")]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Print what would be uploaded and the body; send nothing.")
+]
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="Follow the job to its end; exit 0 only if it completes.")
+]
+UploadInputsOption = Annotated[
+    bool,
+    typer.Option(
+        "--upload-inputs", help="Upload each input's local stand-in to its OBS path first."
+    ),
+]
+DumpOption = Annotated[
+    bool,
+    typer.Option(
+        "--dump",
+        help="Dump with msprobe as the spec's `precision:` says, into the first output "
+        "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
+    ),
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Submit formal though debug has not passed for this code and spec."
+    ),
+]
+ReasonOption = Annotated[
+    str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
+]
+LedgerOption = Annotated[
+    Path | None, typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db).")
+]
+
+
 @commands.command()
 @user_errors
 def submit(
-    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
-    stage: Annotated[str, typer.Option("--stage", help="debug (a short job) or formal.")] = "debug",
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Print what would be uploaded and the body; send nothing."),
-    ] = False,
-    wait: Annotated[
-        bool, typer.Option("--wait", help="Follow the job to its end; exit 0 only if it completes.")
-    ] = False,
-    upload_inputs: Annotated[
-        bool,
-        typer.Option(
-            "--upload-inputs", help="Upload each input's local stand-in to its OBS path first."
-        ),
-    ] = False,
+    spec: SpecArgument,
+    stage: StageOption = "debug",
+    dry_run: DryRunOption = False,
+    wait: WaitOption = False,
+    upload_inputs: UploadInputsOption = False,
     set_: SetOption = None,
     profile: ProfileOption = None,
-    dump: Annotated[
-        bool,
-        typer.Option(
-            "--dump",
-            help="Dump with msprobe as the spec's `precision:` says, into the first output "
-            "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
-        ),
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Submit formal though debug has not passed for this code and spec."
-        ),
-    ] = False,
-    reason: Annotated[
-        str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
-    ] = None,
-    ledger_path: Annotated[
-        Path | None,
-        typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
-    ] = None,
+    dump: DumpOption = False,
+    force: ForceOption = False,
+    reason: ReasonOption = None,
+    ledger_path: LedgerOption = None,
 ) -> None:
     """Check SPEC, upload its code, and create the ModelArts training job (exactly once).
 

@@ -8,11 +8,14 @@ cannot differ. Heavy modules (the spec models, the OBS SDK) load inside the comm
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from majob.cli.common import ProfileOption, SetOption, user_errors
+
+if TYPE_CHECKING:
+    from majob.storage.plan import SyncPlan
 
 commands = typer.Typer()
 
@@ -55,26 +58,21 @@ def sync(
     from majob.service.submit import cloud_stage
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
-    from majob.storage.plan import SyncPlan
 
     chosen = cloud_stage(stage)
     selected = load_profile(profile)
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected).at_stage(chosen)
 
-    def show(plan: SyncPlan) -> None:
-        for line in plan.summary_lines():
-            typer.echo(line)
-        files = None if verbose else DRY_RUN_LINES if dry_run else 0
-        if files != 0:
-            for line in plan.file_lines(files):
-                typer.echo(line)
-        for line in plan.warning_lines():
-            typer.echo(line, err=True)
-
+    # Every planned file with -v; a dry run lists the first few; a real sync only counts them.
+    listed = None if verbose else DRY_RUN_LINES if dry_run else 0
     store = open_store(selected)
     try:
         _, result = sync_code(
-            job_spec, store, dry_run=dry_run, on_plan=show, allow_secrets=allow_secrets
+            job_spec,
+            store,
+            dry_run=dry_run,
+            on_plan=lambda plan: _show(plan, listed),
+            allow_secrets=allow_secrets,
         )
     finally:
         store.close()
@@ -82,3 +80,14 @@ def sync(
         typer.echo("dry run: nothing uploaded or deleted")
     else:
         typer.echo(result.summary_line())
+
+
+def _show(plan: SyncPlan, files: int | None) -> None:
+    """The plan's summary, its first ``files`` files (all: None), and its warnings."""
+    for line in plan.summary_lines():
+        typer.echo(line)
+    if files != 0:
+        for line in plan.file_lines(files):
+            typer.echo(line)
+    for line in plan.warning_lines():
+        typer.echo(line, err=True)

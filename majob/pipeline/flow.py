@@ -23,7 +23,8 @@ from majob.errors import MajobError, StageRefused, UserInputError
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import judge_expect
-from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.stages import Report, run_cloud_stage, run_local_stage

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from majob.errors import StageRefused, UserInputError
 from majob.pipeline.digests import Fingerprint, changed_fields, changed_files
-from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
 from majob.spec.models import STAGES, JobSpec, Stage
 
 PREVIOUS: dict[str, Stage] = {"debug": "local", "formal": "debug"}

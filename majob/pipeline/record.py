@@ -11,7 +11,8 @@ import time
 
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.judge import Outcome
-from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
 
 
 class StageRecorder:
