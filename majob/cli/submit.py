@@ -191,7 +191,7 @@ def _submit(
     source = ServiceSource(profile)
     try:
         job = submit_plan(
-            plan, profile, service=source(), upload_inputs=upload_inputs, report=typer.echo
+            plan, profile, service=source, upload_inputs=upload_inputs, report=typer.echo
         )
         typer.echo(f"submitted job {job.id} ({job.name}): {phase_text(job)}")
         url = console_url(profile)

@@ -197,23 +197,25 @@ def submit_plan(
     plan: SubmitPlan,
     profile: Profile,
     *,
-    service: TrainingService | None = None,
+    service: Callable[[], TrainingService] | None = None,
     upload_inputs: bool = False,
     report: Callable[[str], None] = lambda line: None,
 ) -> Job:
-    """Check, upload and create ``plan``'s job on ``profile``'s ModelArts and OBS. The job stays
-    bound to ``service`` (opened here when not given, and then closed only if the submit
-    fails): ``job.wait()``, ``job.logs()`` work on it."""
+    """Check, upload and create ``plan``'s job on ``profile``'s ModelArts and OBS. OBS is opened
+    first, so a submit with nothing configured names the missing keys. The job stays bound to
+    the client ``service`` gives (one opened here when not given, closed only if the submit
+    fails), so ``job.wait()`` and ``job.logs()`` work on it."""
     from majob.service.connect import open_service, open_store
 
-    client = service if service is not None else open_service(profile)
     store = open_store(profile)
     try:
-        submitter = Submitter(client, store, profile, report=report)
-        return submitter.submit(plan, upload_inputs=upload_inputs)
-    except BaseException:
-        if service is None:
-            client.close()
-        raise
+        client = service() if service is not None else open_service(profile)
+        try:
+            submitter = Submitter(client, store, profile, report=report)
+            return submitter.submit(plan, upload_inputs=upload_inputs)
+        except BaseException:
+            if service is None:
+                client.close()
+            raise
     finally:
         store.close()
