@@ -18,28 +18,27 @@ This module imports nothing of majob.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 Draw = Callable[..., Any]
 
-
-@dataclass(frozen=True)
-class Views:
-    """What the presentation side draws for one class; None: that view is not offered."""
-
-    html: Callable[[Any], str] | None = None
-    metrics: Draw | None = None  # the metric series as a table
-    plot: Draw | None = None  # the metric series drawn
-
-
-_registry: dict[type, Views] = {}
+# class -> view name (html, metrics, plot) -> what draws it. A plain dict, not a dataclass:
+# ``import majob`` imports this module, and dataclasses would cost it more than all the rest.
+_registry: dict[type, dict[str, Draw]] = {}
 _loader: Callable[[], None] | None = None
 
 
-def register(cls: type, views: Views) -> None:
-    """Draw instances of ``cls`` (and its subclasses) with ``views``."""
-    _registry[cls] = views
+def register(
+    cls: type,
+    *,
+    html: Callable[[Any], str] | None = None,
+    metrics: Draw | None = None,
+    plot: Draw | None = None,
+) -> None:
+    """Draw instances of ``cls`` (and its subclasses): ``html`` for Jupyter's display,
+    ``metrics`` for the metric series as a table, ``plot`` for them drawn."""
+    views = {"html": html, "metrics": metrics, "plot": plot}
+    _registry[cls] = {name: draw for name, draw in views.items() if draw is not None}
 
 
 def load_with(loader: Callable[[], None]) -> None:
@@ -48,36 +47,35 @@ def load_with(loader: Callable[[], None]) -> None:
     _loader = loader
 
 
-def _views(obj: object) -> Views:
+def _draw(obj: object, view: str) -> Draw | None:
     global _loader
     if _loader is not None:
         loader, _loader = _loader, None
         loader()
     for cls in type(obj).__mro__:
         if cls in _registry:
-            return _registry[cls]
-    return Views()
+            return _registry[cls].get(view)
+    return None
 
 
 def html(obj: object) -> str | None:
     """``obj`` as HTML; None (Jupyter then shows its ``repr``) when no renderer is registered."""
-    draw = _views(obj).html
-    return draw(obj) if draw is not None else None
+    draw = _draw(obj, "html")
+    return str(draw(obj)) if draw is not None else None
 
 
 def metrics(obj: object, *args: Any, **kwargs: Any) -> Any:
     """``obj``'s metric series as a table (``Job.metrics``, ``StageResult.metrics``)."""
-    return _drawn(obj, "metrics", _views(obj).metrics, args, kwargs)
+    return _drawn(obj, "metrics", args, kwargs)
 
 
 def plot(obj: object, *args: Any, **kwargs: Any) -> Any:
     """``obj``'s metric series drawn (``Job.plot``, ``StageResult.plot``)."""
-    return _drawn(obj, "plot", _views(obj).plot, args, kwargs)
+    return _drawn(obj, "plot", args, kwargs)
 
 
-def _drawn(
-    obj: object, view: str, draw: Draw | None, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+def _drawn(obj: object, view: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    draw = _draw(obj, view)
     if draw is None:
         raise LookupError(f"no {view} view is registered for {type(obj).__name__}")
     return draw(obj, *args, **kwargs)

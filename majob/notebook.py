@@ -221,9 +221,7 @@ def stage_plot(result: StageResult, metric: str | None = None) -> Any:
     return plot_series(result.series, metric, title=f"{result.stage} stage")
 
 
-display.register(RunResult, display.Views(html=run_result_html))
-display.register(Job, display.Views(html=job_html, metrics=job_metrics, plot=job_plot))
-display.register(
-    StageResult, display.Views(html=stage_result_html, metrics=stage_metrics, plot=stage_plot)
-)
-display.register(PipelineResult, display.Views(html=pipeline_result_html))
+display.register(RunResult, html=run_result_html)
+display.register(Job, html=job_html, metrics=job_metrics, plot=job_plot)
+display.register(StageResult, html=stage_result_html, metrics=stage_metrics, plot=stage_plot)
+display.register(PipelineResult, html=pipeline_result_html)
