@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
+from majob.cli.common import (
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    sigterm_as_ctrl_c,
+    user_errors,
+)
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
@@ -84,7 +90,6 @@ def _summary(result: RunResult) -> list[str]:
 
 
 # The options of `majob run`, spelled here so that the command reads as what it does.
-SpecArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
 StageOption = Annotated[str, typer.Option("--stage", help="local (this machine), debug or formal.")]
 NodesOption = Annotated[
     int | None, typer.Option("--nodes", min=1, help="Override the stage's node count.")
@@ -139,7 +144,7 @@ DumpOption = Annotated[
 @commands.command()
 @user_errors
 def run(
-    spec: SpecArgument,
+    spec: SpecFileArgument,
     stage: StageOption = "local",
     nodes: NodesOption = None,
     set_: SetOption = None,

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.cli.common import (
+    LedgerOption,
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    user_errors,
+)
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
 from majob.errors import UserInputError
@@ -37,7 +43,6 @@ commands = typer.Typer()
 
 
 # The options of `majob submit`, spelled here so that the command reads as what it does.
-SpecArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
 StageOption = Annotated[str, typer.Option("--stage", help="debug (a short job) or formal.")]
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Print what would be uploaded and the body; send nothing.")
@@ -68,15 +73,12 @@ ForceOption = Annotated[
 ReasonOption = Annotated[
     str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
 ]
-LedgerOption = Annotated[
-    Path | None, typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db).")
-]
 
 
 @commands.command()
 @user_errors
 def submit(
-    spec: SpecArgument,
+    spec: SpecFileArgument,
     stage: StageOption = "debug",
     dry_run: DryRunOption = False,
     wait: WaitOption = False,

@@ -7,15 +7,17 @@ cannot differ. Heavy modules (the spec models, the OBS SDK) load inside the comm
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
-
-if TYPE_CHECKING:
-    from majob.storage.plan import SyncPlan
+from majob.cli.common import (
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    print_sync_plan,
+    user_errors,
+)
 
 commands = typer.Typer()
 
@@ -25,7 +27,7 @@ DRY_RUN_LINES = 20  # files a dry run lists without -v
 @commands.command("sync")
 @user_errors
 def sync(
-    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
+    spec: SpecFileArgument,
     stage: Annotated[
         str, typer.Option("--stage", help="debug or formal: the stage whose code is sent.")
     ] = "debug",
@@ -71,7 +73,7 @@ def sync(
             job_spec,
             store,
             dry_run=dry_run,
-            on_plan=lambda plan: _show(plan, listed),
+            on_plan=lambda plan: print_sync_plan(plan, listed),
             allow_secrets=allow_secrets,
         )
     finally:
@@ -80,14 +82,3 @@ def sync(
         typer.echo("dry run: nothing uploaded or deleted")
     else:
         typer.echo(result.summary_line())
-
-
-def _show(plan: SyncPlan, files: int | None) -> None:
-    """The plan's summary, its first ``files`` files (all: None), and its warnings."""
-    for line in plan.summary_lines():
-        typer.echo(line)
-    if files != 0:
-        for line in plan.file_lines(files):
-            typer.echo(line)
-    for line in plan.warning_lines():
-        typer.echo(line, err=True)
