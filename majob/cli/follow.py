@@ -28,7 +28,7 @@ def follow_job(
     also_line: Callable[[str], None] | None = None,
     masker: Masker | None = None,
     profile: str | None = None,
-) -> tuple[int, WaitResult | None]:
+) -> tuple[int, WaitResult[Job] | None]:
     """Follow ``job`` to its end with a live status line and its log (each line masked with
     ``masker``, and also given to ``also_line``); the exit code and how the wait ended (None:
     interrupted, or the service stayed away). ``profile`` is named in how to follow it later."""
@@ -92,7 +92,7 @@ def _say_unreachable(job: Job, message: str, profile: str | None) -> None:
     )
 
 
-def report_end(result: WaitResult) -> int:
+def report_end(result: WaitResult[Job]) -> int:
     """Say how the followed job ended (which task failed, its last lines); the exit code."""
     job = result.job
     if job.succeeded:

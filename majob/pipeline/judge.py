@@ -55,7 +55,7 @@ class Outcome:
     stored: tuple[StoredOutput, ...] = ()  # a cloud job's output files, as found in OBS
 
 
-def judge_job(spec: JobSpec, stage: Stage, profile: Profile, waited: WaitResult) -> Outcome:
+def judge_job(spec: JobSpec, stage: Stage, profile: Profile, waited: WaitResult[Job]) -> Outcome:
     """A finished job's outcome before the ``expect:`` checks: it completed, and every output
     holds objects written since the job was created (an earlier run's are no proof)."""
     job = waited.job

@@ -17,11 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from majob import display
+from majob.service.logs import LogChunk as LogChunk  # the seam speaks in it
+from majob.service.logs import iter_logs
+from majob.service.watch import WaitResult, wait_for
 from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.masking import Masker
-    from majob.service.watch import WaitResult
 
 #: The phases of reference §2.4. A job in a terminal phase never changes again.
 PHASES = (
@@ -141,11 +143,9 @@ class Job:
         on_update: Callable[[Job], None] | None = None,
         on_line: Callable[[str], None] | None = None,
         masker: Masker | None = None,
-    ) -> WaitResult:
+    ) -> WaitResult[Job]:
         """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed),
         each secret of ``masker`` shown as ``***``."""
-        from majob.service.watch import wait_for
-
         return wait_for(
             lambda: self._bound(),
             self.id,
@@ -159,8 +159,6 @@ class Job:
     def logs(self, *, task: str | None = None, follow: bool = False) -> Iterator[str]:
         """The job's log lines, all tasks merged with ``[worker-i]`` prefixes unless ``task``
         is given; ``follow`` keeps reading until the job ends."""
-        from majob.service.logs import iter_logs
-
         return iter_logs(self._bound(), self.id, task=task, follow=follow)
 
     def with_service(self, service: TrainingService) -> Job:
@@ -273,15 +271,6 @@ class Event:
     level: str
     message: str
     source: str = ""
-
-
-@dataclass(frozen=True)
-class LogChunk:
-    """Lines of one task's log after ``base_line`` (``end_line`` is the next base line)."""
-
-    task: str
-    lines: tuple[str, ...]
-    end_line: int
 
 
 @dataclass(frozen=True)

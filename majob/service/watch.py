@@ -18,11 +18,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic
 
 from majob.errors import ConfigError, ServiceUnreachable
 from majob.masking import Masker
-from majob.service.base import Job, TrainingService
-from majob.service.logs import LogCursor
+from majob.service.logs import J, JobSource, LogCursor
 
 TAIL = 20  # lines of each task kept for the failure report
 PATIENCE_VARIABLE = "MAJOB_WAIT_PATIENCE"
@@ -44,10 +44,10 @@ def wait_patience(environ: Mapping[str, str] | None = None) -> float:
 
 
 @dataclass
-class WaitResult:
+class WaitResult(Generic[J]):
     """How the wait ended: the job's last state, and the last lines of each task's log."""
 
-    job: Job
+    job: J
     tails: dict[str, deque[str]] = field(default_factory=dict)
     timed_out: bool = False
 
@@ -56,19 +56,19 @@ class WaitResult:
 
 
 def wait_for(
-    get_service: Callable[[], TrainingService],
+    get_service: Callable[[], JobSource[J]],
     job_id: str,
     *,
     job_name: str | None = None,
     timeout: float | None = None,
-    on_update: Callable[[Job], None] | None = None,
+    on_update: Callable[[J], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     on_connection: Callable[[str], None] | None = None,
     reconnect: Callable[[], None] | None = None,
     poll: float = 0.25,
     patience: float | None = None,
     masker: Masker | None = None,
-) -> WaitResult:
+) -> WaitResult[J]:
     """Poll job ``job_id`` (named ``job_name``, for messages) until it reaches a terminal phase
     (or ``timeout`` seconds pass)."""
     masker = masker or Masker()
