@@ -89,9 +89,11 @@ def _read_homes() -> dict[str, str]:
             for node in tree.body
             if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
         )
+        homes: dict[str, str] = {}
         for node in listing.body:
             assert isinstance(node, ast.ImportFrom) and node.module is not None
-            _homes.update((alias.name, node.module) for alias in node.names)
+            homes.update((alias.name, node.module) for alias in node.names)
+        _homes.update(homes)  # at once: another thread never sees half of it
     return _homes
 
 
