@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
+from majob import display
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
 from majob.masking import Masker
 from majob.migrate.standin import npu_standin_for
@@ -141,14 +142,14 @@ class RunResult:
         return self.run_dir / "record.json"
 
     def __repr__(self) -> str:  # short: the default was a 64-character digest and full paths
-        from majob.notebook import run_result_repr
+        return (
+            f"<RunResult {self.stage} {self.status} in {display.seconds(self.duration)}, "
+            f"{counted(len(self.nodes), 'node')}, {counted(len(self.outputs), 'output file')}, "
+            f"run {self.run_id}>"
+        )
 
-        return run_result_repr(self)
-
-    def _repr_html_(self) -> str:
-        from majob.notebook import run_result_html
-
-        return run_result_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def spec_digest(spec: JobSpec) -> str:

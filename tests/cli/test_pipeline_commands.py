@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
-from majob.pipeline.ledger import SCHEMA_VERSION
+from majob.pipeline.ledger_schema import SCHEMA_VERSION
 
 runner = CliRunner()
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from majob.errors import ServiceError
+from majob.service.code import sync_code
 from majob.service.notebook import notebook_sdk_available, submit_in_notebook
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
-from majob.storage.sync import sync_code, sync_dir
+from majob.storage.sync import sync_dir
 from majob.storage.uri import ObsUri
 
 STANDIN = Path(__file__).parent / "standin"

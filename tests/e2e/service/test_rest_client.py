@@ -12,13 +12,13 @@ import pytest
 from majob.compile.rest import to_rest_body
 from majob.errors import ServiceAuthError, ServiceError, ServiceNotFound, ServiceUnreachable
 from majob.service.base import JobFilter
+from majob.service.code import sync_code
 from majob.service.connect import service_config
 from majob.service.rest import RestTrainingService, ServiceConfig
 from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
 from majob.storage.config import Credentials
-from majob.storage.sync import sync_code
 
 DEADLINE = 60.0
 

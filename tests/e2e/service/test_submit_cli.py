@@ -353,3 +353,28 @@ def test_a_dry_run_masks_the_body_as_compile_does(
     assert shown["algorithm"] == {
         key: value for key, value in body["algorithm"].items() if key in shown["algorithm"]
     }
+
+
+def test_one_submit_walks_the_code_once_and_records_the_files_it_uploaded(
+    project: Path, store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import majob.storage.plan as plan_module
+
+    walked: list[Path] = []
+    walk = plan_module.walk_files
+
+    def counting(root: Path, *args, **kwargs):
+        walked.append(Path(root))
+        return walk(root, *args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "walk_files", counting)
+    result = submit(project, "--wait")
+    assert result.exit_code == 0, result.output
+    code = (project / "code").resolve()
+    assert [root for root in walked if root == code] == [code]  # the data dir is walked too
+    with Ledger() as ledger:
+        (record,) = ledger.records("tiny")
+    uploaded = [
+        info.key.removeprefix("tiny/code/") for info in store.list_all("majob-demo", "tiny/code/")
+    ]
+    assert sorted(record.code_files) == sorted(uploaded)
