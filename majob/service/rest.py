@@ -30,17 +30,10 @@ from typing import Any
 from majob.errors import MajobError, ServiceError
 from majob.masking import Masker
 from majob.retry import call_retrying
-from majob.service.base import (
-    CREATE_LANDING_WINDOW,
-    Engine,
-    Event,
-    Flavor,
-    Job,
-    JobFilter,
-    LogChunk,
-)
+from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter, LogChunk
 from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
 from majob.service.rest_failures import is_retryable, service_error, shortened
+from majob.spec.catalog import Engine, Flavor
 from majob.storage.config import Credentials
 
 MAX_SEARCH_LIMIT = 50  # the service's page size limit (reference §2.2)

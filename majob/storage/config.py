@@ -44,6 +44,16 @@ class Credentials:
         return tuple(s for s in (self.secret_key, self.security_token) if s)
 
 
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where majob keeps per-user configuration (``profiles.yaml``, ``credentials``):
+    ``$MAJOB_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/majob``, else ``~/.config/majob``."""
+    env = os.environ if environ is None else environ
+    if env.get("MAJOB_CONFIG_DIR"):
+        return Path(env["MAJOB_CONFIG_DIR"])
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "majob"
+
+
 def load_credentials(
     environ: Mapping[str, str] | None = None, *, file: Path | None = None
 ) -> Credentials:
@@ -65,9 +75,6 @@ def load_credentials(
     if file is None and env.get("MAJOB_OBS_CREDENTIALS"):
         file = Path(env["MAJOB_OBS_CREDENTIALS"])
     if file is None:
-        # Here, not at the top: majob.spec.profiles imports pydantic, which `majob obs` avoids.
-        from majob.spec.profiles import config_dir
-
         default = config_dir(env) / CREDENTIALS_FILE
         if default.exists():
             file = default
