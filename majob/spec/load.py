@@ -23,9 +23,11 @@ from pydantic_core import ErrorDetails
 
 from majob.errors import SpecError, SpecProblem
 from majob.spec.envrefs import Origin, expand_refs, from_environ
-from majob.spec.models import CHANNEL_PATTERN, NAME_PATTERN, JobSpec, SpecRuleErrors
+from majob.spec.fields import CHANNEL_PATTERN, NAME_PATTERN
+from majob.spec.models import JobSpec
 from majob.spec.positions import Loc, Positions, Where
 from majob.spec.profiles import Profile, load_profile
+from majob.spec.rules import SpecRuleErrors
 from majob.spec.safe_yaml import (
     MAX_DEPTH,
     Document,
