@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from majob.spec.fields import Scalar, render_scalar
+from majob.spec.positions import Loc
 
-Loc = tuple[str | int, ...]
 Problem = tuple[Loc, str]  # a field path and what is wrong there
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
