@@ -1,5 +1,6 @@
-"""The one retry loop: at most ``retries`` more attempts, only for what ``retry_if`` accepts,
-none once the time budget is spent, with exponential waits (capped) plus jitter."""
+"""The one retry loop: its waits, its edges, its cost when nothing fails. Its bounds under a
+real rule (at most ``retries`` more attempts, only what ``retry_if`` accepts, none once the time
+budget is spent): tests/unit/storage/test_retry.py."""
 
 from __future__ import annotations
 
@@ -18,67 +19,35 @@ class Busy(Exception):
     """A failure the loop retries."""
 
 
-class Refused(Exception):
-    """A failure the loop does not retry."""
-
-
 def _transient(error: BaseException) -> bool:
     return isinstance(error, Busy)
 
 
-def _run(fail: BaseException, *, retries: int, timeout: float = 60.0) -> int:
+def test_no_retries_is_one_attempt_even_below_zero() -> None:
     calls: list[int] = []
 
-    def call() -> str:
+    def busy() -> None:
         calls.append(1)
-        raise fail
+        raise Busy()
 
-    with pytest.raises(type(fail)) as raised:
-        call_retrying(call, retry_if=_transient, retries=retries, timeout=timeout, base_delay=0.001)
-    assert raised.value is fail
-    return len(calls)
-
-
-def test_at_most_retries_plus_one_attempts() -> None:
-    assert _run(Busy(), retries=3) == 4
-    assert _run(Busy(), retries=0) == 1
-    assert _run(Busy(), retries=-1) == 1
-
-
-def test_what_retry_if_refuses_is_sent_once() -> None:
-    assert _run(Refused(), retries=3) == 1
-
-
-def test_a_spent_time_budget_stops_after_the_first_attempt() -> None:
-    assert _run(Busy(), retries=3, timeout=0.0) == 1
-
-
-def test_retries_until_success() -> None:
-    calls: list[int] = []
-
-    def flaky() -> str:
-        calls.append(1)
-        if len(calls) < 3:
-            raise Busy()
-        return "ok"
-
-    done = call_retrying(flaky, retry_if=_transient, retries=5, timeout=60.0, base_delay=0.001)
-    assert done == "ok"
-    assert len(calls) == 3
+    for retries in (0, -1):
+        with pytest.raises(Busy):
+            call_retrying(busy, retry_if=_transient, retries=retries, timeout=60.0)
+    assert calls == [1, 1]
 
 
 def test_the_waits_double_up_to_the_cap_plus_jitter(monkeypatch: pytest.MonkeyPatch) -> None:
     slept: list[float] = []
     monkeypatch.setattr(retry.time, "sleep", slept.append)
     monkeypatch.setattr(retry.random, "uniform", lambda low, high: high)  # the most jitter
-    assert _run(Busy(), retries=7) == 8
-    base = 0.001
-    assert slept == [min(base * 2**n, retry.MAX_DELAY) + base for n in range(7)]
-    slept.clear()
 
     def busy() -> None:
         raise Busy()
 
+    with pytest.raises(Busy):
+        call_retrying(busy, retry_if=_transient, retries=7, timeout=60.0, base_delay=0.001)
+    assert slept == [min(0.001 * 2**n, retry.MAX_DELAY) + 0.001 for n in range(7)]
+    slept.clear()
     with pytest.raises(Busy):  # the default base delay, as the store and the service use it
         call_retrying(busy, retry_if=_transient, retries=8, timeout=60.0)
     assert slept == [min(0.2 * 2**n, retry.MAX_DELAY) + 0.2 for n in range(8)]
