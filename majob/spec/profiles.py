@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from majob.errors import ConfigError
-from majob.storage.config import config_dir
+from majob.storage.dirs import config_dir
 from majob.storage.uri import bucket_name_problem
 
 PROFILE_FILE = "profiles.yaml"

@@ -21,6 +21,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from majob.errors import ConfigError
+from majob.storage.dirs import config_dir
 
 Signature = Literal["v4", "v2", "obs"]
 SIGNATURES: tuple[Signature, ...] = ("v4", "v2", "obs")
@@ -42,16 +43,6 @@ class Credentials:
     def secrets(self) -> tuple[str, ...]:
         """The strings that must never appear in output."""
         return tuple(s for s in (self.secret_key, self.security_token) if s)
-
-
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where majob keeps per-user configuration (``profiles.yaml``, ``credentials``):
-    ``$MAJOB_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/majob``, else ``~/.config/majob``."""
-    env = os.environ if environ is None else environ
-    if env.get("MAJOB_CONFIG_DIR"):
-        return Path(env["MAJOB_CONFIG_DIR"])
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "majob"
 
 
 def load_credentials(
