@@ -20,6 +20,11 @@ from majob import display
 from majob.service.logs import LogChunk as LogChunk  # the seam speaks in it
 from majob.service.logs import iter_logs
 from majob.service.watch import WaitResult, wait_for
+
+# Flavor and Engine are the catalogue's types (spec/catalog.py): what a service lists and what
+# the reference documents are read into one type each.
+from majob.spec.catalog import Engine as Engine
+from majob.spec.catalog import Flavor as Flavor
 from majob.text import counted
 
 if TYPE_CHECKING:
@@ -192,75 +197,6 @@ def _int_or_none(value: object) -> int | None:
         return int(str(value))
     except ValueError:
         return None
-
-
-@dataclass(frozen=True)
-class Flavor:
-    """A resource flavor the service offers (``GET training-job-flavors``)."""
-
-    id: str
-    name: str = ""
-    type: str = ""  # CPU, GPU, Ascend
-    max_num: int = 1
-    cpu: str = ""
-    gpu: str = ""
-    npu: str = ""
-    memory: str = ""
-
-    @property
-    def is_ascend(self) -> bool:
-        return self.type.lower() == "ascend" or bool(self.npu)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Flavor:
-        info = data.get("flavor_info") or {}
-
-        def describe(part: object) -> str:
-            if isinstance(part, Mapping):
-                return " ".join(f"{k}={v}" for k, v in part.items() if v not in (None, ""))
-            return "" if part is None else str(part)
-
-        return cls(
-            id=str(data.get("flavor_id", "")),
-            name=str(data.get("flavor_name") or ""),
-            type=str(data.get("flavor_type") or ""),
-            max_num=_int_or_none(info.get("max_num")) or 1,
-            cpu=describe(info.get("cpu")),
-            gpu=describe(info.get("gpu")),
-            npu=describe(info.get("npu")),
-            memory=describe(info.get("memory")),
-        )
-
-    def to_cache(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in Flavor.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class Engine:
-    """A preset engine (``GET training-job-engines``)."""
-
-    name: str
-    version: str
-    id: str = ""
-    image: str = ""
-
-    @property
-    def is_ascend(self) -> bool:
-        text = f"{self.name} {self.version}".lower()
-        return "ascend" in text or "cann" in text
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Engine:
-        image = data.get("image_info") or {}
-        return cls(
-            name=str(data.get("engine_name", "")),
-            version=str(data.get("engine_version", "")),
-            id=str(data.get("engine_id") or ""),
-            image=str(image.get("gpu_image_url") or image.get("cpu_image_url") or ""),
-        )
-
-    def to_cache(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in Engine.__dataclass_fields__}
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,13 @@
-"""The documented ModelArts training flavors and engines (reference modelarts.md §3.4).
+"""The emulator's catalogue of training flavors and engines, as it serves them (``to_api``).
 
-The one source for the emulator (it serves these from ``/training-job-flavors`` and
-``/training-job-engines``) and, later, for image checks. Pre-flight asks the service itself
-(regions differ) and uses this only offline.
+Only the emulator imports this module (it serves these from ``/training-job-flavors`` and
+``/training-job-engines``); it stays here until the emulator carries its own copy (issue 19: the
+emulator must not import ``majob.service``), and then goes. majob's client side reads the
+documented catalogue of ``majob.spec.catalog``, whose ``Flavor`` and ``Engine`` are the ones the
+service's answers are read into; the records here are the emulator's own, richer shape.
 
-What is documented and what is not: the flavor ids, vCPU/memory and ``max_num`` of the CPU
-flavors and the engine name/version ids are from the reference; the Ascend training ids
-(``modelarts.bm.snt9.xlarge.8``, the ``pytorch_2.1.0-cann_8.0.rc1...`` engine) are the examples
-``job_specs/npu_resnet.yaml`` uses, marked **[U]** in the reference. Image addresses follow the
-platform's ``<engine_ver>-[cpu|cuda_x|cann_x]-py_x-<os>-<arch>`` naming under the preset image
-organisation; the exact SWR paths vary by region and are not documented.
+The data is the reference's (modelarts.md §3.4); see ``majob.spec.catalog`` for what is
+documented and what is not.
 """
 
 from __future__ import annotations
