@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from majob.migrate.findings import FileReport, Finding
     from majob.migrate.rewrite import migrate_source
     from majob.pipeline.flow import Pipeline, PipelineResult, StageResult
-    from majob.runner.local import RunResult, run_local
+    from majob.runner.local import run_local
+    from majob.runner.result import RunResult
     from majob.service.api import jobs, submit
     from majob.service.base import Job
     from majob.spec.load import load_spec
@@ -103,7 +104,7 @@ _EXPORTS: dict[str, str] = {
     "Resources": "majob.spec.models",
     "RunTimeoutError": "majob.errors",
     "RunnerError": "majob.errors",
-    "RunResult": "majob.runner.local",
+    "RunResult": "majob.runner.result",
     "run_local": "majob.runner.local",
     "ServiceError": "majob.errors",
     "SpecError": "majob.errors",

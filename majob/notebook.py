@@ -20,7 +20,7 @@ from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.pipeline.flow import PipelineResult, StageResult
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
     from majob.service.base import Job
 
 SeriesMap = Mapping[str, Mapping[str, Sequence[float]]]

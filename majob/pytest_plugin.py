@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from majob.emulator.endpoints import EmulatorEndpoints
     from majob.emulator.obs import FakeObsServer
+    from majob.emulator.statefile import EmulatorEndpoints
     from majob.storage.obs import ObsObjectStore
 
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.emulator.cloud import EmulatedCloud, emulated_cloud
-from majob.emulator.endpoints import EmulatorEndpoints
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsServer, fake_obs
+from majob.emulator.statefile import EmulatorEndpoints
 from majob.storage.config import Credentials, ObsConfig, Signature
 
 if TYPE_CHECKING:

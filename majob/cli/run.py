@@ -12,7 +12,7 @@ from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_e
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -156,6 +156,7 @@ def run(
         extra = [f"resources.nodes={nodes}"] if nodes else []
         run_cloud_stage(spec, stage, [*(set_ or []), *extra], profile)
         return
+    from majob.precision.dumpconfig import for_local_run
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
@@ -180,7 +181,7 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                dump=dump,
+                prepare_env=for_local_run if dump else None,
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

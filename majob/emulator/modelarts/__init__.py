@@ -8,7 +8,7 @@ SDK-HMAC-SHA256 signature). ``majob.emulator.cloud`` runs it together with the f
 from __future__ import annotations
 
 from majob.emulator.modelarts.errors import ModelArtsError
-from majob.emulator.modelarts.executor import JobFault
+from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.server import FakeModelArtsServer, LoggedCall
 
 __all__ = ["FakeModelArtsServer", "JobFault", "LoggedCall", "ModelArtsError"]

@@ -17,8 +17,8 @@ from huaweicloudsdkmodelarts.v1 import ModelArtsClient
 from huaweicloudsdkmodelarts.v1.model import ShowTrainingJobDetailsRequest
 
 from majob.emulator.cloud import EmulatedCloud
-from majob.emulator.endpoints import EmulatorEndpoints
 from majob.emulator.obs.models import Blob, ObsBackend
+from majob.emulator.statefile import EmulatorEndpoints
 
 BUCKET = "majob-demo"
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.precision.dumpconfig import for_local_run
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
@@ -61,7 +62,10 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
 
     local = run_local(
-        load_spec(spec), runs_dir=tmp_path / "runs", on_line=lambda _: None, dump=True
+        load_spec(spec),
+        runs_dir=tmp_path / "runs",
+        on_line=lambda _: None,
+        prepare_env=for_local_run,
     )
     compared = runner.invoke(
         app,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
-from majob.runner.local import run_local, spec_digest
+from majob.runner.local import run_local
+from majob.runner.record import effective_spec_digest
 from majob.spec.load import load_spec
 from majob.spec.models import JobSpec
 
@@ -128,7 +129,7 @@ def test_two_nodes_see_the_container_and_leave_a_record(
 
     record = json.loads(result.record.read_text())
     assert record["status"] == "passed"
-    assert record["spec_digest"] == spec_digest(
+    assert record["spec_digest"] == effective_spec_digest(
         spec.at_stage("local").model_copy(
             update={"resources": spec.resources.model_copy(update={"nodes": 2})}
         )
