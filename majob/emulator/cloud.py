@@ -62,9 +62,7 @@ class EmulatedCloud:
             self._release()
             raise
         try:
-            for name in buckets:
-                if name not in self.obs.backend.buckets:
-                    self.obs.backend.create_bucket(name)
+            self.obs.backend.ensure_buckets(buckets)
             self.modelarts = FakeModelArtsServer(
                 self.state_dir / "modelarts",
                 storage=FakeObsStorage(self.obs.backend),

@@ -54,9 +54,7 @@ def fake_obs(
         tokens=tokens,
         request_timeout=request_timeout,
     )
-    for name in buckets:
-        if name not in server.backend.buckets:
-            server.backend.create_bucket(name)
+    server.backend.ensure_buckets(buckets)
     with server:
         yield server
 

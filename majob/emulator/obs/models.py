@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from majob.emulator.obs.blobs import INLINE_LIMIT, Blob, BlobRange, BlobWriter
@@ -120,6 +120,13 @@ class ObsBackend(MultipartOperations):
                 )
             del self.buckets[name]
             self._log(lambda: {"op": "unbucket", "name": name})
+
+    def ensure_buckets(self, names: Iterable[str]) -> None:
+        """Create each bucket of ``names`` that is not there yet (a restarted fake keeps its
+        own)."""
+        for name in names:
+            if name not in self.buckets:
+                self.create_bucket(name)
 
     def list_buckets(self) -> list[FakeBucket]:
         with self._lock:

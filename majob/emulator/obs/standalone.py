@@ -79,9 +79,7 @@ def serve(
         request_timeout=request_timeout,
     )
     try:
-        for name in buckets or []:
-            if name not in server.backend.buckets:
-                server.backend.create_bucket(name)
+        server.backend.ensure_buckets(buckets or [])
     except ObsServiceError as error:
         server.stop()
         raise ConfigError(error.message) from error
