@@ -64,12 +64,17 @@ def test_the_client_reads_what_a_running_emulator_publishes(tmp_path: Path) -> N
     with EmulatedCloud(tmp_path / "state", buckets=()) as cloud:
         found = running_emulator(tmp_path / "state")
         assert found.__dict__ == cloud.endpoints.to_dict()
-        # The keys the client signs with are the ones both fakes accept.
+    with pytest.raises(ConfigError, match="not running"):
+        running_emulator(tmp_path / "state")  # stopped: the state file is gone
+
+
+def test_the_emulator_keys_are_the_fake_obs_keys(tmp_path: Path) -> None:
+    """The keys a client reads and signs with are the ones both fakes accept."""
+    with EmulatedCloud(tmp_path, buckets=()) as cloud:
+        found = running_emulator(tmp_path)
         assert (found.access_key, found.secret_key) == (DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY)
         assert cloud.obs.credentials == {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY}
         assert cloud.modelarts.credentials == {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY}
-    with pytest.raises(ConfigError, match="not running"):
-        running_emulator(tmp_path / "state")  # stopped: the state file is gone
 
 
 def test_a_state_without_a_field_says_which(tmp_path: Path) -> None:
