@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from majob.pipeline.flow import Pipeline as Pipeline
     from majob.pipeline.flow import PipelineResult as PipelineResult
     from majob.pipeline.flow import StageResult as StageResult
-    from majob.runner.local import RunResult as RunResult
     from majob.runner.local import run_local as run_local
+    from majob.runner.result import RunResult as RunResult
     from majob.service.base import Job as Job
     from majob.spec.load import load_spec as load_spec
     from majob.spec.models import Channel as Channel

@@ -21,7 +21,7 @@ from majob.errors import UserInputError
 from majob.pipeline.flow import PipelineResult, StageResult
 from majob.pipeline.ledger import Ledger
 from majob.pipeline.metrics import read_metrics
-from majob.runner.local import RunResult
+from majob.runner.result import RunResult
 from majob.service.base import Job
 
 SeriesMap = Mapping[str, Mapping[str, Sequence[float]]]

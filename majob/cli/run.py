@@ -18,7 +18,7 @@ from majob.cli.common import (
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -164,6 +164,7 @@ def run(
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
+    from majob.precision.dumpconfig import for_local_run
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
@@ -188,7 +189,7 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                dump=dump,
+                prepare_env=for_local_run if dump else None,
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")

@@ -31,7 +31,7 @@ from majob.pipeline.stages import Report, run_cloud_stage, run_local_stage
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
     from majob.service.base import Job, TrainingService
     from majob.spec.profiles import Profile
 

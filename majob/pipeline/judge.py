@@ -16,7 +16,7 @@ from majob.pipeline.metrics import Series
 from majob.spec.models import Expect, JobSpec, Stage
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
     from majob.service.base import Job
     from majob.service.watch import WaitResult
     from majob.spec.profiles import Profile

@@ -17,7 +17,7 @@ from majob.spec.models import JobSpec, Stage
 from majob.text import counted, printable
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
     from majob.service.base import Job
     from majob.spec.profiles import Profile
     from majob.storage.plan import LocalFile

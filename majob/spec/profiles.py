@@ -50,7 +50,7 @@ EMULATOR_BUCKET = "majob-demo"
 
 def emulator_profile(environ: Mapping[str, str] | None = None) -> Profile:
     """The built-in ``emulator`` profile, from the running daemon's state file."""
-    from majob.emulator.endpoints import emulator_state_dir, running_emulator
+    from majob.spec.emulator_state import emulator_state_dir, running_emulator
 
     endpoints = running_emulator(emulator_state_dir(environ))
     return Profile(

@@ -22,7 +22,8 @@ HOMES = {
     "majob.migrate.findings": ["FileReport", "Finding"],
     "majob.migrate.rewrite": ["migrate_source"],
     "majob.pipeline.flow": ["Pipeline", "PipelineResult", "StageResult"],
-    "majob.runner.local": ["RunResult", "run_local"],
+    "majob.runner.local": ["run_local"],
+    "majob.runner.result": ["RunResult"],
     "majob.service.base": ["Job"],
     "majob.spec.load": ["load_spec"],
     "majob.spec.models": [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 import traceback
 from pathlib import Path
 
@@ -19,19 +18,7 @@ from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
 from majob.storage.config import Credentials
-
-DEADLINE = 60.0
-
-
-def wait_until(check, what: str):
-    """Poll ``check`` until it returns something true (generous deadline, no fixed sleeps)."""
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from majob.testing import wait_until
 
 
 def submitted(project: Path, profile: Profile, service, store, *sets: str):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from majob.service.base import JobFilter
 from majob.service.connect import ServiceSource
 from majob.service.watch import wait_for
 from majob.spec.profiles import load_profile
+from majob.testing import wait_until
 
 runner = CliRunner()
 DEADLINE = 60.0
@@ -32,16 +32,6 @@ def submit(project: Path, *args: str):
 def job_id_of(output: str) -> str:
     line = next(line for line in output.splitlines() if line.startswith("submitted job "))
     return line.split()[2]
-
-
-def wait_until(check, what: str):
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store) -> None:
