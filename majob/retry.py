@@ -1,5 +1,5 @@
-"""The one retry loop for requests to the cloud: OBS (``storage/obs.py``) and ModelArts
-(``service/rest.py``) alike.
+"""The one retry loop: requests to the cloud, OBS (``storage/obs.py``) and ModelArts
+(``service/rest.py``) alike, and the opening of a busy ledger (``pipeline/ledger.py``).
 
 A failed request is sent again only when ``retry_if`` says its failure may go away (each side
 has its rule: ``storage.retry.is_transient``, ``service.failures.is_retryable``), at most
@@ -34,6 +34,7 @@ def call_retrying(
     retries: int,
     timeout: float,
     base_delay: float = 0.2,
+    max_delay: float = MAX_DELAY,
 ) -> T:
     """``call()``, sent again after a failure ``retry_if`` accepts, within both bounds."""
     started = time.monotonic()
@@ -44,6 +45,6 @@ def call_retrying(
         except Exception as error:
             if attempt > retries or not retry_if(error) or time.monotonic() - started >= timeout:
                 raise
-        delay = min(base_delay * 2 ** (attempt - 1), MAX_DELAY)
+        delay = min(base_delay * 2 ** (attempt - 1), max_delay)
         time.sleep(delay + random.uniform(0, base_delay))
         attempt += 1

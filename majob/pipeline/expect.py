@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from majob.pipeline.metrics import _node_order
-from majob.spec.models import Expect, parse_bound
+from majob.spec.expect import Expect, parse_bound
 
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,

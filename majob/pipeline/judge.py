@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from majob.pipeline.expect import check_expect
 from majob.pipeline.metrics import Series
-from majob.spec.models import Expect, JobSpec, Stage
+from majob.spec.expect import Expect
+from majob.spec.models import JobSpec, Stage
 
 if TYPE_CHECKING:
     from majob.runner.result import RunResult

@@ -30,8 +30,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import tenacity
-
 from majob.errors import LedgerError
 from majob.pipeline.ledger_schema import (
     MIGRATIONS,
@@ -42,11 +40,13 @@ from majob.pipeline.ledger_schema import (
 )
 from majob.pipeline.netfs import Mount, network_filesystem
 from majob.processes import ProcessRef, this_host
+from majob.retry import call_retrying
 from majob.version import __version__
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
 LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
 BUSY_TIMEOUT_MS = 30_000
+OPEN_ATTEMPTS = 200  # more than fit in the busy timeout: the timeout is what ends the tries
 
 
 def _now() -> str:
@@ -112,14 +112,15 @@ class Ledger:
         # Two processes opening a new ledger at once race to switch it to WAL and to migrate it;
         # SQLite answers the loser "database is locked" at once (the journal-mode switch does not
         # wait for the busy timeout), so the whole opening is tried again within that timeout.
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception(_is_locked),
-            wait=tenacity.wait_random_exponential(multiplier=0.01, max=0.5),
-            stop=tenacity.stop_after_delay(BUSY_TIMEOUT_MS / 1000),
-            reraise=True,
-        )
         try:
-            self._db = retrying(self._open)
+            self._db = call_retrying(
+                self._open,
+                retry_if=_is_locked,
+                retries=OPEN_ATTEMPTS,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                base_delay=0.01,
+                max_delay=0.5,
+            )
         except sqlite3.Error as error:
             raise self._unusable(error) from None
         return self._db

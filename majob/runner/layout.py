@@ -28,7 +28,8 @@ from majob import container
 from majob.masking import MASK
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
-from majob.spec.models import Channel, JobSpec, render_scalar
+from majob.spec.fields import render_scalar
+from majob.spec.models import Channel, JobSpec
 
 CONTAINER_HOME = container.HOME
 LOCAL_HOST = "127.0.0.1"

@@ -17,14 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from majob import display
-from majob.service.logs import LogChunk as LogChunk  # the seam speaks in it
-from majob.service.logs import iter_logs
+from majob.service.logs import LogChunk, iter_logs
 from majob.service.watch import WaitResult, wait_for
 
 # Flavor and Engine are the catalogue's types (spec/catalog.py): what a service lists and what
 # the reference documents are read into one type each.
-from majob.spec.catalog import Engine as Engine
-from majob.spec.catalog import Flavor as Flavor
+from majob.spec.catalog import Engine, Flavor
 from majob.text import counted
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from majob.errors import ServiceError, ServiceUnreachable
+from majob.retry import TRANSIENT_STATUS
 from majob.service.base import (
     CREATE_LANDING_WINDOW,
     SUBMIT_ID_ANNOTATION,
@@ -28,7 +29,6 @@ from majob.service.base import (
 )
 from majob.spec.models import Stage
 
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 CREATE_BUDGET = 120.0  # seconds a submit keeps trying to create its one job
 CLOCK_SLACK_MS = 120_000  # the service's clock may run behind ours
 TURNED_AWAY_STATUS = frozenset({429, 503})
@@ -41,7 +41,7 @@ def is_ambiguous(error: BaseException) -> bool:
     again: the connection failed, the service had a 5xx moment, or it throttled (429)."""
     if isinstance(error, ServiceUnreachable):
         return True
-    return isinstance(error, ServiceError) and (error.status or 0) in RETRYABLE_STATUS
+    return isinstance(error, ServiceError) and (error.status or 0) in TRANSIENT_STATUS
 
 
 def turned_away(error: ServiceError) -> bool:

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from majob.service.base import Engine, Flavor, TrainingService
+from majob.service.base import TrainingService
+from majob.spec.catalog import Engine, Flavor
 
 DEFAULT_TTL = 3600.0
 
@@ -37,7 +38,7 @@ class Offerings:
 
 
 def cache_file(endpoint: str, project_id: str, cache_dir: Path | None = None) -> Path:
-    from majob.storage.localstate import default_cache_dir
+    from majob.storage.dirs import default_cache_dir
 
     key = hashlib.sha256(f"{endpoint}\n{project_id}".encode()).hexdigest()[:16]
     return (cache_dir or default_cache_dir()) / "service" / f"offerings-{key}.json"

@@ -30,7 +30,8 @@ from typing import Any
 from majob.errors import MajobError, ServiceError
 from majob.masking import Masker
 from majob.retry import call_retrying
-from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter, LogChunk
+from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter
+from majob.service.logs import LogChunk
 from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
 from majob.service.rest_failures import is_retryable, service_error, shortened
 from majob.spec.catalog import Engine, Flavor

@@ -15,9 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from majob.spec.envrefs import FromEnviron
-from majob.spec.expect import NO_EXPECT, MetricPattern
-from majob.spec.expect import Expect as Expect  # re-exported: pipeline/expect.py imports it
-from majob.spec.expect import parse_bound as parse_bound  # re-exported: pipeline/expect.py
+from majob.spec.expect import NO_EXPECT, Expect, MetricPattern
 from majob.spec.fields import (
     CHANNEL_PATTERN,
     NAME_PATTERN,
@@ -27,7 +25,6 @@ from majob.spec.fields import (
     Scalar,
     SpecModel,
 )
-from majob.spec.fields import render_scalar as render_scalar  # re-exported: runner/layout.py
 from majob.spec.rules import (
     Problem,
     SpecRuleErrors,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 # Re-exported ("as"): sync and the service's offerings cache find the cache dir here.
-from majob.storage.dirs import default_cache_dir as default_cache_dir
+from majob.storage.dirs import default_cache_dir
 
 HASH_CHUNK = 1 << 20
 # A file modified this close to the moment it was hashed may change again within the same mtime

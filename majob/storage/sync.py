@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from majob.errors import UserInputError
 from majob.storage.base import ObjectStore
+from majob.storage.dirs import default_cache_dir
 from majob.storage.listing import list_remote
-from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
+from majob.storage.localstate import HashCache, UploadRecords
 from majob.storage.plan import CachedDigests, LocalFile, SyncPlan, plan_sync, scan_local
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
 from majob.storage.uri import ObsUri

@@ -295,3 +295,33 @@ def test_a_file_that_is_no_ledger_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(LedgerError, match="cannot use the ledger"):
         Ledger(path).records()
     assert path.read_bytes() == b"this is not a database" * 100
+
+
+def test_opening_a_ledger_another_connection_holds_locked_waits_for_it(tmp_path: Path) -> None:
+    # Switching to WAL is answered "database is locked" at once, without SQLite's busy wait,
+    # while another connection holds a write lock (as a second process opening the same new
+    # ledger does); the opening is tried again (majob.retry) until the lock goes, not failed.
+    import threading
+
+    path = tmp_path / "ledger.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    released = threading.Event()
+
+    def release() -> None:
+        released.wait(10)
+        holder.execute("COMMIT")
+        holder.close()
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    try:
+        ledger = Ledger(path)
+        timer = threading.Timer(0.3, released.set)
+        timer.start()
+        with ledger:
+            assert ledger.records() == []
+        assert released.is_set()  # it did wait for the holder rather than open around it
+    finally:
+        released.set()
+        thread.join()

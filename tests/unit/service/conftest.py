@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from majob.errors import ServiceError, ServiceNotFound
-from majob.service.base import Engine, Event, Flavor, Job, JobFilter, LogChunk
+from majob.service.base import Event, Job, JobFilter
+from majob.service.logs import LogChunk
+from majob.spec.catalog import Engine, Flavor
 
 
 class ScriptedService:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from majob.service.base import Engine, Flavor, Job
+from majob.service.base import Job
+from majob.spec.catalog import Engine, Flavor
 
 WIRE = {
     "kind": "job",
