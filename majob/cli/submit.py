@@ -21,6 +21,7 @@ from majob.cli.common import (
     ProfileOption,
     SetOption,
     SpecFileArgument,
+    sigterm_as_ctrl_c,
     user_errors,
 )
 from majob.cli.follow import follow_job
@@ -106,7 +107,9 @@ def submit(
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
-    with Ledger(ledger_path) as ledger:
+    # A SIGTERM while it waits ends it as Ctrl-C does: the job keeps running, majob says how
+    # to follow it, and the record says interrupted (left to its default, it died silently).
+    with sigterm_as_ctrl_c(), Ledger(ledger_path) as ledger:
         # The gate and the record are about the user's code, so they come before any dump
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
         fingerprint = Fingerprint.of(job_spec)

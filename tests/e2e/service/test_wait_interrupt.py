@@ -1,4 +1,5 @@
-"""Ctrl-C during ``majob submit --wait`` leaves the job running and says how to follow it."""
+"""Ctrl-C or a SIGTERM (a scheduler, ``timeout``) during ``majob submit --wait`` leaves the job
+running and says how to follow it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from majob.pipeline.ledger import Ledger
 pytestmark = pytest.mark.slow
 
 
-def test_ctrl_c_leaves_the_job_running(project: Path, service) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupt_leaves_the_job_running(project: Path, service, signum: int) -> None:
     command = [
         sys.executable,
         "-m",
@@ -52,7 +54,7 @@ def test_ctrl_c_leaves_the_job_running(project: Path, service) -> None:
     reader.start()
     try:
         assert started.wait(60), "".join(seen)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         code = process.wait(30)
     finally:
         if process.poll() is None:
