@@ -156,8 +156,11 @@ class Submitter:
         return sync_plan
 
     def _create_wait(self) -> float:
-        # The REST backend carries MAJOB_MODELARTS_CREATE_WAIT in its ServiceConfig.
-        wait = getattr(getattr(self.service, "config", None), "create_wait", None)
+        # The REST backend carries MAJOB_MODELARTS_CREATE_WAIT in its ServiceConfig, the
+        # notebook backend as its own attribute.
+        wait = getattr(self.service, "create_wait", None)
+        if wait is None:
+            wait = getattr(getattr(self.service, "config", None), "create_wait", None)
         return float(wait) if isinstance(wait, (int, float)) else CREATE_LANDING_WINDOW
 
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:

@@ -24,6 +24,10 @@ from huaweicloudsdkcore.exceptions.exceptions import (
 from huaweicloudsdkcore.http.http_config import HttpConfig
 from huaweicloudsdkmodelarts.v1 import ModelArtsClient
 
+#: (connect, read) seconds of one call [U: the real SDK's are undocumented]; a test may shorten
+#: them to make a slow answer arrive after the caller gave up.
+TIMEOUT = (5.0, 30.0)
+
 
 class APIException(Exception):
     """ModelArts refused a call: ``"<status> <error body as JSON>"``."""
@@ -37,7 +41,7 @@ class APIException(Exception):
 def build_client(endpoint: str, access_key: str, secret_key: str, project_id: str) -> Any:
     config = HttpConfig.get_default_config()
     config.retry_times = 0
-    config.timeout = (5, 30)
+    config.timeout = TIMEOUT
     return (
         ModelArtsClient.new_builder()
         .with_http_config(config)
