@@ -5,6 +5,7 @@ same bad input and faults as the REST path (``test_submit_cli.py``)."""
 from __future__ import annotations
 
 import socket
+import threading
 import traceback
 from pathlib import Path
 
@@ -16,12 +17,15 @@ from majob.compile.rest import to_rest_body
 from majob.emulator.cloud import EmulatedCloud
 from majob.errors import ServiceError
 from majob.service.base import JobFilter
-from majob.service.connect import open_service
+from majob.service.connect import ServiceSource, open_service
 from majob.service.notebook import NotebookTrainingService, description_tag
+from majob.service.watch import wait_for
 from majob.spec.load import load_spec
-from majob.spec.profiles import Profile
+from majob.spec.profiles import Profile, load_profile
+from majob.testing import wait_until
 
 runner = CliRunner()
+DEADLINE = 60.0
 
 
 @pytest.fixture
@@ -121,6 +125,48 @@ def test_a_create_answered_after_the_sdk_gave_up_is_found_not_sent_again(
     assert "may still land" in result.output
     jobs, total = service.search(JobFilter(name="tiny-debug"))
     assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+
+
+def test_logs_follow_ends_with_the_final_phase_and_its_exit_code(
+    in_notebook: None, project: Path
+) -> None:
+    failing = submit(project, "--set", "hyperparameters.fail=3")
+    assert failing.exit_code == 0, failing.output
+    job_id = job_id_of(failing.output)
+    followed = runner.invoke(app, ["logs", job_id, "--follow", "--profile", "emulator"])
+    assert followed.exit_code == 1, followed.output
+    assert "[worker-0] about to fail" in followed.stdout
+    assert followed.stderr.splitlines() == [
+        f"error: job {job_id} (tiny-debug) ended Failed: task worker-0 exited with code 3"
+    ]
+
+
+def test_polling_resumes_after_the_emulator_restarts(
+    in_notebook: None, project: Path, cloud: EmulatedCloud, service
+) -> None:
+    result = submit(project, "--set", "hyperparameters.sleep=60")
+    assert result.exit_code == 0, result.output
+    job_id = job_id_of(result.output)
+    wait_until(lambda: service.get(job_id).phase == "Running", "Running")
+    source = ServiceSource(load_profile("emulator"))
+    notes: list[str] = []
+    outcome: dict[str, object] = {}
+
+    def waiter() -> None:
+        outcome["result"] = wait_for(
+            source, job_id, on_connection=notes.append, reconnect=source.reconnect
+        )
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    cloud.stop()  # the daemon dies with the job running; it comes back on other ports
+    wait_until(lambda: notes, "the waiter to see the connection drop")
+    with EmulatedCloud(cloud.state_dir, buckets=("majob-demo",)):
+        thread.join(DEADLINE)
+        source.close()
+    assert not thread.is_alive()
+    assert outcome["result"].job.phase == "Abnormal"  # type: ignore[attr-defined]
+    assert notes[0].startswith("connection lost") and notes[-1] == "connection back"
 
 
 def test_preflight_reports_every_problem_and_sends_nothing(
