@@ -247,3 +247,22 @@ def test_a_failed_create_masks_the_spec_secrets_it_quotes(
         service.create(to_rest_body(spec, "debug"))
     assert "***" in caught.value.message
     assert secret not in "".join(traceback.format_exception(caught.value))
+
+
+@pytest.mark.parametrize("backend", ["rest", "notebook"])
+def test_a_job_in_a_dedicated_cpu_pool_names_no_flavor(
+    backend: str, notebook: None, project: Path, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_BACKEND", backend)
+    spec = project / "spec.yaml"
+    spec.write_text(
+        spec.read_text().replace(
+            "resources: {flavor: modelarts.vm.cpu.8u, nodes: 1}",
+            "resources: {pool: pool-cpu-0001, nodes: 1}",
+        )
+    )
+    result = submit(project, "--wait")
+    assert result.exit_code == 0, result.output
+    assert "phase: Completed" in result.output
+    job = service.get(job_id_of(result.output))
+    assert job.flavor == ""  # the body carried the pool and no flavor
