@@ -80,6 +80,17 @@ def test_the_submit_id_is_in_the_description(
     assert job.submit_id == description_tag(description)
 
 
+def test_stop_terminates_a_running_job(in_notebook: None, project: Path, service) -> None:
+    first = submit(project, "--set", "hyperparameters.sleep=60")
+    assert first.exit_code == 0, first.output
+    running = job_id_of(first.output)
+    wait_until(lambda: service.get(running).phase == "Running", "Running")
+    stopped = runner.invoke(app, ["stop", "tiny-debug", "--profile", "emulator"])
+    assert stopped.exit_code == 0, stopped.output
+    assert f"stopping job {running} (tiny-debug)" in stopped.output
+    wait_until(lambda: service.get(running).phase == "Terminated", "Terminated")
+
+
 def test_a_failing_job_names_its_task_and_last_lines(in_notebook: None, project: Path) -> None:
     result = submit(project, "--wait", "--set", "hyperparameters.fail=3")
     assert result.exit_code == 1, result.output
