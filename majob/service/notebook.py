@@ -10,8 +10,9 @@ create                    ``Estimator(session, ...).fit(inputs, wait=False, job_
 get                       ``Estimator(session=s, job_id=...).get_job_info()``
 search                    ``Estimator.get_job_list(session, offset, limit, ..., filters)``
 terminate / delete        ``.control_job()`` / ``Estimator.delete_job_by_id(session, job_id)``
-log_preview / log_lines   ``.get_job_log(task_id=...)``: one preview of at most 5 MB per task
-                          (longer logs show their first 5 MB only); lines are cut from it
+log_preview / log_lines   ``.get_job_log(task_id=...)``: one preview of at most 5 MB per task,
+                          lines counted in it (a log past 5 MB is seen only as the preview
+                          shows it)
 flavors                   ``Estimator.get_train_instance_types(session)``
 engines                   the SDK has no engine list: the reference's engines
                           (``majob.spec.catalog.ENGINES``) stand in for pre-flight

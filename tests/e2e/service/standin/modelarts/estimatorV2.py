@@ -18,7 +18,7 @@ from typing import Any
 from huaweicloudsdkmodelarts.v1 import model
 
 from modelarts._body import channel, code_part, engine_part, resource_part, rest_path
-from modelarts._client import build_client, call
+from modelarts._client import APIException, build_client, call
 from modelarts.session import Session
 from modelarts.train_params import InputData, OutputData, TrainingFiles
 
@@ -178,12 +178,21 @@ class Estimator:
         while True:
             phase = self.get_job_info()["status"]["phase"]
             if show_log:
-                content = self.get_job_log().get("content") or ""
+                content = self._log_so_far()
                 sys.stdout.write(content[shown:])
                 shown = max(shown, len(content))
             if phase in TERMINAL_PHASES:
                 return
             time.sleep(self.poll_seconds)
+
+    def _log_so_far(self) -> str:
+        """The log preview's content; empty while the service says it is not ready (2776)."""
+        try:
+            return str(self.get_job_log().get("content") or "")
+        except APIException as error:
+            if error.body.get("error_code") == "ModelArts.2776":
+                return ""
+            raise
 
     # -- one job -----------------------------------------------------------------------------
 
