@@ -12,6 +12,7 @@ import pytest
 from majob.emulator.cloud import EmulatedCloud
 from majob.storage.obs import ObsObjectStore
 from majob.testing import wait_until
+from tests.e2e.service.fake_iam import DOMAIN, PASSWORD, USER, fake_iam
 
 CODE = "obs://majob-demo/nb/code/"
 DATA = "obs://majob-demo/nb/data/"
@@ -223,8 +224,6 @@ def test_an_ak_sk_session_signs_with_its_keys(sdk: _Sdk, cloud: EmulatedCloud) -
     with pytest.raises(Exception, match="401") as caught:
         sdk.Estimator.get_job_list(session=bad)
     assert "0" * 40 not in str(caught.value)
-    with pytest.raises(TypeError):
-        sdk.Session(username="user", password="secret", region_name=endpoints.region)
 
 
 def test_session_obs_copies_both_ways(sdk: _Sdk, tmp_path: Path) -> None:
@@ -239,3 +238,25 @@ def test_session_obs_copies_both_ways(sdk: _Sdk, tmp_path: Path) -> None:
     assert obs.get_default_bucket() == "majob-demo"
     client = sdk.Session().get_obs_client()
     assert client.headObject("majob-demo", "nb/code/train.py").status == 200
+
+
+def test_password_sessions_of_an_account_and_of_an_iam_user(
+    sdk: _Sdk, cloud: EmulatedCloud
+) -> None:
+    endpoints = cloud.endpoints
+    where = {"region_name": endpoints.region, "project_id": endpoints.project_id}
+    with fake_iam(endpoints.access_key, endpoints.secret_key) as iam:
+        sdk.Session.set_endpoint(
+            iam_endpoint=iam,
+            obs_endpoint=endpoints.obs,
+            modelarts_endpoint=endpoints.modelarts,
+            region_name=endpoints.region,
+        )
+        user = sdk.Session(account=DOMAIN, username=USER, password=PASSWORD, **where)
+        assert user.security_token  # temporary keys, with their token
+        assert sdk.Estimator.get_job_list(session=user)["total"] == 0
+        assert user.obs.is_obs_path_exists(CODE + "train.py")
+        with pytest.raises(PermissionError, match="401"):
+            sdk.Session(username=DOMAIN, password="wrong-password", **where)
+        with pytest.raises(ValueError, match="needs username, password"):
+            sdk.Session(username=USER, password=PASSWORD)

@@ -38,14 +38,23 @@ class APIException(Exception):
         self.body = body
 
 
-def build_client(endpoint: str, access_key: str, secret_key: str, project_id: str) -> Any:
+def build_client(
+    endpoint: str,
+    access_key: str,
+    secret_key: str,
+    project_id: str,
+    security_token: str | None = None,
+) -> Any:
     config = HttpConfig.get_default_config()
     config.retry_times = 0
     config.timeout = TIMEOUT
+    credentials = BasicCredentials(access_key, secret_key, project_id)
+    if security_token:  # temporary keys (a password session's) sign with their token
+        credentials = credentials.with_security_token(security_token)
     return (
         ModelArtsClient.new_builder()
         .with_http_config(config)
-        .with_credentials(BasicCredentials(access_key, secret_key, project_id))
+        .with_credentials(credentials)
         .with_endpoint(endpoint)
         .build()
     )

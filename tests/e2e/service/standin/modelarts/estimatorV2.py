@@ -46,7 +46,13 @@ TERMINAL_PHASES = ("Completed", "Failed", "Terminated", "Abnormal")
 
 def _client(session: Session) -> Any:
     """The session's client (one per endpoint and keys: a test may repoint a session)."""
-    key = (session.modelarts_endpoint, session.access_key, session.secret_key, session.project_id)
+    key = (
+        session.modelarts_endpoint,
+        session.access_key,
+        session.secret_key,
+        session.project_id,
+        session.security_token,
+    )
     cached = session.__dict__.get("_modelarts_client")
     if cached is None or cached[0] != key:
         cached = (key, build_client(*key))
