@@ -145,6 +145,8 @@ def test_a_job_attached_by_id_gives_its_info_and_log(sdk: _Sdk) -> None:
     log = job.get_job_log(task_id="worker-0")
     assert "done" in log["content"].splitlines()
     assert sdk.Estimator(session=sdk.Session(), job_id=created.job_id).get_job_log()["content"]
+    metrics = job.get_job_metrics(task_id="worker-0")["metrics"]
+    assert {m["metric"] for m in metrics} >= {"cpuUsage", "memUsage"}
 
 
 def test_control_job_stops_a_running_job(sdk: _Sdk) -> None:
@@ -154,6 +156,15 @@ def test_control_job_stops_a_running_job(sdk: _Sdk) -> None:
     wait_until(lambda: job.get_job_info()["status"]["phase"] == "Running", "Running")
     answer = job.control_job()
     assert answer["metadata"]["id"] == job.job_id
+    assert ended(job)["status"]["phase"] == "Terminated"
+
+
+def test_control_job_by_id_stops_a_job_by_its_id(sdk: _Sdk) -> None:
+    job = sdk.estimator(parameters=[{"name": "sleep", "value": 60}]).fit(
+        inputs=[sdk.local_data()], job_name="nb-stop-by-id"
+    )
+    wait_until(lambda: job.get_job_info()["status"]["phase"] == "Running", "Running")
+    sdk.Estimator.control_job_by_id(session=sdk.Session(), job_id=job.job_id)
     assert ended(job)["status"]["phase"] == "Terminated"
 
 
