@@ -123,7 +123,7 @@ def test_a_pool_without_a_flavor_runs_in_a_dedicated_cpu_pool(sdk: _Sdk) -> None
 
 def test_the_arguments_that_reach_the_body(sdk: _Sdk) -> None:
     estimator = sdk.estimator(
-        local_code_dir="/home/work/code",
+        local_code_dir="/home/user-code",
         outputs=[
             sdk.OutputData(obs_path=OUT, name="train_url", local_path="/model", access_method="env")
         ],
@@ -131,7 +131,7 @@ def test_the_arguments_that_reach_the_body(sdk: _Sdk) -> None:
     data = sdk.InputData(obs_path=DATA, name="data_url", local_path="/home/ma-user/data_in")
     sdk.Session().obs.copy(str(sdk.project / "data"), DATA, keep_last_dir=False)
     algorithm = estimator.fit(inputs=[data], job_name="nb-body").get_job_info()["algorithm"]
-    assert algorithm["local_code_dir"] == "/home/work/code"
+    assert algorithm["local_code_dir"] == "/home/user-code"
     assert algorithm["outputs"][0]["local_dir"] == "/model"
     assert algorithm["outputs"][0]["access_method"] == "env"
     assert algorithm["inputs"][0]["local_dir"] == "/home/ma-user/data_in"
