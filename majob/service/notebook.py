@@ -153,6 +153,12 @@ class NotebookTrainingService:
             job = replace(job, annotations={**job.annotations, SUBMIT_ID_ANNOTATION: submit_id})
         return job
 
+    def unsaid(self, body: Mapping[str, Any]) -> list[str]:
+        """What of ``body`` the Estimator cannot carry (its auto_stop, an input's access
+        method...), for the submit to say; the submit id is carried, in the description."""
+        notes = estimator_from_body(body).notes
+        return [n for n in notes if SUBMIT_ID_ANNOTATION not in n]
+
     # -- the protocol ------------------------------------------------------------------------
 
     def create(self, body: Mapping[str, Any]) -> Job:

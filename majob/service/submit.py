@@ -174,6 +174,10 @@ class Submitter:
             f"code: {len(sync_plan.uploads)} of {counted(len(plan.code_files), 'file')} sent to "
             f"{plan.spec.code.obs}"
         )
+        # A backend that cannot carry all of the body (the notebook SDK's) says what it drops.
+        unsaid = getattr(self.service, "unsaid", None)
+        for note in unsaid(plan.body) if unsaid is not None else ():
+            self.report(f"note: {note}")
         try:
             return create_once(
                 self.service, plan.body, landing_window=self._create_wait(), report=self.report

@@ -67,11 +67,13 @@ def test_submit_wait_status_logs_list_delete_go_through_the_sdk(
     assert service.search()[1] == 0
 
 
-def test_the_submit_id_is_in_the_description(
+def test_the_submit_id_is_in_the_description_and_what_is_lost_is_said(
     in_notebook: None, project: Path, profile: Profile
 ) -> None:
-    result = submit(project, "--set", "description=my experiment")
+    result = submit(project, "--set", "description=my experiment", "--set", "auto_stop=2h")
     assert result.exit_code == 0, result.output
+    assert "note: auto_stop has no Estimator argument" in result.output
+    assert "annotation" not in result.output  # the submit id is carried, in the description
     with open_service(profile) as service:
         job = service.get(job_id_of(result.output))
     raw = NotebookTrainingService()._job_object(job.id).get_job_info()
