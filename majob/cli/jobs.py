@@ -259,7 +259,9 @@ def _offerings(profile: str | None, refresh: bool) -> Offerings:
     source = _with_service(profile)
     try:
         service = source()
-        cache = cache_file(service.config.endpoint, service.config.project_id)
+        # The REST backend says where it is (its ServiceConfig); the cache is keyed by that.
+        config = getattr(service, "config", None)
+        cache = cache_file(config.endpoint, config.project_id) if config is not None else None
         return load_offerings(service, cache, refresh=refresh)
     finally:
         source.close()

@@ -62,7 +62,7 @@ def validate(
         image = spec.image.swr or f"{spec.image.engine} {spec.image.version}"
         typer.echo(
             f"ok: {path}: {spec.name} ({counted(nodes, 'node')} of "
-            f"{spec.resources.flavor}, {image})"
+            f"{spec.resources.flavor or f'pool {spec.resources.pool}'}, {image})"
         )
     if failed:
         raise typer.Exit(2)

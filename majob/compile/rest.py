@@ -67,10 +67,10 @@ def to_rest_body(spec: JobSpec, stage: Stage = "formal") -> dict[str, Any]:
     algorithm["outputs"] = [_channel(o) for o in effective.outputs]
     algorithm["environments"] = rendered_env(effective)
 
-    resource: dict[str, Any] = {
-        "flavor_id": effective.resources.flavor,
-        "node_count": effective.resources.nodes,
-    }
+    resource: dict[str, Any] = {}
+    if effective.resources.flavor is not None:  # none: a dedicated CPU pool
+        resource["flavor_id"] = effective.resources.flavor
+    resource["node_count"] = effective.resources.nodes
     if effective.resources.pool is not None:
         resource["pool_id"] = effective.resources.pool
     job_spec: dict[str, Any] = {"resource": resource}

@@ -189,7 +189,8 @@ def _estimator_args(effective: JobSpec, notes: list[str]) -> dict[str, SdkValue]
     if parameters:
         estimator["parameters"] = [dict(p) for p in parameters]
     estimator.update(_image_args(effective, notes))
-    estimator["train_instance_type"] = effective.resources.flavor
+    if effective.resources.flavor is not None:  # none: a dedicated CPU pool
+        estimator["train_instance_type"] = effective.resources.flavor
     estimator["train_instance_count"] = effective.resources.nodes
     cwd = working_dir(effective, code)
     if cwd is not None:

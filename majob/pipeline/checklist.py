@@ -179,7 +179,8 @@ def _npu_item(formal: JobSpec, npu: Sequence[Finding], code: str) -> Item:
             "npu",
             "NPU prepared",
             "not needed",
-            f"the formal stage runs on {formal.resources.flavor}, not on Ascend",
+            f"the formal stage runs on {formal.resources.flavor or formal.resources.pool}, "
+            "not on Ascend",
         )
     return Item(
         "npu",

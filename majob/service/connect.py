@@ -6,6 +6,9 @@
 - Credentials: for an emulated profile, the running emulator's documented test keys; otherwise
   ``HUAWEICLOUD_SDK_AK``/``SK`` (+ ``HUAWEICLOUD_SDK_SECURITY_TOKEN``) or the 0600 credentials
   file (``majob.storage.config.load_credentials``: the same keys serve OBS and ModelArts).
+- Backend: ``MAJOB_BACKEND`` (``rest`` or ``notebook``), else the profile's ``backend``. ``rest``
+  (the default) talks to ModelArts with the official REST client; ``notebook`` goes through the
+  notebook SDK's ``Session()``, inside a ModelArts notebook (``service/notebook.py``).
 
 Nothing here imports an SDK; ``open_service`` and ``open_store`` do, inside.
 """
@@ -20,7 +23,8 @@ from majob.errors import ConfigError, ServiceUnreachable
 from majob.storage.config import Credentials, ObsConfig, load_credentials
 
 if TYPE_CHECKING:
-    from majob.service.rest import RestTrainingService, ServiceConfig
+    from majob.service.base import TrainingService
+    from majob.service.rest import ServiceConfig
     from majob.spec.profiles import Profile
     from majob.storage.obs import ObsObjectStore
 
@@ -103,7 +107,32 @@ def obs_config(profile: Profile, environ: Mapping[str, str] | None = None) -> Ob
     return ObsConfig.from_env(environ, **overrides)
 
 
-def open_service(profile: Profile) -> RestTrainingService:
+BACKENDS = ("rest", "notebook")
+
+
+def backend_of(profile: Profile, environ: Mapping[str, str] | None = None) -> str:
+    """``rest`` or ``notebook``: ``MAJOB_BACKEND``, else the profile's ``backend``."""
+    env = os.environ if environ is None else environ
+    backend = env.get("MAJOB_BACKEND") or profile.backend
+    if backend not in BACKENDS:
+        raise ConfigError(
+            f"MAJOB_BACKEND={backend!r} is not a backend", hint="choose rest or notebook"
+        )
+    return backend
+
+
+def open_service(profile: Profile) -> TrainingService:
+    """The profile's training service, on the backend it selects."""
+    from majob.service.rest import ServiceConfig
+
+    if backend_of(profile) == "notebook":
+        from majob.service.notebook import NotebookTrainingService
+
+        return NotebookTrainingService(
+            create_wait=_seconds(
+                os.environ, "MAJOB_MODELARTS_CREATE_WAIT", ServiceConfig.create_wait
+            )
+        )
     from majob.service.rest import RestTrainingService
 
     return RestTrainingService(service_config(profile))
@@ -128,10 +157,11 @@ class ServiceSource:
 
     def __init__(self, profile: Profile) -> None:
         self.profile = profile
-        self._service: RestTrainingService | None = None
+        self._service: TrainingService | None = None
 
-    def __call__(self) -> RestTrainingService:
+    def __call__(self) -> TrainingService:
         if self._service is None:
+            backend_of(self.profile)  # a wrong backend is the user's to fix, not a lost service
             try:
                 self._service = open_service(self._fresh_profile())
             except ConfigError as error:

@@ -103,12 +103,12 @@ def check_boot_file(spec: JobSpec, uploaded: Sequence[str], findings: Findings) 
 def check_offerings(spec: JobSpec, offerings: Offerings, findings: Findings) -> None:
     """Flavor and engine exist; nodes fit the flavor; Ascend goes with Ascend."""
     resources = spec.resources
-    flavor = offerings.flavor(resources.flavor) if resources.pool is None else None
+    flavor = offerings.flavor(resources.flavor) if resources.flavor and not resources.pool else None
     if resources.pool is None and flavor is None:
         known = (f.id for f in offerings.flavors)
         findings.add(
             f"resources.flavor: {resources.flavor!r} is not a flavor of this service "
-            f"({INVALID_FLAVOR}); {did_you_mean(resources.flavor, known)} "
+            f"({INVALID_FLAVOR}); {did_you_mean(resources.flavor or '', known)} "
             "(majob flavors lists them)"
         )
     if flavor is not None and resources.nodes > flavor.max_num:
@@ -138,6 +138,11 @@ def check_offerings(spec: JobSpec, offerings: Offerings, findings: Findings) -> 
                     for e in offerings.engines
                     if e.name == image.engine and e.version == image.version
                 )
+    if resources.flavor is None and engine_ascend:
+        findings.add(
+            f"resources.pool: a dedicated CPU pool (no resources.flavor) does not run engine "
+            f"{image.engine} {image.version} ({INVALID_FLAVOR}); give the pool's Ascend flavor"
+        )
     if flavor is not None and engine_ascend is not None and flavor.is_ascend != engine_ascend:
         if flavor.is_ascend:
             findings.add(

@@ -31,13 +31,12 @@ from majob.errors import MajobError, ServiceError
 from majob.masking import Masker
 from majob.retry import call_retrying
 from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter
+from majob.service.jobsearch import matches, search_body
 from majob.service.logs import LogChunk
 from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
 from majob.service.rest_failures import is_retryable, service_error, shortened
 from majob.spec.catalog import Engine, Flavor
 from majob.storage.config import Credentials
-
-MAX_SEARCH_LIMIT = 50  # the service's page size limit (reference §2.2)
 
 
 @dataclass(frozen=True)
@@ -141,31 +140,13 @@ class RestTrainingService:
         self, where: JobFilter | None = None, *, offset: int = 0, limit: int = 50
     ) -> tuple[list[Job], int]:
         where = where or JobFilter()
-        filters: list[dict[str, Any]] = []
-        if where.name:
-            filters.append({"key": "name", "operator": "like", "value": [where.name]})
-        if where.phases:
-            filters.append({"key": "phase", "operator": "in", "value": list(where.phases)})
-        if where.created_after is not None or where.created_before is not None:
-            low = where.created_after if where.created_after is not None else 0
-            high = where.created_before if where.created_before is not None else 2**53
-            filters.append(
-                {"key": "create_time", "operator": "between", "value": [str(low), str(high)]}
-            )
-        body: dict[str, Any] = {
-            "offset": offset,
-            "limit": max(1, min(limit, MAX_SEARCH_LIMIT)),
-            "sort_by": "create_time",
-            "order": "desc",
-        }
-        if filters:
-            body["filters"] = filters
+        body = search_body(where, offset=offset, limit=limit)
         request = self._v1.ListTrainingJobsRequest(body=body)
         data = self._call("list jobs", lambda: self._client.list_training_jobs(request)) or {}
         items = data.get("items") or []
         jobs = [Job.from_wire(item, self) for item in items if isinstance(item, Mapping)]
         # The filters are applied here too: a service that ignores one must not widen the list.
-        jobs = [job for job in jobs if _matches(job, where)]
+        jobs = [job for job in jobs if matches(job, where)]
         total = data.get("total")
         return jobs, int(total) if isinstance(total, int) else len(jobs)
 
@@ -249,17 +230,3 @@ class RestTrainingService:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _matches(job: Job, where: JobFilter) -> bool:
-    if where.name and where.name not in job.name:
-        return False
-    if where.phases and job.phase not in where.phases:
-        return False
-    created = job.create_time
-    if created is not None:
-        if where.created_after is not None and created < where.created_after:
-            return False
-        if where.created_before is not None and created > where.created_before:
-            return False
-    return True

@@ -15,11 +15,10 @@ from majob.retry import TRANSIENT_STATUS
 AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
 
 
-def service_error(
-    failure: BaseException, *, action: str, secrets: Sequence[str] = ()
-) -> ServiceError:
+def service_error(failure: object, *, action: str, secrets: Sequence[str] = ()) -> ServiceError:
     """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree;
-    ``secrets`` are masked in every message."""
+    ``secrets`` are masked in every message. ``failure`` is an exception, or anything with the
+    SDK exception's attributes (``status_code``, ``error_code``, ``error_msg``, ...)."""
     clean = Masker(secrets).text
     status = getattr(failure, "status_code", None)
     if isinstance(status, int):

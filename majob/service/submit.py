@@ -156,8 +156,11 @@ class Submitter:
         return sync_plan
 
     def _create_wait(self) -> float:
-        # The REST backend carries MAJOB_MODELARTS_CREATE_WAIT in its ServiceConfig.
-        wait = getattr(getattr(self.service, "config", None), "create_wait", None)
+        # The REST backend carries MAJOB_MODELARTS_CREATE_WAIT in its ServiceConfig, the
+        # notebook backend as its own attribute.
+        wait = getattr(self.service, "create_wait", None)
+        if wait is None:
+            wait = getattr(getattr(self.service, "config", None), "create_wait", None)
         return float(wait) if isinstance(wait, (int, float)) else CREATE_LANDING_WINDOW
 
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:
@@ -171,6 +174,10 @@ class Submitter:
             f"code: {len(sync_plan.uploads)} of {counted(len(plan.code_files), 'file')} sent to "
             f"{plan.spec.code.obs}"
         )
+        # A backend that cannot carry all of the body (the notebook SDK's) says what it drops.
+        unsaid = getattr(self.service, "unsaid", None)
+        for note in unsaid(plan.body) if unsaid is not None else ():
+            self.report(f"note: {note}")
         try:
             return create_once(
                 self.service, plan.body, landing_window=self._create_wait(), report=self.report

@@ -108,7 +108,11 @@ class Image(SpecModel):
 class Resources(SpecModel):
     """Where the job runs."""
 
-    flavor: str = Field(description="Resource flavor id, e.g. modelarts.vm.cpu.8u.")
+    flavor: str | None = Field(
+        None,
+        description="Resource flavor id, e.g. modelarts.vm.cpu.8u; required unless pool is a "
+        "dedicated CPU pool, which takes none.",
+    )
     nodes: int = Field(1, ge=1, le=512, description="Number of nodes (one container each).")
     pool: str | None = Field(None, description="Dedicated resource pool id.")
     cards: int | None = Field(
@@ -117,6 +121,16 @@ class Resources(SpecModel):
         le=16,
         description="Accelerators per node, when the flavor id does not say (MA_NUM_GPUS).",
     )
+
+    @model_validator(mode="after")
+    def _flavor_or_pool(self) -> Resources:
+        # Reference modelarts.md §2.3: dedicated CPU pools take no flavor_id; all else needs one.
+        if self.flavor is None and self.pool is None:
+            raise ValueError(
+                "resources.flavor is required (e.g. modelarts.vm.cpu.8u); only a dedicated CPU "
+                "pool (resources.pool) takes none"
+            )
+        return self
 
 
 class Channel(SpecModel):
@@ -330,13 +344,13 @@ class JobSpec(SpecModel):
         return (
             "ascend" in engine.lower()
             or "cann" in engine.lower()
-            or flavor_is_ascend(self.resources.flavor)
+            or flavor_is_ascend(self.resources.flavor or "")
         )
 
     @property
     def cards_per_node(self) -> int | None:
         """Accelerators per node from ``resources.cards`` or the flavor id."""
-        return self.resources.cards or cards_in_flavor(self.resources.flavor)
+        return self.resources.cards or cards_in_flavor(self.resources.flavor or "")
 
     def at_stage(self, stage: Stage) -> JobSpec:
         """The spec as ``stage`` runs it: its overrides applied, ``stages`` kept as written."""

@@ -106,7 +106,10 @@ def apply_profile(data: dict[str, Any], profile: Profile) -> None:
     resources = data.get("resources")
     if profile.flavor and (resources is None or isinstance(resources, dict)):
         resources = resources if resources is not None else {}
-        resources.setdefault("flavor", profile.flavor)
+        # A spec that names a pool and no flavor runs in a dedicated CPU pool: the profile's
+        # default (a public flavor) is not for it.
+        if "pool" not in resources:
+            resources.setdefault("flavor", profile.flavor)
         data["resources"] = resources
     code = data.get("code")
     name = data.get("name")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,6 +43,9 @@ class Profile(BaseModel):
     obs_endpoint: str | None = None  # e.g. the emulator's http://127.0.0.1:PORT
     modelarts_endpoint: str | None = None
     emulated: bool = False  # the emulator's test keys go with it, not the user's credentials
+    # How jobs are created and read: the REST client, or the notebook SDK inside a ModelArts
+    # notebook (MAJOB_BACKEND overrides it).
+    backend: Literal["rest", "notebook"] = "rest"
 
 
 EMULATOR_PROFILE = "emulator"

@@ -90,6 +90,25 @@ def find_flavor(flavor_id: str) -> FakeFlavor | None:
     return next((f for f in flavors() if f.flavor_id == flavor_id), None)
 
 
+# How many nodes a job in a dedicated CPU pool may ask for: a real pool's size is its own; the
+# emulator has no pools, so it allows what its largest CPU flavor allows.
+POOL_MAX_NODES = 16
+
+
+def dedicated_cpu_pool(pool_id: str) -> FakeFlavor:
+    """The resources of a job in a dedicated CPU pool, which takes no flavor_id (reference
+    modelarts.md §2.3): CPU only, no accelerators."""
+    return FakeFlavor(
+        {
+            "flavor_id": "",
+            "flavor_name": f"dedicated CPU pool {pool_id}",
+            "flavor_type": "CPU",
+            "max_num": POOL_MAX_NODES,
+            "flavor_info": {"max_num": POOL_MAX_NODES},
+        }
+    )
+
+
 def find_engine(
     *, engine_id: str | None = None, name: str | None = None, version: str | None = None
 ) -> FakeEngine | None:

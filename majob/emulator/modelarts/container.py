@@ -8,6 +8,7 @@ docs/DESIGN). The container's ``/home/ma-user`` is ``<state>/modelarts/jobs/<id>
     └── modelarts/                            MA_MOUNT_PATH
         ├── user-job-dir/                     MA_JOB_DIR
         │   └── <last dir of code_dir>/       WORKSPACE, the downloaded code, the working dir
+        │                                     (no code dir: MA_JOB_DIR itself)
         ├── inputs/<name>_0/                  an input's download: --<name>=<dir> (or the file)
         ├── outputs/<name>_0/                 --<name>=<dir>, uploaded to the output's OBS path
         └── log/                              MA_LOG_DIR
@@ -42,7 +43,7 @@ class JobContainer:
     """Where each container path of one job is; ``root`` stands for ``/home/ma-user``."""
 
     root: Path
-    code_dir_name: str
+    code_dir_name: str | None  # None: the job has no code dir (a custom image's own code)
     inputs: Mapping[str, Path]
     outputs: Mapping[str, Path]
 
@@ -56,7 +57,7 @@ class JobContainer:
 
     @property
     def code_dir(self) -> Path:
-        return self.job_dir / self.code_dir_name
+        return self.job_dir / self.code_dir_name if self.code_dir_name else self.job_dir
 
     @property
     def log_dir(self) -> Path:
@@ -81,7 +82,8 @@ class JobContainer:
 def lay_out(plan: JobPlan, root: Path) -> JobContainer:
     """The job's container under ``root``: the code dir named after the last dir of the body's
     ``code_dir``, one ``<name>_0`` dir per input and output."""
-    segments = [s for s in (plan.code_dir.bucket, *plan.code_dir.key.split("/")) if s]
+    code = plan.code_dir
+    segments = [s for s in (code.bucket, *code.key.split("/")) if s] if code else [None]
     mount = root / "modelarts"
     return JobContainer(
         root=root,

@@ -1,5 +1,7 @@
 """How a create body says its job starts: a preset engine running a boot file from the code
-dir, a custom image running its command, or a preset engine inside a custom image.
+dir, a custom image running its command (with or without a code dir: the reference lists
+``engine.image_url`` + ``command`` as a complete algorithm), or a preset engine inside a custom
+image.
 
 ``read_launch`` checks the body's ``algorithm`` part for that as the service does (codes 2755
 algorithm, 2757 code dir, 2758 boot file, the emulator's own for an unknown engine) and, when
@@ -24,12 +26,12 @@ LIST_ENGINES = "list the engines with GET /v2/{project_id}/training-job-engines"
 @dataclass(frozen=True)
 class Launch:
     """What starts a job. ``boot_file`` is relative to ``code_dir``; with a ``command`` (a custom
-    image's) the command starts it instead."""
+    image's) the command starts it instead, and there may be no code dir at all."""
 
     engine: FakeEngine | None
     image_url: str | None
     command: str | None
-    code_dir: ObsUri
+    code_dir: ObsUri | None
     boot_file: str | None
 
 
@@ -48,6 +50,9 @@ def read_launch(algorithm: dict[str, Any], storage: JobStorage | None) -> Launch
     code_text = text(algorithm.get("code_dir"), "algorithm.code_dir")
     boot_text = text(algorithm.get("boot_file"), "algorithm.boot_file")
     _check_image(engine, image_url, command)
+    if not code_text and not boot_text and image_url is not None and command:
+        # A custom image that brings its own code: nothing is downloaded.
+        return Launch(engine, image_url, command, None, None)
     code_dir = _code_dir(code_text, storage)
     boot_file = _boot_file(boot_text, code_dir, command, storage)
     return Launch(engine, image_url, command, code_dir, boot_file)
@@ -102,7 +107,8 @@ def _code_dir(code_text: str | None, storage: JobStorage | None) -> ObsUri:
             400,
             errors.BAD_CODE_DIR,
             "algorithm.code_dir is missing",
-            "give the OBS directory of the training code, e.g. /bucket/code/",
+            "give the OBS directory of the training code, e.g. /bucket/code/ (only a custom "
+            "image with a command needs none)",
         )
     code_dir = obs_path(code_text, "algorithm.code_dir", errors.BAD_CODE_DIR).as_dir()
     if storage is not None and not storage.exists(code_dir):

@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from majob.emulator.modelarts import errors
-from majob.emulator.modelarts.catalog import FakeEngine, FakeFlavor, find_flavor
+from majob.emulator.modelarts.catalog import (
+    FakeEngine,
+    FakeFlavor,
+    dedicated_cpu_pool,
+    find_flavor,
+)
 from majob.emulator.modelarts.errors import ModelArtsError, bad_request
 from majob.emulator.modelarts.jsonbody import obj, obs_path, text
 from majob.emulator.modelarts.launch import Launch, read_launch
@@ -52,7 +57,8 @@ class JobPlan:
     log_export: ObsUri | None
 
     @property
-    def code_dir(self) -> ObsUri:
+    def code_dir(self) -> ObsUri | None:
+        """None for a custom image that brings its own code."""
         return self.launch.code_dir
 
     @property
@@ -214,9 +220,13 @@ def _environments(value: Any) -> dict[str, str]:
 
 
 def _resource(resource: dict[str, Any], engine: FakeEngine | None) -> tuple[FakeFlavor, int]:
-    """The flavor and the node count, checked against each other and the engine."""
+    """The flavor and the node count, checked against each other and the engine. A pool with no
+    flavor is a dedicated CPU pool (they take no flavor_id)."""
     flavor_id = text(resource.get("flavor_id"), "spec.resource.flavor_id")
+    pool_id = text(resource.get("pool_id"), "spec.resource.pool_id")
     flavor = find_flavor(flavor_id) if flavor_id else None
+    if not flavor_id and pool_id:
+        flavor = dedicated_cpu_pool(pool_id)
     if flavor is None:
         raise ModelArtsError(
             400,
@@ -224,7 +234,8 @@ def _resource(resource: dict[str, Any], engine: FakeEngine | None) -> tuple[Fake
             f"flavor {flavor_id!r} is invalid"
             if flavor_id
             else "spec.resource.flavor_id is missing",
-            "list the flavors with GET /v2/{project_id}/training-job-flavors",
+            "list the flavors with GET /v2/{project_id}/training-job-flavors (only a dedicated "
+            "CPU pool, spec.resource.pool_id, takes none)",
         )
     nodes = resource.get("node_count", 1)
     if not isinstance(nodes, int) or isinstance(nodes, bool) or nodes < 1:

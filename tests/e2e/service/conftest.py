@@ -73,3 +73,21 @@ def project(tmp_path: Path) -> Path:
 def service(profile: Profile) -> Iterator[RestTrainingService]:
     with open_service(profile) as opened:
         yield opened
+
+
+STANDIN = Path(__file__).parent / "standin"
+
+
+@pytest.fixture
+def notebook(monkeypatch: pytest.MonkeyPatch, cloud: object) -> Iterator[None]:
+    """Inside a ModelArts notebook: ``import modelarts`` finds the stand-in SDK (``standin/``),
+    which reaches the emulated cloud, for the test and not after it."""
+    import sys
+
+    from majob.service.notebook import notebook_sdk_available
+
+    assert not notebook_sdk_available()
+    monkeypatch.syspath_prepend(str(STANDIN))
+    yield
+    for name in [n for n in sys.modules if n == "modelarts" or n.startswith("modelarts.")]:
+        del sys.modules[name]

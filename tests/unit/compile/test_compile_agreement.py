@@ -150,6 +150,8 @@ def specs(draw: st.DrawFn) -> JobSpec:
     }
     if draw(st.booleans()):
         data["resources"]["pool"] = draw(pools)
+        if not ascend and draw(st.booleans()):
+            del data["resources"]["flavor"]  # a dedicated CPU pool takes no flavor
     if draw(st.booleans()):
         data["log"] = draw(obs_paths(directory=True))
     if distributed is not None:
@@ -185,7 +187,7 @@ def _from_sdk(data: dict[str, Any]) -> dict[str, Any]:
         "image_url": est.get("user_image_url"),
         "command": est.get("user_command"),
         "working_dir": est.get("working_dir"),
-        "flavor": est["train_instance_type"],
+        "flavor": est.get("train_instance_type"),
         "nodes": est["train_instance_count"],
         "pool": est.get("pool_id"),
         "parameters": est.get("parameters", []),
@@ -219,7 +221,7 @@ def _from_rest(body: dict[str, Any]) -> dict[str, Any]:
         "image_url": engine.get("image_url"),
         "command": algorithm.get("command"),
         "working_dir": algorithm.get("working_dir"),
-        "flavor": resource["flavor_id"],
+        "flavor": resource.get("flavor_id"),
         "nodes": resource["node_count"],
         "pool": resource.get("pool_id"),
         "parameters": algorithm["parameters"],

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from majob.compile import to_rest_body
+from majob.compile import to_estimator, to_rest_body
 from majob.errors import CompileError
 from majob.spec.models import STAGES, JobSpec, Stage
 
@@ -191,3 +191,11 @@ def test_custom_image_may_boot_anything() -> None:
         image={"swr": "swr.example/o/i:1", "command": "bash run.sh"},
     )
     assert to_rest_body(spec)["algorithm"]["command"] == "bash run.sh"
+
+
+def test_a_dedicated_cpu_pool_sends_no_flavor() -> None:
+    spec = _spec(resources={"pool": "pool-cpu-1", "nodes": 2})
+    assert to_rest_body(spec)["spec"]["resource"] == {"node_count": 2, "pool_id": "pool-cpu-1"}
+    call = to_estimator(spec)
+    assert "train_instance_type" not in call.estimator
+    assert call.estimator["pool_id"] == "pool-cpu-1"

@@ -176,3 +176,25 @@ def test_folder_markers_are_not_data(tmp_path: Path, obs_store: Any) -> None:
     findings = Findings()
     check_inputs(job, obs_store, findings, upload_inputs=False)
     assert findings.problems == []
+
+
+def test_a_dedicated_cpu_pool_takes_no_flavor_but_no_ascend_engine(
+    tmp_path: Path, service: Any
+) -> None:
+    data = {"flavor": None, "pool": "pool-cpu-1", "nodes": 1}
+    findings = Findings()
+    check_offerings(spec(tmp_path, **{f"resources__{k}": v for k, v in data.items()}),
+                    offerings(service), findings)  # fmt: skip
+    assert findings.problems == []
+    ascend = "mindspore_1.6.0-cann_5.0.3.6-py_3.7-euler_2.8.3-aarch64"
+    job = JobSpec.model_validate(
+        {
+            "name": "npu",
+            "code": {"dir": str(tmp_path), "boot_file": "train.py"},
+            "image": {"engine": "Ascend-Powered-Engine", "version": ascend},
+            "resources": {"pool": "pool-cpu-1"},
+        }
+    )
+    check_offerings(job, offerings(service), findings)
+    assert len(findings.problems) == 1
+    assert findings.problems[0].startswith("resources.pool: a dedicated CPU pool (no ")

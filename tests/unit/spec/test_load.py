@@ -186,6 +186,10 @@ def test_profile_fills_flavor_and_code_obs(project: Path) -> None:
     text = text.replace("resources:\n  flavor: modelarts.vm.cpu.8u\n", "resources: {nodes: 1}\n")
     (project / "spec.yaml").write_text(text)
     assert load_spec(project / "spec.yaml").resources.flavor == "modelarts.vm.cpu.2u"
+    pooled = text.replace("resources: {nodes: 1}\n", "resources: {pool: pool-cpu-1}\n")
+    (project / "spec.yaml").write_text(pooled)  # a dedicated CPU pool: no default flavor
+    assert load_spec(project / "spec.yaml").resources.flavor is None
+    (project / "spec.yaml").write_text(text)
     spec = load_spec(project / "spec.yaml", profile="team")
     assert spec.code.obs is not None
     assert spec.code.obs.uri == "obs://team-bucket/majob/demo/code/"

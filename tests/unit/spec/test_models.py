@@ -129,3 +129,11 @@ def test_frozen() -> None:
     spec = JobSpec.model_validate(_spec())
     with pytest.raises(ValidationError):
         spec.name = "other"  # type: ignore[misc]
+
+
+def test_a_flavor_is_required_unless_a_pool_is_given() -> None:
+    with pytest.raises(ValidationError, match="only a dedicated CPU pool"):
+        JobSpec.model_validate(_spec(resources={"nodes": 2}))
+    spec = JobSpec.model_validate(_spec(resources={"pool": "pool-cpu-1"}))
+    assert spec.resources.flavor is None and spec.cards_per_node is None
+    assert not spec.is_ascend
