@@ -57,6 +57,7 @@ def pipeline(
 ) -> None:
     """Run local → debug → formal, each only after the one before passed for the same code and
     spec; a re-run skips what already passed."""
+    from majob.cli.follow import live_status
     from majob.pipeline.flow import Pipeline
 
     if force and not reason:
@@ -71,6 +72,7 @@ def pipeline(
         overrides=overrides or [],
         ledger=ledger,
         upload_inputs=upload_inputs,
+        live=live_status,
     )
     try:
         with sigterm_as_ctrl_c(), runner:

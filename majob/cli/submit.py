@@ -203,12 +203,17 @@ def _submit(
             typer.echo(f"follow it: majob logs {job.id} --follow   status: majob status {job.id}")
             return 0
         if recorder is None:  # followed, not judged: a dump run's phase is its exit code
+            from majob.pipeline.metrics import MetricReader
+
+            metrics = MetricReader(spec.metrics)
             code, _ = follow_job(
                 source,
                 job,
                 reconnect=source.reconnect,
+                also_line=metrics.feed,
                 masker=spec.from_environ.masker(),
                 profile=profile.name,
+                metrics=metrics,
             )
             return code
         return _follow_and_record(source, job, spec, plan.stage, profile, recorder)
@@ -239,6 +244,7 @@ def _follow_and_record(
         also_line=log,
         masker=spec.from_environ.masker(),
         profile=profile.name,
+        metrics=log.reader,
     )
     if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
         recorder.stopped("interrupted")
