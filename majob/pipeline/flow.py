@@ -24,7 +24,7 @@ from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import judge_expect
 from majob.pipeline.ledger import Ledger
-from majob.pipeline.ledger_schema import StageRecord
+from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.stages import Live, Report, run_cloud_stage, run_local_stage
@@ -194,9 +194,9 @@ class Pipeline:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def history(self) -> list[StageRecord]:
-        """This spec's ledger records, newest first."""
-        return self.ledger.records(self.name)
+    def history(self) -> StageRecords:
+        """This spec's ledger records, newest first (a table in a notebook)."""
+        return StageRecords(self.ledger.records(self.name))
 
     def run(
         self, until: str = "formal", *, start: str = "local", force_reason: str | None = None

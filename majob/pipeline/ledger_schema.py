@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from majob import display
 from majob.processes import ProcessRef, pid_alive, this_host
+from majob.text import counted
 
 # Each entry takes the ledger from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -108,6 +110,25 @@ class StageRecord:
                 if values:
                     out[name] = values[-1]
         return out
+
+
+class StageRecords(list[StageRecord]):
+    """Ledger records, newest first (``Pipeline.history()``): a list that reads as a short
+    text table, and in a notebook as an HTML one (drawn by ``majob.notebook``)."""
+
+    def __repr__(self) -> str:
+        lines = [f"<{counted(len(self), 'ledger record')}, newest first>"]
+        for record in self:
+            job = f", job {record.job_id[:8]}" if record.job_id else ""
+            reason = f": {record.reason}" if record.reason else ""
+            lines.append(
+                f"  #{record.id} {record.spec_name} {record.stage} {record.effective_result} in "
+                f"{display.seconds(record.duration)}{job} ({record.started_at}){reason}"
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def record_from_row(row: sqlite3.Row) -> StageRecord:

@@ -214,6 +214,22 @@ class Job:
         return display.html(self)
 
 
+class JobList(list[Job]):
+    """Jobs, newest first (``majob.jobs()``): a list that reads as a short text table, and in a
+    notebook as an HTML one (drawn by ``majob.notebook``)."""
+
+    def __repr__(self) -> str:
+        lines = [f"<{counted(len(self), 'job')}, newest first>"]
+        lines += [
+            f"  {job.id[:8]} {job.name} {job.phase_label} {display.seconds(job.duration_ms / 1000)}"
+            for job in self
+        ]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
+
+
 def _int_or_none(value: object) -> int | None:
     if value is None or value == "":
         return None
