@@ -22,6 +22,7 @@ from majob.cli.common import (
     SetOption,
     SpecFileArgument,
     user_errors,
+    warn_about_sets,
 )
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
@@ -106,6 +107,7 @@ def submit(
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
+    warn_about_sets(job_spec, set_, [chosen])
     with Ledger(ledger_path) as ledger:
         # The gate and the record are about the user's code, so they come before any dump
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
