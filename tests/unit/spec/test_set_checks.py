@@ -60,7 +60,10 @@ def test_a_set_a_stage_override_replaces_is_named_with_the_flag_that_reaches_it(
         "--set resources.nodes=4",
         "--set env.MODE=x",
     ]
-    assert "stages.debug.nodes=1" in warnings(project, "resources={nodes: 4, flavor: modelarts.vm.cpu.8u}")[0]
+    assert (
+        "stages.debug.nodes=1"
+        in warnings(project, "resources={nodes: 4, flavor: modelarts.vm.cpu.8u}")[0]
+    )
     # Fields no stage overrides, stages without overrides, the stage's own path: no warning.
     assert warnings(project, "hyperparameters.lr=0.2", "resources.flavor=x") == []
     assert warnings(project, "hyperparameters.epochs=3", stages=("local", "formal")) == []
@@ -81,7 +84,9 @@ def test_a_hyperparameter_no_add_argument_defines_is_named(project: Path) -> Non
     ]
     assert len(warnings(project, "stages.debug.hyperparameters.learning_rate=1", stages=())) == 1
     # Defined in the boot file, in a module beside it, or as written with a dash: no warning.
-    assert warnings(project, "hyperparameters.batch_size=8", "hyperparameters.learning-rate=1") == []
+    assert (
+        warnings(project, "hyperparameters.batch_size=8", "hyperparameters.learning-rate=1") == []
+    )
 
 
 def test_code_without_argparse_is_not_judged(project: Path) -> None:
