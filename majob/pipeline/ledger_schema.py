@@ -102,6 +102,15 @@ class StageRecord:
             alive = pid_alive(self.pid)
         return "running" if alive else "interrupted"
 
+    def __repr__(self) -> str:
+        # One line: the spec and code it was judged on are in the ledger, not on the screen.
+        job = f", job {self.job_id[:8]}" if self.job_id else ""
+        reason = f": {self.reason}" if self.reason else ""
+        return (
+            f"<StageRecord #{self.id} {self.spec_name} {self.stage} {self.effective_result} in "
+            f"{display.seconds(self.duration)}{job} ({self.started_at}){reason}>"
+        )
+
     def last_metrics(self) -> dict[str, float]:
         """Each metric's last value (the last node that reported it wins)."""
         out: dict[str, float] = {}
@@ -118,13 +127,7 @@ class StageRecords(list[StageRecord]):
 
     def __repr__(self) -> str:
         lines = [f"<{counted(len(self), 'ledger record')}, newest first>"]
-        for record in self:
-            job = f", job {record.job_id[:8]}" if record.job_id else ""
-            reason = f": {record.reason}" if record.reason else ""
-            lines.append(
-                f"  #{record.id} {record.spec_name} {record.stage} {record.effective_result} in "
-                f"{display.seconds(record.duration)}{job} ({record.started_at}){reason}"
-            )
+        lines += [f"  {record!r}" for record in self]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str | None:

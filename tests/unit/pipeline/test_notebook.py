@@ -142,9 +142,9 @@ def test_history_and_job_lists_read_as_short_tables() -> None:
     )  # fmt: skip
     assert repr(records) == (
         "<2 ledger records, newest first>\n"
-        "  #2 tiny debug failed in 45.0s, job 3f2a9c1e (2026-12-03T10:00:00+00:00): "
-        "expect.outputs: no model.pth\n"
-        "  #1 tiny local passed in 2.0s (t1)"
+        "  <StageRecord #2 tiny debug failed in 45.0s, job 3f2a9c1e (2026-12-03T10:00:00+00:00): "
+        "expect.outputs: no model.pth>\n"
+        "  <StageRecord #1 tiny local passed in 2.0s (t1)>"
     )
     html = records._repr_html_() or ""
     assert "ledger: 2 records, newest first" in html and ">failed</span>" in html
