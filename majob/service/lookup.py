@@ -1,12 +1,13 @@
 """Which job a reference on the command line means: an id, a short id, or a name.
 
-``majob history`` and ``majob list`` print ids shortened to their first 8 characters, so
-``majob status 3f2a9c1e`` must work as ``git show 3f2a9c1e`` does: any prefix of at least
-``MIN_PREFIX`` hex digits that one job's id starts with. ModelArts searches by name, phase and
-time only (reference §2.4: no id filter), so a prefix is matched against the newest
-``SCANNED`` jobs, page by page. A prefix two jobs share is an error listing them; a name
-several jobs share (a spec submitted again and again: ``mnist-debug``) means the newest of
-them, and the ``JobMatch`` says which others there were, for the caller to show.
+``majob history`` prints ids shortened to their first 8 characters, so ``majob status
+3f2a9c1e`` must work as ``git show 3f2a9c1e`` does: any start of an id that no other job's id
+shares. ModelArts searches by name, phase and time only (reference §2.4: no id filter), so a
+start is matched against the newest ``SCANNED`` jobs, page by page. A start several ids share
+is an error listing them, and so is a reference that is both an id's start and a name
+(``cafe``). A name several jobs share (a spec submitted again and again: ``mnist-debug``)
+means the newest of them, and the ``JobMatch`` says which others there were, for the caller
+to show.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from majob.errors import ServiceNotFound, UserInputError
 from majob.service.base import Job, JobFilter, TrainingService
 
-MIN_PREFIX = 4  # shorter hex strings are too often a name, and too often shared
 SCANNED = 1000  # jobs a prefix is matched against: 20 pages of the service's 50
 _SHOWN = 10  # candidates an error or a note lists
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -36,39 +36,41 @@ class JobMatch:
         """What to tell the user about the choice ("" when there was none to make)."""
         if not self.others:
             return ""
-        listed = ", ".join(_described(job) for job in self.others[:_SHOWN])
-        more = f" and {len(self.others) - _SHOWN} more" if len(self.others) > _SHOWN else ""
         return (
             f"{len(self.others) + 1} jobs are named {self.job.name!r}: using the newest, "
-            f"{_described(self.job)}; the others: {listed}{more} (pass an id to choose one)"
+            f"{_described(self.job)}; the others: {_listed(list(self.others))} (pass an id to "
+            "choose one)"
         )
 
 
 def find_job(service: TrainingService, ref: str) -> JobMatch:
-    """The job ``ref`` names: a full id, a unique id prefix, or a name (the newest of that
-    name). ``ServiceNotFound`` when none matches; ``UserInputError`` when a prefix is shared."""
+    """The job ``ref`` names: a full id, a unique start of an id, or a name (the newest of
+    that name). ``ServiceNotFound`` when none matches; ``UserInputError`` when it could mean
+    several (a start several ids share, or both an id's start and a name)."""
     ref = ref.strip()
     lowered = ref.lower()
-    partial = ""  # why a prefix may have been missed
     if _UUID.match(lowered):
         try:
             return JobMatch(service.get(lowered))
         except ServiceNotFound:
             pass
-    elif len(lowered) >= MIN_PREFIX and _PREFIX.match(lowered):
-        prefixed, complete = _by_prefix(service, lowered)
-        if not complete:
-            partial = f" (ids were matched among the newest {SCANNED} jobs only)"
-        if len(prefixed) == 1:
-            return JobMatch(prefixed[0])
-        if prefixed:
-            listed = ", ".join(_described(job) for job in prefixed[:_SHOWN])
-            raise UserInputError(
-                f"{len(prefixed)} jobs have ids starting with {ref!r}: {listed}",
-                hint="pass more of the id",
-            )
+    prefixed, complete = _by_prefix(service, lowered) if _PREFIX.match(lowered) else ([], True)
     named = _by_name(service, ref)
+    if prefixed and named:
+        raise UserInputError(
+            f"{ref!r} is the start of job id {_listed(prefixed)} and the name of job "
+            f"{_listed(named)}",
+            hint="pass more of the id, or the id of the named job",
+        )
+    if len(prefixed) == 1:
+        return JobMatch(prefixed[0])
+    if prefixed:
+        raise UserInputError(
+            f"{len(prefixed)} jobs have ids starting with {ref!r}: {_listed(prefixed)}",
+            hint="pass more of the id",
+        )
     if not named:
+        partial = "" if complete else f" (ids were matched among the newest {SCANNED} jobs)"
         raise ServiceNotFound(
             f"no job has the id, short id or name {ref!r}{partial}",
             hint="`majob list` shows the jobs, `majob history` the ones the ledger ran",
@@ -102,6 +104,11 @@ def _by_name(service: TrainingService, name: str) -> list[Job]:
             break
     found.sort(key=lambda job: job.create_time or 0, reverse=True)
     return found
+
+
+def _listed(jobs: list[Job]) -> str:
+    more = f" and {len(jobs) - _SHOWN} more" if len(jobs) > _SHOWN else ""
+    return ", ".join(_described(job) for job in jobs[:_SHOWN]) + more
 
 
 def _described(job: Job) -> str:

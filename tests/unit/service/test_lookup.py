@@ -60,10 +60,27 @@ def test_a_shared_name_means_the_newest_and_the_note_lists_the_others(
     )
 
 
-def test_nothing_matches_and_too_short_a_prefix_is_not_one(jobs: ScriptedService) -> None:
-    for ref in ("deadbeef", "3f2", "mnist"):  # "mnist" is a substring of a name, not a name
+def test_any_unique_start_will_do_and_nothing_matching_is_one_error(
+    jobs: ScriptedService,
+) -> None:
+    assert find_job(jobs, "c").job.name == "cafe"  # one character, if no other id shares it
+    with pytest.raises(UserInputError, match="2 jobs have ids starting with '3f2'"):
+        find_job(jobs, "3f2")
+    for ref in ("deadbeef", "mnist"):  # "mnist" is a substring of a name, not a name
         with pytest.raises(ServiceNotFound, match="no job has the id, short id or name"):
             find_job(jobs, ref)
+
+
+def test_a_reference_that_is_both_an_ids_start_and_a_name_is_refused(
+    jobs: ScriptedService,
+) -> None:
+    add(jobs, "d1d1d1d1-0000-4000-8000-000000000005", "b0b0", 5_000)
+    with pytest.raises(UserInputError) as raised:
+        find_job(jobs, "b0b0")
+    assert raised.value.message == (
+        "'b0b0' is the start of job id b0b0b0b0-0000-4000-8000-000000000003 (mnist-debug, "
+        "Completed) and the name of job d1d1d1d1-0000-4000-8000-000000000005 (b0b0, Completed)"
+    )
 
 
 def test_a_prefix_is_looked_for_among_the_newest_jobs_only(service: ScriptedService) -> None:
@@ -71,5 +88,5 @@ def test_a_prefix_is_looked_for_among_the_newest_jobs_only(service: ScriptedServ
         add(service, f"{index:08x}-0000-4000-8000-000000000000", "many", index)
     # The scripted service lists oldest first: the last one added is past the scan.
     assert find_job(service, f"{SCANNED - 1:08x}").job.create_time == SCANNED - 1
-    with pytest.raises(ServiceNotFound, match=f"among the newest {SCANNED} jobs only"):
+    with pytest.raises(ServiceNotFound, match=f"among the newest {SCANNED} jobs"):
         find_job(service, f"{SCANNED:08x}")
