@@ -70,13 +70,14 @@ def card(
     after: str = "",
 ) -> Html:
     """A card: the bold ``title``, ``state`` as a badge and ``after`` it (a duration), then each
-    (label, value) with the label just left of its value, then the metrics."""
+    (label, value), the label right-aligned against its value (a short label is not left
+    far from it), then the metrics."""
     rows = [(label, text(value)) for label, value in facts]
     strip = metrics_strip(series or {})
     if strip:
         rows.append(("metrics", strip))
     cells = "".join(
-        f"<div style='color:{GREY}'>{html.escape(label)}</div><div>{value}</div>"
+        f"<div style='color:{GREY};text-align:right'>{html.escape(label)}</div><div>{value}</div>"
         for label, value in rows
     )
     tail = f" <span style='color:{GREY}'>{html.escape(after)}</span>" if after else ""

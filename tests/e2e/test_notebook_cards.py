@@ -122,7 +122,7 @@ def test_three_stage_cards_fit_one_screen_labels_beside_values_results_coloured(
     assert layout["height"] < 600, layout  # a 1000x800 window: room to spare
     assert {label for label, _, _ in layout["gaps"]} >= {"job", "ran", "reason", "metrics"}
     for label, gap, misaligned in layout["gaps"]:
-        assert 0 <= gap < 40 and misaligned < 4, (label, gap, misaligned)
+        assert 0 <= gap < 24 and misaligned < 4, (label, gap, misaligned)  # 0.9em apart
     assert layout["badges"] == [["passed", GREEN], ["skipped", GREY], ["failed", RED]]
 
 
