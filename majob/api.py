@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from majob.service.base import Job, JobFilter, TrainingService
+from majob.service.base import Job, JobFilter, JobList, TrainingService
 
 if TYPE_CHECKING:
     from majob.spec.models import JobSpec
@@ -60,12 +60,14 @@ def jobs(
     phase: str | Sequence[str] | None = None,
     limit: int = 20,
     profile: str | Profile | None = None,
-) -> list[Job]:
-    """The newest jobs (at most ``limit``), optionally by name substring and phase. The jobs
-    share one open client: ``jobs[0].service.close()`` when done (or let the process end)."""
+) -> JobList:
+    """The newest jobs (at most ``limit``), optionally by name substring and phase: a list,
+    shown as a table in a notebook. The jobs share one open client: ``jobs[0].service.close()``
+    when done (or let the process end)."""
     from majob.service.connect import open_service
 
-    return search_jobs(open_service(_profile(profile)), name=name, phase=phase, limit=limit)
+    found = search_jobs(open_service(_profile(profile)), name=name, phase=phase, limit=limit)
+    return JobList(found)
 
 
 def search_jobs(

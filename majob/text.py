@@ -19,6 +19,14 @@ def human_bytes(count: int) -> str:
     raise AssertionError("unreachable")
 
 
+def clock(ms: float) -> str:
+    """A duration as a job's status shows it: ``4m05s``, ``1h02m03s``."""
+    seconds = int(ms // 1000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 
 

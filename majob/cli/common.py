@@ -17,6 +17,7 @@ import typer
 from majob.errors import MajobError
 
 if TYPE_CHECKING:
+    from majob.spec.models import JobSpec, Stage
     from majob.storage.plan import SyncPlan
 
 # Options several commands take, spelled once.
@@ -64,6 +65,20 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(error.exit_code) from None
 
     return wrapper
+
+
+def warn_about_sets(spec: JobSpec, overrides: list[str] | None, stages: list[Stage]) -> None:
+    """Warn on stderr about each ``--set`` that would not do what it says: one a stage of
+    ``stages`` overrides, a hyperparameter the code's argparse does not define."""
+    if not overrides:
+        return
+    from majob.spec.set_checks import shadowed_sets, undefined_hyperparameters
+
+    for line in [
+        *shadowed_sets(spec, overrides, stages),
+        *undefined_hyperparameters(spec, overrides),
+    ]:
+        typer.echo(f"warning: {line}", err=True)
 
 
 def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:

@@ -7,7 +7,8 @@ wait, never the job, and says how to follow it later.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import typer
@@ -15,7 +16,11 @@ import typer
 from majob.cli.jobtext import console, phase_text, took
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from majob.masking import Masker
+    from majob.pipeline.live import LiveLine
+    from majob.pipeline.metrics import MetricReader
     from majob.service.base import Job, TrainingService
     from majob.service.watch import WaitResult
 
@@ -28,50 +33,67 @@ def follow_job(
     also_line: Callable[[str], None] | None = None,
     masker: Masker | None = None,
     profile: str | None = None,
+    metrics: MetricReader | None = None,
 ) -> tuple[int, WaitResult[Job] | None]:
     """Follow ``job`` to its end with a live status line and its log (each line masked with
     ``masker``, and also given to ``also_line``); the exit code and how the wait ended (None:
-    interrupted, or the service stayed away). ``profile`` is named in how to follow it later."""
+    interrupted, or the service stayed away). ``profile`` is named in how to follow it later;
+    the status line shows the last value of each metric ``metrics`` (fed by ``also_line``)
+    has read."""
     from majob.errors import ServiceUnreachable
+    from majob.pipeline.live import LiveLine
     from majob.service.watch import wait_for
 
     shown = console()
-    status = shown.status(f"{job.name} ({job.id}): {phase_text(job)}")
+    line = LiveLine(job, metrics)
 
     def on_update(current: Job) -> None:
-        status.update(
-            f"{current.name} ({current.id}): {phase_text(current)}, {took(current.duration_ms)}"
-        )
         shown.print(f"phase: {phase_text(current)}", markup=False)
 
-    def on_line(line: str) -> None:
-        shown.print(line, markup=False)
+    def on_line(text: str) -> None:
+        shown.print(text, markup=False)
         if also_line is not None:
-            also_line(line)
+            also_line(text)
 
-    status.start()
-    try:
-        result = wait_for(
-            source,
-            job.id,
-            job_name=job.name,
-            on_update=on_update,
-            on_line=on_line,
-            on_connection=lambda text: shown.print(f"majob: {text}", markup=False),
-            reconnect=reconnect,
-            masker=masker,
-        )
+    try:  # the status line is gone before anything is said on stderr
+        with live_status(line, shown):
+            result = wait_for(
+                source,
+                job.id,
+                job_name=job.name,
+                on_update=on_update,
+                on_line=on_line,
+                on_poll=line.seen,
+                on_connection=lambda text: shown.print(f"majob: {text}", markup=False),
+                reconnect=reconnect,
+                masker=masker,
+            )
     except KeyboardInterrupt:
-        status.stop()
         _say_still_running(job)
         return 130, None
     except ServiceUnreachable as error:
-        status.stop()
         _say_unreachable(job, error.message, profile)
         return 1, None
+    return report_end(result), result
+
+
+@contextmanager
+def live_status(line: LiveLine, shown: Console | None = None) -> Iterator[None]:
+    """Show ``line`` at the bottom of the terminal while the block runs, redrawn several
+    times a second (so its clock ticks between polls); what is printed meanwhile goes above
+    it. Nothing is drawn when the output is not a terminal."""
+    from rich.text import Text
+
+    class Drawn:
+        def __rich__(self) -> Text:
+            return Text(line.text(), no_wrap=True, overflow="ellipsis")
+
+    status = (shown or console()).status(Drawn())
+    status.start()
+    try:
+        yield
     finally:
         status.stop()
-    return report_end(result), result
 
 
 def _say_still_running(job: Job) -> None:

@@ -1,12 +1,12 @@
 """``majob status``, ``logs``, ``list``, ``stop``, ``delete``, ``flavors``, ``engines``.
 
-JOB is a job id or a unique job name. The service client, the OBS store and rich are imported
-inside the command bodies: ``majob --help`` must not load huaweicloudsdk* or esdk-obs.
+JOB is a job id, a unique prefix of one, or a job name (the newest of that name). The service
+client, the OBS store and rich are imported inside the command bodies: ``majob --help`` must
+not load huaweicloudsdk* or esdk-obs.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,7 +14,7 @@ import typer
 
 from majob.cli.common import ProfileOption, user_errors
 from majob.cli.jobtext import phase_text, print_table, took, when
-from majob.errors import ServiceNotFound, UserInputError
+from majob.errors import UserInputError
 
 if TYPE_CHECKING:
     from majob.service.base import Job, TrainingService
@@ -24,33 +24,26 @@ if TYPE_CHECKING:
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
-JobArgument = Annotated[str, typer.Argument(metavar="JOB", help="Job id or unique job name.")]
-_UUID = re.compile(
-    r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$"
-)
+JobArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="JOB",
+        help="Job id, a unique start of one (as `majob history` prints it), or a job name "
+        "(the newest job of that name).",
+    ),
+]
 
 
 def resolve_job(service: TrainingService, ref: str) -> Job:
-    """The job ``ref`` names: an id, else the one job of that exact name."""
-    from majob.service.base import JobFilter
+    """The job ``ref`` names (``majob.service.lookup``); when it was a name several jobs
+    share, says on stderr which was taken and lists the others."""
+    from majob.service.lookup import find_job
 
-    if _UUID.match(ref):
-        try:
-            return service.get(ref)
-        except ServiceNotFound:
-            pass
-    jobs, _ = service.search(JobFilter(name=ref), limit=50)
-    named = [job for job in jobs if job.name == ref]
-    if not named:
-        raise ServiceNotFound(
-            f"no job has the id or name {ref!r}", hint="`majob list` shows the jobs"
-        )
-    if len(named) > 1:
-        listed = ", ".join(f"{job.id} ({job.phase})" for job in named[:10])
-        raise UserInputError(
-            f"{len(named)} jobs are named {ref!r}: {listed}", hint="pass the job id instead"
-        )
-    return named[0]
+    match = find_job(service, ref)
+    note = match.note()
+    if note:
+        typer.echo(f"note: {note}", err=True)
+    return match.job
 
 
 # -- job management --------------------------------------------------------------------------

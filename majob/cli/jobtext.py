@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from majob.text import clock
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -30,10 +32,7 @@ def print_table(table: Table) -> None:
 
 def took(ms: int) -> str:
     """``4m05s``, ``1h02m03s``."""
-    seconds = ms // 1000
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+    return clock(ms)
 
 
 def when(ms: int | None) -> str:
@@ -47,5 +46,4 @@ def when(ms: int | None) -> str:
 
 def phase_text(job: Job) -> str:
     """``Running``, or ``Failed (ImagePullFailed)`` when the secondary phase says more."""
-    extra = f" ({job.secondary_phase})" if job.secondary_phase not in ("", job.phase) else ""
-    return f"{job.phase}{extra}"
+    return job.phase_label

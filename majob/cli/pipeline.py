@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,8 +17,12 @@ from majob.cli.common import (
     SetOption,
     sigterm_as_ctrl_c,
     user_errors,
+    warn_about_sets,
 )
 from majob.errors import UserInputError
+
+if TYPE_CHECKING:
+    from majob.spec.models import Stage
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -57,6 +61,7 @@ def pipeline(
 ) -> None:
     """Run local → debug → formal, each only after the one before passed for the same code and
     spec; a re-run skips what already passed."""
+    from majob.cli.follow import live_status
     from majob.pipeline.flow import Pipeline
 
     if force and not reason:
@@ -71,7 +76,9 @@ def pipeline(
         overrides=overrides or [],
         ledger=ledger,
         upload_inputs=upload_inputs,
+        live=live_status,
     )
+    warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     try:
         with sigterm_as_ctrl_c(), runner:
             result = runner.run(until, start=start, force_reason=reason if force else None)
@@ -84,6 +91,16 @@ def pipeline(
         raise typer.Exit(130) from None
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _stages_between(start: str, until: str) -> list[Stage]:
+    """The stages a pipeline from ``start`` to ``until`` may run (all, when either is not a
+    stage: the run itself says so)."""
+    from majob.spec.models import STAGES
+
+    if start in STAGES and until in STAGES:
+        return list(STAGES[STAGES.index(start) : STAGES.index(until) + 1])
+    return list(STAGES)
 
 
 def _history_table(records: list[object], title: str) -> None:

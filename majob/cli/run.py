@@ -14,6 +14,7 @@ from majob.cli.common import (
     SpecFileArgument,
     sigterm_as_ctrl_c,
     user_errors,
+    warn_about_sets,
 )
 from majob.errors import ConfigError, UserInputError
 
@@ -176,6 +177,7 @@ def run(
     inputs = _parse_inputs(input_ or [])
     # An --input replaces the input's `local` before the spec's files are checked.
     job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)
+    warn_about_sets(job, set_, ["local"])
     limit = _parse_timeout(timeout)
     try:
         with sigterm_as_ctrl_c():

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, print_error, user_errors
+from majob.cli.common import (
+    ProfileOption,
+    SetOption,
+    print_error,
+    user_errors,
+    warn_about_sets,
+)
 from majob.errors import ConfigError, SpecError, UserInputError
 from majob.text import counted
 
@@ -40,6 +46,7 @@ def validate(
 ) -> None:
     """Check job specs; print every problem at file:line:col. Exit 2 if any is invalid."""
     from majob.spec.load import load_spec
+    from majob.spec.models import STAGES
 
     failed = False
     for path in specs:
@@ -49,6 +56,7 @@ def validate(
             print_error(error)
             failed = True
             continue
+        warn_about_sets(spec, set_, list(STAGES))
         if online:
             from majob.cli.submit import validate_online
 
@@ -106,6 +114,7 @@ def compile_(
     from majob.spec.load import load_spec
 
     spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
+    warn_about_sets(spec, set_, [stage.value])
     # A dry run shows what is sent, but not the values the spec took from the environment.
     masker = spec.from_environ.masker()
     chosen = output_format or Format.json

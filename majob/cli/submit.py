@@ -23,6 +23,7 @@ from majob.cli.common import (
     SpecFileArgument,
     sigterm_as_ctrl_c,
     user_errors,
+    warn_about_sets,
 )
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
@@ -107,6 +108,7 @@ def submit(
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
+    warn_about_sets(job_spec, set_, [chosen])
     # A SIGTERM while it waits ends it as Ctrl-C does: the job keeps running, majob says how
     # to follow it, and the record says interrupted (left to its default, it died silently).
     with sigterm_as_ctrl_c(), Ledger(ledger_path) as ledger:
@@ -206,12 +208,17 @@ def _submit(
             typer.echo(f"follow it: majob logs {job.id} --follow   status: majob status {job.id}")
             return 0
         if recorder is None:  # followed, not judged: a dump run's phase is its exit code
+            from majob.pipeline.metrics import MetricReader
+
+            metrics = MetricReader(spec.metrics)
             code, _ = follow_job(
                 source,
                 job,
                 reconnect=source.reconnect,
+                also_line=metrics.feed,
                 masker=spec.from_environ.masker(),
                 profile=profile.name,
+                metrics=metrics,
             )
             return code
         return _follow_and_record(source, job, spec, plan.stage, profile, recorder)
@@ -242,6 +249,7 @@ def _follow_and_record(
         also_line=log,
         masker=spec.from_environ.masker(),
         profile=profile.name,
+        metrics=log.reader,
     )
     if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
         recorder.stopped("interrupted")

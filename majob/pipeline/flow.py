@@ -24,10 +24,10 @@ from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import judge_expect
 from majob.pipeline.ledger import Ledger
-from majob.pipeline.ledger_schema import StageRecord
+from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
-from majob.pipeline.stages import Report, run_cloud_stage, run_local_stage
+from majob.pipeline.stages import Live, Report, run_cloud_stage, run_local_stage
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
@@ -124,7 +124,8 @@ class Pipeline:
 
     ``profile`` names where debug and formal run (``"emulator"`` for the emulated cloud);
     ``ledger`` defaults to ``./.majob/ledger.db``; ``report`` sees every line of progress and
-    log (default: printed, which in Jupyter streams into the cell as the stage runs)."""
+    log (default: printed, which in Jupyter streams into the cell as the stage runs); ``live``
+    shows a followed cloud job's status line (the CLI's, drawn under the log)."""
 
     def __init__(
         self,
@@ -135,6 +136,7 @@ class Pipeline:
         ledger: Ledger | str | os.PathLike[str] | None = None,
         upload_inputs: bool = False,
         report: Report | None = None,
+        live: Live | None = None,
     ) -> None:
         self._profile_ref = profile
         self._profile: Profile | None = None
@@ -150,6 +152,7 @@ class Pipeline:
         )
         self.upload_inputs = upload_inputs
         self.report: Report = report or _print
+        self.live = live
         self._services: list[TrainingService] = []
 
     @property
@@ -191,9 +194,9 @@ class Pipeline:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def history(self) -> list[StageRecord]:
-        """This spec's ledger records, newest first."""
-        return self.ledger.records(self.name)
+    def history(self) -> StageRecords:
+        """This spec's ledger records, newest first (a table in a notebook)."""
+        return StageRecords(self.ledger.records(self.name))
 
     def run(
         self, until: str = "formal", *, start: str = "local", force_reason: str | None = None
@@ -269,6 +272,7 @@ class Pipeline:
                     upload_inputs=self.upload_inputs,
                     resume_job=resume,
                     on_job=lambda job: self._started(recorder, job),
+                    live=self.live,
                 )
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
             recorder.stopped("failed", error.message.splitlines()[0])

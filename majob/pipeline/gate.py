@@ -90,13 +90,18 @@ class StagePlan:
 def plan_stages(
     ledger: Ledger, name: str, fingerprint: Fingerprint, *, start: Stage, until: Stage
 ) -> list[StagePlan]:
-    """The stages from ``start`` to ``until``: the leading ones that passed for this code and
-    spec are skipped, the rest run, in order."""
+    """The stages from ``start`` to ``until``: those that passed for this code and spec are
+    skipped, the rest run, in order.
+
+    A passed record is a passed record whoever wrote it (a pipeline, or ``majob submit --stage
+    debug --wait``), and whatever ran before it: the same code and spec would only repeat it.
+    So a stage is skipped even when an earlier one runs now (local never ran, debug passed by
+    hand): the earlier one's failure still stops the pipeline before it."""
     chosen = STAGES[STAGES.index(start) : STAGES.index(until) + 1]
     plans: list[StagePlan] = []
     running = False
     for stage in chosen:
-        record = None if running else passed_for(ledger, name, stage, fingerprint)
+        record = passed_for(ledger, name, stage, fingerprint)
         if record is not None:
             plans.append(
                 StagePlan(stage, "skip", f"passed for this code and spec (#{record.id})", record)

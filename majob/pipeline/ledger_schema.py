@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from majob import display
 from majob.processes import ProcessRef, pid_alive, this_host
+from majob.text import counted
 
 # Each entry takes the ledger from version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
@@ -100,6 +102,15 @@ class StageRecord:
             alive = pid_alive(self.pid)
         return "running" if alive else "interrupted"
 
+    def __repr__(self) -> str:
+        # One line: the spec and code it was judged on are in the ledger, not on the screen.
+        job = f", job {self.job_id[:8]}" if self.job_id else ""
+        reason = f": {self.reason}" if self.reason else ""
+        return (
+            f"<StageRecord #{self.id} {self.spec_name} {self.stage} {self.effective_result} in "
+            f"{display.seconds(self.duration)}{job} ({self.started_at}){reason}>"
+        )
+
     def last_metrics(self) -> dict[str, float]:
         """Each metric's last value (the last node that reported it wins)."""
         out: dict[str, float] = {}
@@ -108,6 +119,19 @@ class StageRecord:
                 if values:
                     out[name] = values[-1]
         return out
+
+
+class StageRecords(list[StageRecord]):
+    """Ledger records, newest first (``Pipeline.history()``): a list that reads as a short
+    text table, and in a notebook as an HTML one (drawn by ``majob.notebook``)."""
+
+    def __repr__(self) -> str:
+        lines = [f"<{counted(len(self), 'ledger record')}, newest first>"]
+        lines += [f"  {record!r}" for record in self]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def record_from_row(row: sqlite3.Row) -> StageRecord:

@@ -5,13 +5,16 @@ service submits, then the job is followed), each reporting its log lines live an
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from majob.errors import MajobError
 from majob.pipeline.judge import Outcome, judge_job
+from majob.pipeline.live import LiveLine
 from majob.pipeline.metrics import MetricReader
 from majob.spec.models import JobSpec, Stage
 from majob.text import counted, printable
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from majob.storage.plan import LocalFile
 
 Report = Callable[[str], None]
+#: Shows a followed job's status line while the block runs (``majob.cli.follow.live_status``).
+Live = Callable[[LiveLine], AbstractContextManager[object]]
 
 
 class StageLog:
@@ -84,11 +89,14 @@ def run_cloud_stage(
     upload_inputs: bool = False,
     resume_job: str | None = None,
     on_job: Callable[[Job], None] | None = None,
+    live: Live | None = None,
 ) -> Outcome:
     """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted),
     or follow the job ``resume_job`` a killed pipeline left running, and wait for it to end.
     The job stays bound to its open client, so that ``outcome.job.logs()`` and ``.refresh()``
-    work afterwards; ``on_job`` receives it."""
+    work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
+    clock that ticks, the last metric values) while it is followed: the CLI draws it under the
+    log lines."""
     from majob.service.submit import plan_submit, submit_plan
 
     log = StageLog(spec, report)
@@ -106,12 +114,15 @@ def run_cloud_stage(
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
     # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
     limit = spec.timeout(stage)
-    waited = job.wait(
-        timeout=limit,
-        on_update=lambda current: report(f"[majob] phase: {current.phase}"),
-        on_line=log,
-        masker=spec.from_environ.masker(),
-    )
+    line = LiveLine(job, log.reader)
+    with live(line) if live is not None else contextlib.nullcontext():
+        waited = job.wait(
+            timeout=limit,
+            on_update=lambda current: report(f"[majob] phase: {current.phase}"),
+            on_line=log,
+            on_poll=line.seen,
+            masker=spec.from_environ.masker(),
+        )
     if waited.timed_out:
         stopped = waited.job.stop()
         reason = (

@@ -113,6 +113,12 @@ class Job:
         return self.phase == "Completed"
 
     @property
+    def phase_label(self) -> str:
+        """``Running``, or ``Failed (ImagePullFailed)`` when the secondary phase says more."""
+        extra = f" ({self.secondary_phase})" if self.secondary_phase not in ("", self.phase) else ""
+        return f"{self.phase}{extra}"
+
+    @property
     def submit_id(self) -> str | None:
         return self.annotations.get(SUBMIT_ID_ANNOTATION)
 
@@ -132,8 +138,20 @@ class Job:
         return self.service
 
     def refresh(self) -> Job:
-        """The job as the service describes it now."""
-        return self._bound().get(self.id)
+        """The job as the service describes it now; this handle is updated too."""
+        return self._adopt(self._bound().get(self.id))
+
+    def _adopt(self, current: Job) -> Job:
+        """Take ``current``'s state into this handle; the handle.
+
+        A ``Job`` is a value, but the one ``majob.submit`` returns is also the user's handle on
+        the job: after ``job.wait()``, ``print(job)`` and the notebook card must not say
+        Creating for a job that completed. So the wait and ``refresh`` write the state they read
+        into it; nothing else changes a ``Job`` once made (hence ``object.__setattr__``)."""
+        for name in self.__dataclass_fields__:
+            if name not in ("id", "service"):
+                object.__setattr__(self, name, getattr(current, name))
+        return self
 
     def stop(self) -> Job:
         """Terminate the job (Creating, Pending or Running jobs only)."""
@@ -145,19 +163,25 @@ class Job:
         timeout: float | None = None,
         on_update: Callable[[Job], None] | None = None,
         on_line: Callable[[str], None] | None = None,
+        on_poll: Callable[[Job], None] | None = None,
         masker: Masker | None = None,
     ) -> WaitResult[Job]:
         """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed),
-        each secret of ``masker`` shown as ``***``."""
-        return wait_for(
+        each secret of ``masker`` shown as ``***``; ``on_update`` each phase change, ``on_poll``
+        the job as each poll read it. This handle ends up as the job ended (the result's
+        ``job`` is this handle)."""
+        waited = wait_for(
             lambda: self._bound(),
             self.id,
             job_name=self.name,
             timeout=timeout,
             on_update=on_update,
             on_line=on_line,
+            on_poll=on_poll,
             masker=masker,
         )
+        waited.job = self._adopt(waited.job)
+        return waited
 
     def logs(self, *, task: str | None = None, follow: bool = False) -> Iterator[str]:
         """The job's log lines, all tasks merged with ``[worker-i]`` prefixes unless ``task``
@@ -183,6 +207,22 @@ class Job:
             f"<Job {self.name} {self.phase} {display.seconds(self.duration_ms / 1000)}, "
             f"{counted(self.node_count, 'node')}, id {self.id}>"
         )
+
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
+
+
+class JobList(list[Job]):
+    """Jobs, newest first (``majob.jobs()``): a list that reads as a short text table, and in a
+    notebook as an HTML one (drawn by ``majob.notebook``)."""
+
+    def __repr__(self) -> str:
+        lines = [f"<{counted(len(self), 'job')}, newest first>"]
+        lines += [
+            f"  {job.id[:8]} {job.name} {job.phase_label} {display.seconds(job.duration_ms / 1000)}"
+            for job in self
+        ]
+        return "\n".join(lines)
 
     def _repr_html_(self) -> str | None:
         return display.html(self)

@@ -54,6 +54,20 @@ class WaitResult(Generic[J]):
     def tail_of(self, task: str) -> list[str]:
         return list(self.tails.get(task, ()))
 
+    @property
+    def ok(self) -> bool:
+        """The job completed (and the wait did not give up first)."""
+        return not self.timed_out and self.job.phase == "Completed"
+
+    def __repr__(self) -> str:
+        # What a notebook cell shows after ``job.wait()``: how it ended, not the deques.
+        ended = "still running, the wait timed out" if self.timed_out else "ended"
+        kept = ", ".join(f"{task} ({len(lines)})" for task, lines in sorted(self.tails.items()))
+        return (
+            f"<WaitResult {self.job.name} {ended} {self.job.phase}, id {self.job.id}; "
+            f"last log lines kept: {kept or 'none'}>"
+        )
+
 
 def wait_for(
     get_service: Callable[[], JobSource[J]],
@@ -63,6 +77,7 @@ def wait_for(
     timeout: float | None = None,
     on_update: Callable[[J], None] | None = None,
     on_line: Callable[[str], None] | None = None,
+    on_poll: Callable[[J], None] | None = None,
     on_connection: Callable[[str], None] | None = None,
     reconnect: Callable[[], None] | None = None,
     poll: float = 0.25,
@@ -70,7 +85,8 @@ def wait_for(
     masker: Masker | None = None,
 ) -> WaitResult[J]:
     """Poll job ``job_id`` (named ``job_name``, for messages) until it reaches a terminal phase
-    (or ``timeout`` seconds pass)."""
+    (or ``timeout`` seconds pass). ``on_update`` sees each phase change, ``on_poll`` the job as
+    each poll read it (its duration grows between phase changes: a live status shows it)."""
     masker = masker or Masker()
     cursor = LogCursor(job_id, prefix=True)
     connection = _Connection(
@@ -95,6 +111,8 @@ def wait_for(
             connection.lost(error)
             continue
         connection.answered()
+        if on_poll is not None:
+            on_poll(job)
         for line in map(masker.text, lines):
             task, _, text = line.partition("] ")
             tails.setdefault(task.lstrip("["), deque(maxlen=TAIL)).append(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,9 +56,9 @@ def channel_names(arguments: ScriptArguments | None) -> tuple[list[str], list[st
     return args.inputs or ["data_url"], args.outputs or ["train_url"]
 
 
-def read_arguments(source: str) -> ScriptArguments:
-    """The ``--options`` added with ``add_argument`` in ``source``."""
-    found = ScriptArguments()
+def _add_argument_calls(source: str) -> Iterator[tuple[list[str], dict[str, ast.expr]]]:
+    """Each ``add_argument`` call of ``source`` with a ``--long`` flag: its long flags as
+    written and its keywords."""
     for node in ast.walk(ast.parse(source)):
         if not (
             isinstance(node, ast.Call)
@@ -70,9 +70,21 @@ def read_arguments(source: str) -> ScriptArguments:
             a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
         long_flags = [f for f in flags if f.startswith("--")]
-        if not long_flags:
-            continue
-        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        if long_flags:
+            yield long_flags, {k.arg: k.value for k in node.keywords if k.arg}
+
+
+def defined_flags(source: str) -> set[str]:
+    """Every ``--option`` ``source``'s ``add_argument`` calls define, as written, without the
+    dashes (``--learning-rate`` is ``learning-rate``: ModelArts passes a hyperparameter ``x`` as
+    ``--x=value``, and argparse matches the flag as written, not its dest)."""
+    return {flag[2:] for flags, _ in _add_argument_calls(source) for flag in flags}
+
+
+def read_arguments(source: str) -> ScriptArguments:
+    """The ``--options`` added with ``add_argument`` in ``source``."""
+    found = ScriptArguments()
+    for long_flags, keywords in _add_argument_calls(source):
         dest = keywords.get("dest")
         name = (
             dest.value

@@ -92,3 +92,16 @@ def test_list_refuses_an_unknown_phase() -> None:
     result = runner.invoke(app, ["list", "--phase", "Done"])
     assert result.exit_code == 2
     assert "error: --phase 'Done': choose one of Creating, Pending, Running" in result.output
+
+
+def test_a_dry_run_warns_about_a_set_the_stage_overrides() -> None:
+    result = runner.invoke(
+        app, ["submit", str(MNIST), "--dry-run", "--set", "hyperparameters.epochs=4"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(
+        "warning: --set hyperparameters.epochs=4: the debug stage runs with "
+        "stages.debug.hyperparameters.epochs=1"
+    )
+    formal = ["--stage", "formal", "--set", "hyperparameters.epochs=4"]
+    assert runner.invoke(app, ["submit", str(MNIST), "--dry-run", *formal]).stderr == ""

@@ -185,3 +185,31 @@ def test_compile_does_not_show_values_from_the_environment(
         assert shown.exit_code == 0, shown.output
         assert "tok-very-secret-1" not in shown.output
         assert "***" in shown.stdout
+
+
+def test_a_set_the_debug_stage_overrides_is_said_and_the_stage_wins() -> None:
+    spec = str(ROOT / "job_specs" / "mnist.yaml")
+    result = runner.invoke(
+        app, ["compile", spec, "--stage", "debug", "--set", "hyperparameters.epochs=3"]
+    )
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert {"name": "epochs", "value": "1"} in body["algorithm"]["parameters"]
+    assert result.stderr == (
+        "warning: --set hyperparameters.epochs=3: the debug stage runs with "
+        "stages.debug.hyperparameters.epochs=1 from the spec (a stage's override wins); to "
+        "change it there, --set stages.debug.hyperparameters.epochs=3\n"
+    )
+    formal = runner.invoke(app, ["compile", spec, "--set", "hyperparameters.epochs=3"])
+    assert formal.exit_code == 0 and formal.stderr == ""  # formal has no override: it wins
+
+
+def test_a_hyperparameter_the_boot_files_argparse_lacks_is_said() -> None:
+    spec = str(ROOT / "job_specs" / "mnist.yaml")
+    result = runner.invoke(app, ["validate", spec, "--set", "hyperparameters.epoch=3"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: --set hyperparameters.epoch=3: no add_argument in train.py or the code beside "
+        "it defines --epoch, so parse_args() will stop on --epoch=... (parse_known_args() "
+        "ignores it); did you mean 'epochs'?\n"
+    )

@@ -38,7 +38,7 @@ def test_the_notebook_is_imported_by_the_first_view_not_by_import_majob(tmp_path
         "job = Job(id='1234', name='tiny-debug', phase='Completed')\n"
         "assert 'majob.notebook' not in sys.modules\n"
         "html = job._repr_html_()\n"
-        "assert 'majob.notebook' in sys.modules and 'tiny-debug (1234)' in html, html\n"
+        "assert 'majob.notebook' in sys.modules and '<b>job tiny-debug</b>' in html, html\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False

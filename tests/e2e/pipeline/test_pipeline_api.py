@@ -38,7 +38,9 @@ def test_pipeline_run_until_debug_returns_results_with_jobs_and_metrics(
         assert repr(result) == "<PipelineResult tiny: local passed, debug passed>"
         assert repr(debug).startswith("<StageResult debug passed in ")
         assert "Completed" in debug._repr_html_()
-        assert [r.stage for r in pipeline.history()] == ["debug", "local"]
+        history = pipeline.history()
+        assert [r.stage for r in history] == ["debug", "local"]
+        assert "ledger: 2 records, newest first" in (history._repr_html_() or "")
 
         again = pipeline.run(until="debug")
         assert [s.result for s in again.stages] == ["skipped", "skipped"]

@@ -28,17 +28,27 @@ def test_submit_wait_logs_refresh_and_jobs(project: Path, profile: Profile, stor
     assert job.service is not None
     try:
         lines: list[str] = []
+        assert job.phase == "Creating"
         result = job.wait(on_line=lines.append)
-        assert result.job.succeeded
+        assert result.job.succeeded and result.ok
+        # The handle itself is refreshed: print(job) and its card no longer say Creating.
+        assert result.job is job and job.phase == "Completed" and job.duration_ms > 0
+        assert repr(job).startswith("<Job tiny-debug Completed ")
+        assert ">Completed</span>" in (job._repr_html_() or "")
+        kept = len(result.tail_of("worker-0"))
+        assert repr(result) == (
+            f"<WaitResult tiny-debug ended Completed, id {job.id}; "
+            f"last log lines kept: worker-0 ({kept})>"
+        )
         assert "[worker-0] step 1" in lines
         assert result.tail_of("worker-0")[-1].startswith("[ModelArts Service Log]")
         assert "done" in result.tail_of("worker-0")
         assert job.refresh().phase == "Completed"
         assert "[worker-0] done" in list(job.logs())
         assert any(r.startswith("code: 1 of 1 file sent") for r in reports)
-        assert [j.id for j in majob.jobs(name="tiny", phase="Completed", profile=profile)] == [
-            job.id
-        ]
+        listed = majob.jobs(name="tiny", phase="Completed", profile=profile)
+        assert [j.id for j in listed] == [job.id]
+        assert "1 job, newest first" in (listed._repr_html_() or "")
     finally:
         job.service.close()
     assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"

@@ -66,8 +66,9 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     second = submit(project)  # unchanged code: nothing to send
     assert "code: 0 of 1 file sent" in second.output, second.output
     two = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
-    assert two.exit_code == 2
-    assert "2 jobs are named 'tiny-debug'" in two.output
+    assert two.exit_code == 0, two.output  # the newest, said so (tests/e2e/service/test_job_refs)
+    assert "note: 2 jobs are named 'tiny-debug': using the newest" in two.stderr
+    assert f"the others: {job_id} (tiny-debug, Completed)" in two.stderr
 
     deleted = runner.invoke(app, ["delete", job_id, "--profile", "emulator"])
     assert deleted.exit_code == 0, deleted.output

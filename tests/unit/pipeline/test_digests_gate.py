@@ -131,6 +131,20 @@ def test_a_plan_skips_what_passed_and_runs_the_rest_in_order(project: Path) -> N
     assert plans[0].why == "changed since it passed: code: util.py (removed)"
 
 
+def test_a_stage_that_passed_is_skipped_even_when_an_earlier_one_runs(project: Path) -> None:
+    # debug passed by `majob submit --stage debug --wait`; local never ran: local runs, debug
+    # is not run a second time for the same code and spec.
+    ledger = Ledger(project / "ledger.db")
+    fp = fingerprint(project)
+    debug = record(ledger, "debug", fp)
+    plans = plan_stages(ledger, "tiny", fp, start="local", until="formal")
+    assert [(p.stage, p.action, p.why) for p in plans] == [
+        ("local", "run", "has not passed yet"),
+        ("debug", "skip", f"passed for this code and spec (#{debug})"),
+        ("formal", "run", "follows the stage before it"),
+    ]
+
+
 def test_a_rotated_token_keeps_the_digest_and_the_ledger_holds_only_the_reference(
     project: Path,
 ) -> None:

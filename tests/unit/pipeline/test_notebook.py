@@ -39,7 +39,7 @@ def test_run_result_repr_is_short_and_readable(tmp_path: Path) -> None:
     )
     assert "f" * 64 not in text and str(tmp_path) not in text
     html = run_result(tmp_path)._repr_html_()
-    assert "train_url/model.pth" in html and "<table>" in html
+    assert "train_url/model.pth" in html and "<b>local run</b>" in html and ">passed</span>" in html
 
 
 def test_job_repr_and_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,7 +49,8 @@ def test_job_repr_and_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     )
     assert repr(job) == "<Job tiny-debug Completed 1m05s, 2 nodes, id 1234-abcd>"
     html = job._repr_html_()
-    assert "tiny-debug (1234-abcd)" in html and "Completed" in html
+    assert "<b>job tiny-debug</b>" in html and "<div>1234-abcd</div>" in html
+    assert ">Completed</span>" in html and "in 1m05s" in html
     assert "<svg" not in html  # not in the ledger: no metrics
     assert not (tmp_path / ".majob").exists()  # showing a job creates no ledger
 
@@ -124,3 +125,30 @@ def test_stage_and_pipeline_results_show_themselves() -> None:
 def test_sparkline_needs_two_points() -> None:
     assert sparkline([1.0]) == ""
     assert sparkline([1.0, 1.0]).startswith("<svg")
+
+
+def test_history_and_job_lists_read_as_short_tables() -> None:
+    from majob.pipeline.ledger_schema import StageRecord, StageRecords
+    from majob.service.base import JobList
+
+    records = StageRecords(
+        [
+            StageRecord(
+                2, "tiny", "debug", "s", "c", "failed", reason="expect.outputs: no model.pth",
+                job_id="3f2a9c1e-0000", duration=45.0, started_at="2026-12-03T10:00:00+00:00",
+            ),
+            StageRecord(1, "tiny", "local", "s", "c", "passed", duration=2.0, started_at="t1"),
+        ]
+    )  # fmt: skip
+    assert repr(records) == (
+        "<2 ledger records, newest first>\n"
+        "  <StageRecord #2 tiny debug failed in 45.0s, job 3f2a9c1e (2026-12-03T10:00:00+00:00): "
+        "expect.outputs: no model.pth>\n"
+        "  <StageRecord #1 tiny local passed in 2.0s (t1)>"
+    )
+    html = records._repr_html_() or ""
+    assert "ledger: 2 records, newest first" in html and ">failed</span>" in html
+    jobs = JobList([Job(id="3f2a9c1e-0000", name="tiny-debug", phase="Failed", duration_ms=5000)])
+    assert repr(jobs) == "<1 job, newest first>\n  3f2a9c1e tiny-debug Failed 5.0s"
+    assert ">Failed</span>" in (jobs._repr_html_() or "")
+    assert jobs == [jobs[0]] and repr(JobList()) == "<0 jobs, newest first>"

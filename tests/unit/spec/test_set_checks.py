@@ -1,0 +1,95 @@
+"""Warnings about ``--set`` flags: one a stage's override replaces (the override wins), and a
+hyperparameter no ``add_argument`` of the code defines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from majob.spec.load import load_spec
+from majob.spec.set_checks import code_flags, shadowed_sets, undefined_hyperparameters
+
+SPEC = """\
+name: tiny
+code: {dir: code, boot_file: train.py, obs: "obs://my-bucket/tiny/code/"}
+image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
+resources: {flavor: modelarts.vm.cpu.8u, nodes: 2}
+hyperparameters: {epochs: 8, lr: 0.1}
+env: {MODE: full}
+stages:
+  debug: {nodes: 1, hyperparameters: {epochs: 1}, env: {MODE: quick}}
+"""
+TRAIN = """\
+import argparse
+from options import more
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=8)
+parser.add_argument("--lr", "--learning-rate", type=float, default=0.1)
+"""
+OPTIONS = """\
+def more(parser):
+    parser.add_argument("--batch_size", type=int, default=32)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "code" / "pkg").mkdir(parents=True)
+    (tmp_path / "code" / "train.py").write_text(TRAIN)
+    (tmp_path / "code" / "pkg" / "options.py").write_text(OPTIONS)
+    (tmp_path / "code" / "broken.py").write_text("print 'python 2'\n")
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    return tmp_path
+
+
+def warnings(project: Path, *sets: str, stages=("debug",)) -> list[str]:
+    spec = load_spec(project / "spec.yaml", overrides=sets)
+    return shadowed_sets(spec, sets, list(stages)) + undefined_hyperparameters(spec, sets)
+
+
+def test_a_set_a_stage_override_replaces_is_named_with_the_flag_that_reaches_it(
+    project: Path,
+) -> None:
+    assert warnings(project, "hyperparameters.epochs=3") == [
+        "--set hyperparameters.epochs=3: the debug stage runs with "
+        "stages.debug.hyperparameters.epochs=1 from the spec (a stage's override wins); to "
+        "change it there, --set stages.debug.hyperparameters.epochs=3"
+    ]
+    assert [w.split(": the")[0] for w in warnings(project, "resources.nodes=4", "env.MODE=x")] == [
+        "--set resources.nodes=4",
+        "--set env.MODE=x",
+    ]
+    assert (
+        "stages.debug.nodes=1"
+        in warnings(project, "resources={nodes: 4, flavor: modelarts.vm.cpu.8u}")[0]
+    )
+    # Fields no stage overrides, stages without overrides, the stage's own path: no warning.
+    assert warnings(project, "hyperparameters.lr=0.2", "resources.flavor=x") == []
+    assert warnings(project, "hyperparameters.epochs=3", stages=("local", "formal")) == []
+    assert warnings(project, "stages.debug.hyperparameters.epochs=2") == []
+
+
+def test_a_hyperparameter_no_add_argument_defines_is_named(project: Path) -> None:
+    assert code_flags(project / "code", "train.py") == {
+        "epochs",
+        "lr",
+        "learning-rate",
+        "batch_size",
+    }
+    assert warnings(project, "hyperparameters.epoch=2", stages=()) == [
+        "--set hyperparameters.epoch=2: no add_argument in train.py or the code beside it "
+        "defines --epoch, so parse_args() will stop on --epoch=... (parse_known_args() ignores "
+        "it); did you mean 'epochs'?"
+    ]
+    assert len(warnings(project, "stages.debug.hyperparameters.learning_rate=1", stages=())) == 1
+    # Defined in the boot file, in a module beside it, or as written with a dash: no warning.
+    assert (
+        warnings(project, "hyperparameters.batch_size=8", "hyperparameters.learning-rate=1") == []
+    )
+
+
+def test_code_without_argparse_is_not_judged(project: Path) -> None:
+    (project / "code" / "train.py").write_text("import sys\nprint(sys.argv)\n")
+    (project / "code" / "pkg" / "options.py").unlink()
+    assert warnings(project, "hyperparameters.anything=1", stages=()) == []
