@@ -39,6 +39,18 @@ class FakeFlavor:
         return int(self.item["max_num"])
 
     @property
+    def cores(self) -> int:
+        """vCPUs per node: what a container's CPU usage is a share of."""
+        return max(1, int(self.item["flavor_info"].get("cpu", {}).get("core_num", 1)))
+
+    @property
+    def memory_bytes(self) -> int:
+        """Memory per node: what a container's memory usage is a share of."""
+        memory = self.item["flavor_info"].get("memory", {})
+        scale = {"GB": 1024**3, "MB": 1024**2}.get(str(memory.get("unit", "GB")), 1024**3)
+        return max(1, int(float(memory.get("size", 1)) * scale))
+
+    @property
     def accelerators(self) -> int:
         """GPUs or NPUs per node (``MA_NUM_GPUS``)."""
         info = self.item["flavor_info"]

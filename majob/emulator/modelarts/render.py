@@ -12,6 +12,7 @@ from majob.emulator.modelarts.store import JobRecord, now_ms
 from majob.masking import MASK
 
 USER_NAME = "majob-emulator"
+USER_ID = "00000000000000000000000000000002"  # the emulator's one IAM user (a 32-hex id)
 
 
 def render_job(job: JobRecord, body: dict[str, Any], upload_period: float) -> dict[str, Any]:
