@@ -102,6 +102,30 @@ def test_a_troubled_create_makes_exactly_one_job(
     assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
 
 
+def test_a_create_carried_out_whose_answer_was_lost_is_found_not_sent_again(
+    project: Path, cloud: EmulatedCloud, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The service makes the job, then the connection drops before the answer: the submit must
+    # find that job by its submit id (sending it again would be refused 2751, or make two).
+    monkeypatch.setenv("MAJOB_MODELARTS_CREATE_WAIT", "5")
+    lost = cloud.modelarts.add_fault(
+        method="POST", path=r"/training-jobs$", count=1, lose_answer=True
+    )
+    result = submit(project)
+    assert result.exit_code == 0, result.output
+    assert lost.fired == 1
+    creates = [
+        c
+        for c in cloud.modelarts.log.entries()
+        if c.method == "POST" and c.path.endswith("/training-jobs")
+    ]
+    assert [(c.status, c.fault) for c in creates] == [(201, "lose_answer")]
+    jobs, total = service.search(JobFilter(name="tiny-debug"))
+    assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+    assert f"the create landed: job {jobs[0].id}" in result.output
+    assert "no job with this submit id appeared" not in result.output
+
+
 def test_preflight_reports_every_problem_and_sends_nothing(project: Path, service, store) -> None:
     (project / "code" / ".majobignore").write_text("train.py\n")
     result = runner.invoke(
