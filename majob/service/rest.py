@@ -227,6 +227,18 @@ class RestTrainingService:
             if isinstance(item, Mapping)
         ]
 
+    def usage(self, job_id: str, task: str) -> dict[str, list[float]]:
+        request = self._v1.ShowTrainingJobMetricsRequest(training_job_id=job_id, task_id=task)
+        data = self._call(
+            f"metrics of job {job_id} task {task}",
+            lambda: self._client.show_training_job_metrics(request),
+        )
+        series: dict[str, list[float]] = {}
+        for item in (data or {}).get("metrics") or []:
+            if isinstance(item, Mapping) and isinstance(item.get("value"), list):
+                series[str(item.get("metric"))] = [float(v) for v in item["value"]]
+        return series
+
     def flavors(self) -> list[Flavor]:
         request = self._v1.ShowTrainingJobFlavorsRequest()
         data = self._call("list flavors", lambda: self._client.show_training_job_flavors(request))
