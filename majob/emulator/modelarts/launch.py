@@ -38,7 +38,7 @@ def read_launch(algorithm: dict[str, Any], storage: JobStorage | None) -> Launch
     the boot file be checked for existence."""
     if algorithm.get("id") or algorithm.get("subscription_id"):
         raise ModelArtsError(
-            404,
+            400,  # as the API reference's own example of this answer (CreateTrainingJob)
             errors.ALGORITHM_NOT_FOUND,
             "algorithm not found: the emulator has no algorithm management",
             "give algorithm.code_dir with boot_file or command instead of an algorithm id",

@@ -102,7 +102,7 @@ def test_documented_validation_codes(
     [
         ({"kind": "visualization_job"}, 400, "ModelArts.0101", "not supported by the emulator"),
         ({"metadata": {"name": "bad name!"}}, 400, "ModelArts.0101", "metadata.name"),
-        ({"algorithm": {"id": "a1b2"}}, 404, "ModelArts.2755", "algorithm not found"),
+        ({"algorithm": {"id": "a1b2"}}, 400, "ModelArts.2755", "algorithm not found"),
         ({"algorithm": {"environments": {"1BAD": "x"}}}, 400, "ModelArts.0101", "not a variable name"),
         ({"algorithm": {"inputs": [{"name": "d", "remote": {"dataset": {"id": "x"}}}]}}, 400,
          "ModelArts.2753", "no datasets"),
