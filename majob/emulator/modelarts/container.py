@@ -96,7 +96,9 @@ def lay_out(plan: JobPlan, root: Path) -> JobContainer:
     """The job's container under ``root``: the code dir named after the last dir of the body's
     ``code_dir`` (under ``local_code_dir``), each input and output in its ``local_dir`` or
     ``<name>_0``, the nodes started in ``working_dir`` or the code dir."""
-    segments = [s for s in (plan.code_dir.bucket, *plan.code_dir.key.split("/")) if s]
+    code = plan.code_dir
+    # With no code dir (a custom image holding its code), the job dir itself stands for it.
+    segments = [s for s in (code.bucket, *code.key.split("/")) if s] if code else [""]
     mount = root / "modelarts"
 
     def channel_dir(channel: ChannelPlan, kind: str) -> Path:

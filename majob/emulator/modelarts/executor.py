@@ -252,10 +252,10 @@ class JobRun(threading.Thread):
             log.flush()
 
     def _download(self, container: JobContainer) -> None:
-        count = self.storage.download(self.plan.code_dir, container.code_dir)
-        self._service_line(
-            f"downloaded {counted(count, 'code file')} from {self.plan.code_dir.rest_path}"
-        )
+        code = self.plan.code_dir
+        if code is not None:
+            count = self.storage.download(code, container.code_dir)
+            self._service_line(f"downloaded {counted(count, 'code file')} from {code.rest_path}")
         for channel in self.plan.inputs:
             if not self.storage.exists(channel.uri):
                 raise RuntimeError(f"input {channel.name}: no data at {channel.uri.rest_path}")

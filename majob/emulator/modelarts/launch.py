@@ -24,12 +24,13 @@ LIST_ENGINES = "list the engines with GET /v2/{project_id}/training-job-engines"
 @dataclass(frozen=True)
 class Launch:
     """What starts a job. ``boot_file`` is relative to ``code_dir``; with a ``command`` (a custom
-    image's) the command starts it instead."""
+    image's) the command starts it instead, and the code dir is optional (the image may hold
+    the code: the API reference's custom-image example gives none)."""
 
     engine: FakeEngine | None
     image_url: str | None
     command: str | None
-    code_dir: ObsUri
+    code_dir: ObsUri | None
     boot_file: str | None
 
 
@@ -48,6 +49,8 @@ def read_launch(algorithm: dict[str, Any], storage: JobStorage | None) -> Launch
     code_text = text(algorithm.get("code_dir"), "algorithm.code_dir")
     boot_text = text(algorithm.get("boot_file"), "algorithm.boot_file")
     _check_image(engine, image_url, command)
+    if not code_text and not boot_text and image_url is not None and engine is None and command:
+        return Launch(engine, image_url, command, None, None)  # all in the image
     code_dir = _code_dir(code_text, storage)
     boot_file = _boot_file(boot_text, code_dir, command, storage)
     return Launch(engine, image_url, command, code_dir, boot_file)

@@ -22,6 +22,7 @@ from majob.emulator.modelarts.errors import ModelArtsError, bad_request
 from majob.emulator.modelarts.jsonbody import obj, obs_path, text
 from majob.emulator.modelarts.launch import Launch, read_launch
 from majob.emulator.modelarts.placement import Placement, container_path, read_placement
+from majob.emulator.modelarts.pools import pool_flavor
 from majob.emulator.modelarts.storage import JobStorage
 from majob.storage.uri import ObsUri
 
@@ -56,7 +57,7 @@ class JobPlan:
     placement: Placement = field(default_factory=Placement)
 
     @property
-    def code_dir(self) -> ObsUri:
+    def code_dir(self) -> ObsUri | None:
         return self.launch.code_dir
 
     @property
@@ -248,6 +249,8 @@ def _resource(resource: dict[str, Any], engine: FakeEngine | None) -> tuple[Fake
     """The flavor and the node count, checked against each other and the engine."""
     flavor_id = text(resource.get("flavor_id"), "spec.resource.flavor_id")
     flavor = find_flavor(flavor_id) if flavor_id else None
+    if flavor is None and flavor_id and text(resource.get("pool_id"), "spec.resource.pool_id"):
+        flavor = pool_flavor(flavor_id)  # a dedicated pool's: any pool_id stands for one
     if flavor is None:
         raise ModelArtsError(
             400,

@@ -8,6 +8,7 @@ from typing import Any
 
 from majob.emulator.modelarts.catalog import find_engine, find_flavor
 from majob.emulator.modelarts.container import MOUNT
+from majob.emulator.modelarts.pools import pool_flavor
 from majob.emulator.modelarts.store import JobRecord, now_ms
 from majob.masking import MASK
 
@@ -89,6 +90,8 @@ def _spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The resource with its policy and the flavor's name and details."""
     resource = dict(spec.get("resource") or {})
     flavor = find_flavor(str(resource.get("flavor_id")))
+    if flavor is None and resource.get("pool_id"):
+        flavor = pool_flavor(str(resource.get("flavor_id")))
     resource.setdefault("node_count", 1)
     resource["policy"] = "regular"
     if flavor is not None:

@@ -220,3 +220,53 @@ def test_the_algorithm_id_example_meets_the_documented_answer(harness: Harness) 
         harness.client.create_training_job(CreateTrainingJobRequest(body=EXAMPLE_ALGORITHM_ID))
     assert (caught.value.status_code, caught.value.error_code) == (400, "ModelArts.2755")
     assert caught.value.error_msg.startswith("algorithm not found")
+
+
+EXAMPLE_CUSTOM_IMAGE_POOL = {
+    "kind": "job",
+    "metadata": {"name": "TestModelArtsJob2", "description": "This is a ModelArts job2"},
+    "algorithm": {
+        "engine": {"image_url": "xxxxxxxx/fastseq:1.2"},
+        "command": "cd /home/ma-user/ddp_demo && sh run_ddp.sh",
+        "parameters": [],
+        "policies": {"auto_search": None},
+        "environments": {"NCCL_DEBUG": "INFO", "NCCL_IB_DISABLE": "0"},
+    },
+    "spec": {
+        "resource": {
+            "flavor_id": "modelarts.pool.visual.xlarge",
+            "node_count": 1,
+            "pool_id": "poolfaf38d76",
+        },
+        "log_export_path": {"obs_url": "/xxxxxx-training-test/limou/ddp-demo-log/"},
+        "volumes": [
+            {
+                "nfs": {
+                    "nfs_server_path": "192.168.0.82:/",
+                    "local_path": "/home/ma-user/nfs/",
+                    "read_only": False,
+                }
+            }
+        ],
+    },
+}
+
+
+def test_the_custom_image_example_on_a_dedicated_pool_is_accepted(harness: Harness) -> None:
+    """A custom image holding its code (no code_dir), a dedicated pool's flavor, an NFS volume
+    (not emulated: taken and not mounted). The log bucket is the user's: it exists."""
+    harness.backend.create_bucket("xxxxxx-training-test")
+    created = harness.client.create_training_job(
+        CreateTrainingJobRequest(body=EXAMPLE_CUSTOM_IMAGE_POOL)
+    )
+    checked(created, "CreateTrainingJobResponse", ["metadata.id", "spec.resource.pool_id",
+            "spec.resource.flavor_detail.flavor_info.gpu.unit_num"])  # fmt: skip
+    job = harness.wait(created.metadata.id)
+    # The image's /home/ma-user/ddp_demo is not on this machine: the command fails, as it would
+    # in an image without it; what matters here is that the body was taken and ran.
+    assert job.status.phase == "Failed"
+    assert [s.task for s in job.status.task_statuses] == ["worker-0"]
+    log = harness.backend.list_objects("xxxxxx-training-test", prefix="limou/ddp-demo-log/")
+    assert [o.key for o in log.objects] == [
+        f"limou/ddp-demo-log/modelarts-job-{created.metadata.id}-worker-0.log"
+    ]

@@ -1,0 +1,42 @@
+"""The flavors of a dedicated resource pool: ``modelarts.pool.visual.{x,2x,4x,8x,16x}large``,
+1/2/4/8/16 cards of a GPU/Ascend pool (reference modelarts.md §2.3; the API reference's
+custom-image example creates a job on ``modelarts.pool.visual.xlarge`` with a ``pool_id``).
+
+The emulator has no pools to manage: any ``pool_id`` is taken as one, and a pool flavor is what
+that id names. Only the card count is documented; the vCPUs and memory per card below are this
+emulator's assumption (they only scale the measured CPU and memory percentages).
+"""
+
+from __future__ import annotations
+
+import re
+
+from majob.emulator.modelarts.catalog import FakeFlavor
+
+POOL_FLAVOR = re.compile(r"^modelarts\.pool\.visual\.(?P<cards>\d*)xlarge$")
+CARDS = (1, 2, 4, 8, 16)
+CORES_PER_CARD = 8
+MEMORY_GB_PER_CARD = 64
+
+
+def pool_flavor(flavor_id: str) -> FakeFlavor | None:
+    """The dedicated-pool flavor ``flavor_id`` names; None when it names none."""
+    found = POOL_FLAVOR.match(flavor_id)
+    cards = int(found["cards"] or 1) if found else 0
+    if cards not in CARDS:
+        return None
+    return FakeFlavor(
+        {
+            "flavor_id": flavor_id,
+            "flavor_name": f"dedicated pool, {cards} card{'s' if cards > 1 else ''}",
+            "flavor_type": "GPU",
+            "billing": {"code": flavor_id, "unit_num": cards},
+            "max_num": 16,
+            "flavor_info": {
+                "max_num": 16,
+                "cpu": {"arch": "x86", "core_num": cards * CORES_PER_CARD},
+                "gpu": {"unit_num": cards, "product_name": "dedicated", "memory": ""},
+                "memory": {"size": cards * MEMORY_GB_PER_CARD, "unit": "GB"},
+            },
+        }
+    )
