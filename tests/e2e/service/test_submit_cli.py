@@ -63,15 +63,15 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     listed = runner.invoke(app, ["list", "--profile", "emulator", "--phase", "Completed"])
     assert job_id in listed.output and "tiny-debug" in listed.output
 
-    second = submit(project)  # unchanged code: nothing to send
-    assert "code: 0 of 1 file sent" in second.output, second.output
-    two = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
-    assert two.exit_code == 2
-    assert "2 jobs are named 'tiny-debug'" in two.output
-
+    # The ended job holds its name (ModelArts.2751) until it is deleted.
+    taken = submit(project)
+    assert taken.exit_code == 2, taken.output
+    assert f"is taken by job {job_id} (Completed)" in taken.output
     deleted = runner.invoke(app, ["delete", job_id, "--profile", "emulator"])
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted job {job_id} (tiny-debug)" in deleted.output
+    second = submit(project)  # unchanged code: nothing to send
+    assert "code: 0 of 1 file sent" in second.output, second.output
 
 
 def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: EmulatedCloud) -> None:
