@@ -86,8 +86,12 @@ class UsageRecorder:
         for index, leader in enumerate(leaders[: len(self._samples)]):
             taken = group_sample(leader, at)
             if taken is not None:
-                with self._lock:
-                    self._samples[index].append(taken)
+                self.record(index, taken)
+
+    def record(self, node: int, sample: Sample) -> None:
+        """Keep one sample of ``node`` (they come in time order)."""
+        with self._lock:
+            self._samples[node].append(sample)
 
     def series(self, node: int) -> dict[str, list[float]]:
         """Each metric's per-minute values for ``node`` (the minute under way included)."""
