@@ -152,6 +152,16 @@ def test_an_ended_job_holds_its_name_until_deleted(service: Any) -> None:
     ]
 
 
+def test_the_name_is_found_past_the_first_page_of_the_search(service: Any) -> None:
+    # The search matches part of a name: 60 newer jobs whose names hold it come first.
+    for index in range(60):
+        service.add_job(f"mnist-debug-{index}", "Completed")
+    job_id = service.add_job("mnist-debug", "Failed")
+    findings = Findings()
+    check_name("mnist-debug", service, findings)
+    assert len(findings.problems) == 1 and f"taken by job {job_id} (Failed)" in findings.problems[0]
+
+
 def test_a_check_that_cannot_run_is_a_problem_line(service: Any) -> None:
     from majob.errors import ServiceUnreachable
 
