@@ -125,7 +125,7 @@ class UsageRecorder:
     def save(self) -> None:
         """Write every node's series to ``path`` (JSON, ``{task: {metric: [values]}}``)."""
         data = {f"worker-{i}": self.series(i) for i in range(len(self._samples))}
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        # Into the job's directory as it is: a deleted job's is not made again.
         self._path.write_text(json.dumps(data), encoding="utf-8")
 
 
