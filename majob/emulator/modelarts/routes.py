@@ -15,7 +15,7 @@ from typing import Any
 
 from majob.emulator.http import CONTROL_PREFIX
 from majob.emulator.modelarts import errors
-from majob.emulator.modelarts.logurl import LogUrlSigner
+from majob.emulator.modelarts.logurl import CONTENT_TYPES, LogUrlSigner
 from majob.emulator.modelarts.models import ModelArtsBackend
 
 Route = tuple[str, re.Pattern[str], str]
@@ -145,5 +145,12 @@ def log_url(backend: ModelArtsBackend, signer: LogUrlSigner, request: Request) -
     """A URL that serves the task's log to anyone who has it, for ``signer.valid_seconds``
     (as the service's presigned OBS URL)."""
     backend.log_file(request.job, request.task)
+    content_type = request.query.get("Content-Type") or CONTENT_TYPES[0]
+    if content_type not in CONTENT_TYPES:
+        raise errors.bad_request(
+            f"Content-Type {content_type!r} is not supported",
+            f"use {' or '.join(CONTENT_TYPES)}",
+        )
     resource = log_path(request.job, request.task)
-    return {"obs_url": f"http://{request.host}{resource}?{signer.query(resource)}"}
+    query = signer.query(resource, content_type)
+    return {"obs_url": f"http://{request.host}{resource}?{query}"}

@@ -38,7 +38,7 @@ from majob.emulator.http import (
 from majob.emulator.modelarts import auth, errors
 from majob.emulator.modelarts.errors import ModelArtsError
 from majob.emulator.modelarts.jobfaults import JobFault
-from majob.emulator.modelarts.logurl import LogUrlRefused, LogUrlSigner
+from majob.emulator.modelarts.logurl import LogFile, LogUrlRefused, LogUrlSigner
 from majob.emulator.modelarts.models import ModelArtsBackend
 from majob.emulator.modelarts.routes import JOB, TASK, Request, answer, find_route, log_path
 from majob.emulator.modelarts.storage import JobStorage
@@ -257,16 +257,16 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
             return
         shared = control(what, self.command, body, fake.faults, fake.log)
         answer = shared if shared is not None else self._own_control(what, body)
-        if isinstance(answer, bytes):
+        if isinstance(answer, LogFile):
             self.send_response(200)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(answer)))
+            self.send_header("Content-Type", answer.content_type)
+            self.send_header("Content-Length", str(len(answer.data)))
             self.end_headers()
-            self.wfile.write(answer)
+            self.wfile.write(answer.data)
             return
         self._send_json(*answer)
 
-    def _own_control(self, what: str, body: bytes) -> tuple[int, Any] | bytes:
+    def _own_control(self, what: str, body: bytes) -> tuple[int, Any] | LogFile:
         backend = self.server.fake.backend
         try:
             if what == "job-faults" and self.command == "GET":
@@ -283,11 +283,11 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
                 return 200, backend.phase_counts()
             found = re.match(rf"^logs/{JOB}/{TASK}$", what)
             if found is not None and self.command == "GET":
-                self.server.fake.log_urls.check(
+                content_type = self.server.fake.log_urls.check(
                     log_path(found["job"], found["task"]), dict(parse_qsl(self._raw_query))
                 )
                 path = backend.log_file(found["job"], found["task"])
-                return path.read_bytes() if path.exists() else b""
+                return LogFile(path.read_bytes() if path.exists() else b"", content_type)
         except LogUrlRefused as refused:
             return 403, {"Code": refused.code, "Message": refused.message}
         except ModelArtsError as error:

@@ -3,6 +3,7 @@ call for (the log URL)."""
 
 from __future__ import annotations
 
+import urllib.parse
 import urllib.request
 
 from huaweicloudsdkcore.auth.credentials import BasicCredentials
@@ -12,8 +13,10 @@ from huaweicloudsdkcore.signer.signer import Signer
 from majob.emulator.statefile import EmulatorEndpoints
 
 
-def signed_get(endpoints: EmulatorEndpoints, rest: str) -> bytes:
-    """``GET /v2/{project_id}/<rest>``, signed as the SDK signs; the answer's body."""
+def signed_get(
+    endpoints: EmulatorEndpoints, rest: str, query: list[tuple[str, str]] | None = None
+) -> bytes:
+    """``GET /v2/{project_id}/<rest>?<query>``, signed as the SDK signs; the answer's body."""
     host = endpoints.modelarts.removeprefix("http://")
     path = f"/v2/{endpoints.project_id}/{rest}"
     request = SdkRequest(
@@ -21,11 +24,14 @@ def signed_get(endpoints: EmulatorEndpoints, rest: str) -> bytes:
         schema="http",
         host=host,
         resource_path=path,
-        query_params=[],
+        query_params=list(query or []),
         header_params={"Content-Type": "application/json"},
     )
     Signer(BasicCredentials(endpoints.access_key, endpoints.secret_key)).sign(request)
-    signed = urllib.request.Request(f"{endpoints.modelarts}{path}", headers=request.header_params)
+    suffix = f"?{urllib.parse.urlencode(query)}" if query else ""
+    signed = urllib.request.Request(
+        f"{endpoints.modelarts}{path}{suffix}", headers=request.header_params
+    )
     with urllib.request.urlopen(signed, timeout=10) as answer:
         body: bytes = answer.read()
     return body

@@ -90,8 +90,11 @@ def test_search_takes_the_documented_filter_keys(harness: Harness) -> None:
     assert caught.value.error_msg == "filter key 'colour' is not supported"
 
 
-def log_url(harness: Harness, job_id: str) -> str:
-    answer = signed_get(harness.cloud.endpoints, f"training-jobs/{job_id}/tasks/worker-0/logs/url")
+def log_url(harness: Harness, job_id: str, content_type: str | None = None) -> str:
+    query = [("Content-Type", content_type)] if content_type else None
+    answer = signed_get(
+        harness.cloud.endpoints, f"training-jobs/{job_id}/tasks/worker-0/logs/url", query
+    )
     url: str = json.loads(answer)["obs_url"]
     return url
 
@@ -110,6 +113,12 @@ def test_a_log_url_is_signed_and_expires(harness: Harness) -> None:
     assert "AWSAccessKeyId=" in url and "Expires=" in url and "Signature=" in url
     with urllib.request.urlopen(url, timeout=10) as answer:
         assert b"hello from the log\n" in answer.read()
+        assert answer.headers["Content-Type"] == "text/plain"  # a preview, by default
+    download = log_url(harness, job_id, "application/octet-stream")
+    with urllib.request.urlopen(download, timeout=10) as answer:
+        assert answer.headers["Content-Type"] == "application/octet-stream"
+    as_text = download.replace("application%2Foctet-stream", "text%2Fplain")
+    assert refusal(as_text)[1]["Code"] == "SignatureDoesNotMatch"  # the type is signed too
     unsigned = url.split("?")[0]
     status, refused = refusal(unsigned)
     assert (status, refused["Code"]) == (403, "AccessDenied")
