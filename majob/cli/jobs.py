@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.common import ProfileOption, user_errors
-from majob.cli.jobtext import phase_text, print_table, took, when
+from majob.cli.jobtext import phase_text, print_table, took, usage_text, when
 from majob.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -58,13 +58,23 @@ def _with_service(profile: str | None) -> ServiceSource:
 
 @commands.command()
 @user_errors
-def status(job_ref: JobArgument, profile: ProfileOption = None) -> None:
+def status(
+    job_ref: JobArgument,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            "--metrics", help="Also show each task's CPU and memory use per minute (% of flavor)."
+        ),
+    ] = False,
+    profile: ProfileOption = None,
+) -> None:
     """Show a job's phase, tasks, exit codes and recent events."""
     source = _with_service(profile)
     try:
         service = source()
         job = resolve_job(service, job_ref)
         events = service.events(job.id, limit=100)
+        usage = job.usage() if metrics else {}
     finally:
         source.close()
     out = typer.echo
@@ -79,6 +89,8 @@ def status(job_ref: JobArgument, profile: ProfileOption = None) -> None:
         code = "" if state is None or state.exit_code is None else f" exit {state.exit_code}"
         message = f" ({state.message})" if state is not None and state.message else ""
         out(f"  task {task}:{code}{message}")
+    for task, measured in usage.items():
+        out(f"  metrics {task}: {usage_text(measured)}")
     for event in events[-5:]:
         out(f"  event {event.time} {event.level}: {event.message}")
 

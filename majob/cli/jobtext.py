@@ -5,6 +5,7 @@ rich is imported inside the functions: ``majob --help`` must not load it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from majob.text import clock
@@ -47,3 +48,15 @@ def when(ms: int | None) -> str:
 def phase_text(job: Job) -> str:
     """``Running``, or ``Failed (ImagePullFailed)`` when the secondary phase says more."""
     return job.phase_label
+
+
+def usage_text(measured: Mapping[str, Sequence[float]]) -> str:
+    """One task's measured use, per minute: ``cpuUsage 12.5 40.1 %, memUsage 0.4 0.4 %``; a
+    minute the service did not measure is ``-``; a metric it never measured is left out (the
+    accelerators on a CPU flavor)."""
+    shown = [
+        f"{name} {' '.join('-' if v < 0 else f'{v:g}' for v in values)} %"
+        for name, values in measured.items()
+        if any(v >= 0 for v in values)
+    ]
+    return ", ".join(shown) or "not measured yet"

@@ -50,6 +50,9 @@ class FaultRule:
     status: int | None = Field(default=None, ge=100, le=599)
     code: str | None = None
     reset: bool = False  # drop the connection half-way through the request or response body
+    # Carry the request out, then drop the connection (RST) before the answer: the request
+    # took effect but the client cannot know (a create whose answer was lost).
+    lose_answer: bool = False
     latency: float = Field(default=0.0, ge=0.0, le=600.0)  # seconds added before handling
     method: str | None = None
     path: str | None = None  # regex searched in the decoded path, e.g. r"^/bkt/data/"
@@ -79,8 +82,10 @@ class FaultRule:
 
     @model_validator(mode="after")
     def _does_something(self) -> FaultRule:
-        if self.status is None and not self.reset and self.latency <= 0:
-            raise ValueError("a fault rule needs a status, reset=true or a latency")
+        if self.status is None and not (self.reset or self.lose_answer) and self.latency <= 0:
+            raise ValueError(
+                "a fault rule needs a status, reset=true, lose_answer=true or a latency"
+            )
         return self
 
     def matches(self, method: str, path: str, query: str) -> bool:
@@ -130,11 +135,14 @@ class Fault:
     message: str
     reset: bool
     latency: float
+    lose_answer: bool = False
 
     @property
     def label(self) -> str:
         if self.reset:
             return "reset"
+        if self.lose_answer:
+            return "lose_answer"
         if self.status is not None:
             return f"status:{self.status}"
         return f"latency:{self.latency}"
@@ -185,7 +193,12 @@ class FaultInjector:
                 rule.fired += 1
                 code, message = self._codes.get(rule.status or 0, ("InternalError", "Fault"))
                 return Fault(
-                    rule.status, rule.code or code, message, rule.reset, max(rule.latency, 0.0)
+                    rule.status,
+                    rule.code or code,
+                    message,
+                    rule.reset,
+                    max(rule.latency, 0.0),
+                    rule.lose_answer,
                 )
         return None
 

@@ -27,8 +27,10 @@ from majob.service.base import Job, JobList
 __all__ = ["job_series", "plot_series", "series_frame", "sparkline"]
 
 
-def job_metrics(job: Job, definitions: Mapping[str, str] | None = None) -> Any:
-    return series_frame(job_series(job, definitions))
+def job_metrics(
+    job: Job, definitions: Mapping[str, str] | None = None, *, usage: bool = False
+) -> Any:
+    return series_frame(job_series(job, definitions, usage=usage))
 
 
 def job_plot(

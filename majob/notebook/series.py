@@ -3,6 +3,7 @@ a tiny inline SVG for the cards, and a job's series as the pipeline recorded the
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,11 +81,24 @@ def sparkline(values: Sequence[float], *, width: int = 90, height: int = 20) -> 
     )
 
 
+USAGE_SHOWN = ("cpuUsage", "memUsage")  # what the service measures on every flavor
+
+
 def job_series(
-    job: Job, definitions: Mapping[str, str] | None = None, *, ledger: Path | None = None
+    job: Job,
+    definitions: Mapping[str, str] | None = None,
+    *,
+    ledger: Path | None = None,
+    usage: bool = False,
 ) -> dict[str, dict[str, list[float]]]:
     """The job's metric series: read from its log with ``definitions``, or (without them) as
-    the pipeline recorded them in the ledger."""
+    the pipeline recorded them in the ledger; with ``usage``, the service's measured CPU and
+    memory per minute beside them (then a job outside the ledger shows those alone)."""
+    if usage:
+        with contextlib.suppress(UserInputError):
+            logged = job_series(job, definitions, ledger=ledger)
+            return _with_usage(logged, job)
+        return _with_usage({}, job)
     if definitions is not None:
         return read_metrics(definitions, job.logs())
     with Ledger(ledger) as opened:
@@ -95,3 +109,15 @@ def job_series(
             hint="pass definitions, e.g. job.metrics({'loss': 'loss=([0-9.]+)'})",
         )
     return {node: {k: list(v) for k, v in m.items()} for node, m in record.metrics.items()}
+
+
+def _with_usage(
+    series: dict[str, dict[str, list[float]]], job: Job
+) -> dict[str, dict[str, list[float]]]:
+    """``series`` with each task's measured ``cpuUsage`` and ``memUsage`` (minutes the service
+    did not measure left out)."""
+    for task, measured in job.usage().items():
+        node = series.setdefault(task, {})
+        for name in USAGE_SHOWN:
+            node[name] = [v for v in measured.get(name, []) if v >= 0]
+    return series

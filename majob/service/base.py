@@ -188,15 +188,22 @@ class Job:
         is given; ``follow`` keeps reading until the job ends."""
         return iter_logs(self._bound(), self.id, task=task, follow=follow)
 
+    def usage(self) -> dict[str, dict[str, list[float]]]:
+        """What each task used, as the service measured it: ``{task: {metric: [per-minute
+        values]}}`` (``cpuUsage``, ``memUsage``, ...; ``-1``: not measured)."""
+        service = self._bound()
+        return {task: service.usage(self.id, task) for task in self.task_names()}
+
     def with_service(self, service: TrainingService) -> Job:
         return replace(self, service=service)
 
     # -- in a notebook: drawn by majob.notebook, through majob.display ------------------------
 
-    def metrics(self, definitions: Mapping[str, str] | None = None) -> Any:
+    def metrics(self, definitions: Mapping[str, str] | None = None, *, usage: bool = False) -> Any:
         """The metric series per node (a pandas DataFrame when pandas is installed, else a
-        mapping): as the pipeline recorded them, or read from the log with ``definitions``."""
-        return display.metrics(self, definitions)
+        mapping): as the pipeline recorded them, or read from the log with ``definitions``;
+        with ``usage``, the service's measured ``cpuUsage`` and ``memUsage`` beside them."""
+        return display.metrics(self, definitions, usage=usage)
 
     def plot(self, metric: str | None = None, definitions: Mapping[str, str] | None = None) -> Any:
         """Draw the metric series with matplotlib (``pip install 'majob[plot]'``)."""
@@ -282,6 +289,11 @@ class TrainingService(Protocol):
         ...
 
     def events(self, job_id: str, *, limit: int = 100) -> list[Event]: ...
+
+    def usage(self, job_id: str, task: str) -> dict[str, list[float]]:
+        """What ``task``'s processes used, per minute, by metric (``cpuUsage``, ``memUsage``,
+        ...: percentages; ``-1`` where the service measured nothing)."""
+        ...
 
     def flavors(self) -> list[Flavor]: ...
 

@@ -54,6 +54,7 @@ from majob.service.jobsearch import matches, search_body
 from majob.service.logs import LogChunk
 from majob.service.notebook_failures import notebook_error, refusal
 from majob.service.rest_failures import service_error
+from majob.service.usage import read_usage
 from majob.spec.catalog import ENGINES, Engine, Flavor
 
 MAX_DESCRIPTION = 256
@@ -220,6 +221,13 @@ class NotebookTrainingService:
     def log_lines(self, job_id: str, task: str, base_line: int = 0, lines: int = 500) -> LogChunk:
         got = self.log_preview(job_id, task).splitlines()[base_line : base_line + max(1, lines)]
         return LogChunk(task=task, lines=tuple(got), end_line=base_line + len(got))
+
+    def usage(self, job_id: str, task: str) -> dict[str, list[float]]:
+        data = self._send(
+            f"metrics of job {job_id} task {task}",
+            lambda: self._job_object(job_id).get_job_metrics(task_id=task),
+        )
+        return read_usage(data)
 
     def events(self, job_id: str, *, limit: int = 100) -> list[Event]:
         return []  # the notebook SDK has no event call (see the module docstring)

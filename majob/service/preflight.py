@@ -12,14 +12,14 @@ and byte-compiles; the flavor and engine exist in the service's own lists, with 
 the node count is within the flavor's ``max_num``; an Ascend flavor goes with an Ascend engine
 (and the other way round); each input's OBS path holds data (or, with ``--upload-inputs``, its
 ``local`` stand-in exists to be uploaded); the output, log and code buckets exist and take
-writes; no active job has the same name.
+writes; no job (active or ended) has the same name.
 """
 
 from __future__ import annotations
 
 import difflib
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from majob.errors import (
     StorageAuthError,
     StorageNotFound,
 )
-from majob.service.base import ACTIVE_PHASES, JobFilter, TrainingService
+from majob.service.base import Job, JobFilter, TrainingService
 from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
 from majob.storage.base import ObjectStore
@@ -219,20 +219,37 @@ def check_buckets(spec: JobSpec, store: ObjectStore, findings: Findings) -> None
 
 
 def check_name(job_name: str, service: TrainingService, findings: Findings) -> None:
-    """No job in an active phase has the name (ModelArts would refuse with 2751)."""
+    """No job has the name, in any phase: ModelArts refuses it with 2751 while a job of that
+    name exists, ended or not (its API reference of ValidateTrainingJobName: a job is created
+    only when its name does not exist yet). Deleting the job frees the name."""
 
     def check() -> None:
-        jobs, _ = service.search(JobFilter(name=job_name, phases=sorted(ACTIVE_PHASES)))
-        for job in jobs:
-            if job.name == job_name:
-                findings.add(
-                    f"name: job name {job_name!r} is taken by job {job.id} ({job.phase}); "
-                    f"{DUPLICATE_NAME} would refuse it; stop it (majob stop {job.id}) or "
-                    "rename this job (--set name=...)"
-                )
-                return
+        for job in _named(service, job_name):
+            free = (
+                f"delete it (majob delete {job.id})"
+                if job.finished
+                else f"stop and delete it (majob stop {job.id}; majob delete {job.id})"
+            )
+            findings.add(
+                f"name: job name {job_name!r} is taken by job {job.id} ({job.phase}); "
+                f"{DUPLICATE_NAME} would refuse it; {free} or rename this job "
+                "(--set name=...)"
+            )
+            return
 
     findings.guard("name", check)
+
+
+def _named(service: TrainingService, name: str) -> Iterator[Job]:
+    """The jobs called exactly ``name``: the search matches a part of the name, so every page
+    of it is read (a name like ``x`` is part of many)."""
+    offset = 0
+    while True:
+        jobs, total = service.search(JobFilter(name=name), offset=offset, limit=50)
+        yield from (job for job in jobs if job.name == name)
+        offset += len(jobs)
+        if not jobs or offset >= total:
+            return
 
 
 def run_preflight(

@@ -35,6 +35,7 @@ from majob.service.jobsearch import matches, search_body
 from majob.service.logs import LogChunk
 from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
 from majob.service.rest_failures import is_retryable, service_error, shortened
+from majob.service.usage import read_usage
 from majob.spec.catalog import Engine, Flavor
 from majob.storage.config import Credentials
 
@@ -208,6 +209,14 @@ class RestTrainingService:
             for item in (data or {}).get("events") or []
             if isinstance(item, Mapping)
         ]
+
+    def usage(self, job_id: str, task: str) -> dict[str, list[float]]:
+        request = self._v1.ShowTrainingJobMetricsRequest(training_job_id=job_id, task_id=task)
+        data = self._call(
+            f"metrics of job {job_id} task {task}",
+            lambda: self._client.show_training_job_metrics(request),
+        )
+        return read_usage(data)
 
     def flavors(self) -> list[Flavor]:
         request = self._v1.ShowTrainingJobFlavorsRequest()

@@ -195,7 +195,10 @@ def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:
             remedy=error.remedy,
             request_id=error.request_id,
             status=error.status,
-            hint=f"see `majob list --name {plan.job_name}`; stop that job or --set name=...",
+            hint=(
+                f"see `majob list --name {plan.job_name}`; a name stays taken until its job is "
+                "deleted (majob delete JOB), or --set name=..."
+            ),
         )
     return error
 

@@ -39,6 +39,18 @@ class FakeFlavor:
         return int(self.item["max_num"])
 
     @property
+    def cores(self) -> int:
+        """vCPUs per node: what a container's CPU usage is a share of."""
+        return max(1, int(self.item["flavor_info"].get("cpu", {}).get("core_num", 1)))
+
+    @property
+    def memory_bytes(self) -> int:
+        """Memory per node: what a container's memory usage is a share of."""
+        memory = self.item["flavor_info"].get("memory", {})
+        scale = {"GB": 1024**3, "MB": 1024**2}.get(str(memory.get("unit", "GB")), 1024**3)
+        return max(1, int(float(memory.get("size", 1)) * scale))
+
+    @property
     def accelerators(self) -> int:
         """GPUs or NPUs per node (``MA_NUM_GPUS``)."""
         info = self.item["flavor_info"]
@@ -92,23 +104,6 @@ def find_flavor(flavor_id: str) -> FakeFlavor | None:
 
 # How many nodes a job in a dedicated CPU pool may ask for: a real pool's size is its own; the
 # emulator has no pools, so it allows what its largest CPU flavor allows.
-POOL_MAX_NODES = 16
-
-
-def dedicated_cpu_pool(pool_id: str) -> FakeFlavor:
-    """The resources of a job in a dedicated CPU pool, which takes no flavor_id (reference
-    modelarts.md §2.3): CPU only, no accelerators."""
-    return FakeFlavor(
-        {
-            "flavor_id": "",
-            "flavor_name": f"dedicated CPU pool {pool_id}",
-            "flavor_type": "CPU",
-            "max_num": POOL_MAX_NODES,
-            "flavor_info": {"max_num": POOL_MAX_NODES},
-        }
-    )
-
-
 def find_engine(
     *, engine_id: str | None = None, name: str | None = None, version: str | None = None
 ) -> FakeEngine | None:

@@ -6,12 +6,16 @@ docs/DESIGN). The container's ``/home/ma-user`` is ``<state>/modelarts/jobs/<id>
 
     ma-user/                                  MA_HOME            (/home/ma-user)
     └── modelarts/                            MA_MOUNT_PATH
-        ├── user-job-dir/                     MA_JOB_DIR
+        ├── user-job-dir/                     MA_JOB_DIR (or the body's local_code_dir)
         │   └── <last dir of code_dir>/       WORKSPACE, the downloaded code, the working dir
         │                                     (no code dir: MA_JOB_DIR itself)
         ├── inputs/<name>_0/                  an input's download: --<name>=<dir> (or the file)
         ├── outputs/<name>_0/                 --<name>=<dir>, uploaded to the output's OBS path
         └── log/                              MA_LOG_DIR
+    home/                                     the rest of /home, for the body's own paths
+
+A body's ``local_code_dir``, ``working_dir`` and channel ``local_dir`` (container paths under
+``/home``, ``placement.py``) replace the defaults above.
 
 Each node is a process on 127.0.0.1 (ModelArts gives each its own container; here they share
 the tree) with the variables ModelArts sets, the body's ``environments``, ``--<name>=<value>`` per
@@ -40,20 +44,20 @@ PATH_VARIABLES = ("MA_HOME", "MA_MOUNT_PATH", "MA_JOB_DIR", "MA_LOG_DIR", "WORKS
 
 @dataclass(frozen=True)
 class JobContainer:
-    """Where each container path of one job is; ``root`` stands for ``/home/ma-user``."""
+    """Where each container path of one job is; ``root`` stands for ``/home/ma-user`` (and its
+    sibling ``home/`` for the rest of ``/home``). ``job_dir`` holds the code (the body's
+    ``local_code_dir``, else ``user-job-dir``); ``working_dir`` is where the nodes start."""
 
     root: Path
     code_dir_name: str | None  # None: the job has no code dir (a custom image's own code)
     inputs: Mapping[str, Path]
     outputs: Mapping[str, Path]
+    job_dir: Path
+    working_dir: Path
 
     @property
     def mount(self) -> Path:
         return self.root / "modelarts"
-
-    @property
-    def job_dir(self) -> Path:
-        return self.mount / "user-job-dir"
 
     @property
     def code_dir(self) -> Path:
@@ -64,10 +68,12 @@ class JobContainer:
         return self.mount / "log"
 
     def local_value(self, value: str) -> str:
-        """A variable's value that is a ``/home/ma-user`` path, as the job's (else unchanged)."""
-        home = str(HOME)
+        """A variable's value that is a ``/home`` path, as the job's (else unchanged)."""
+        home = str(HOME.parent)
         if value == home or value.startswith(home + "/"):
-            return str(self.root) + value[len(home) :]
+            path = PurePosixPath(value)
+            if ".." not in path.parts and path != HOME.parent:
+                return str(on_disk(self.root, path))
         return value
 
     def channel_value(self, channel: ChannelPlan) -> str:
@@ -79,17 +85,41 @@ class JobContainer:
         return str(directory if channel.uri.is_dir else directory / channel.uri.name)
 
 
+def on_disk(root: Path, path: PurePosixPath) -> Path:
+    """Where container path ``path`` (under ``/home``) is, for a container whose
+    ``/home/ma-user`` is ``root``."""
+    if path == HOME or path.is_relative_to(HOME):
+        return root.joinpath(*path.relative_to(HOME).parts)
+    return root.parent.joinpath("home", *path.relative_to(HOME.parent).parts)
+
+
 def lay_out(plan: JobPlan, root: Path) -> JobContainer:
     """The job's container under ``root``: the code dir named after the last dir of the body's
-    ``code_dir``, one ``<name>_0`` dir per input and output."""
+    ``code_dir`` (under ``local_code_dir``), each input and output in its ``local_dir`` or
+    ``<name>_0``, the nodes started in ``working_dir`` or the code dir."""
     code = plan.code_dir
+    # With no code dir (a custom image holding its code), the job dir itself stands for it.
     segments = [s for s in (code.bucket, *code.key.split("/")) if s] if code else [None]
     mount = root / "modelarts"
+
+    def channel_dir(channel: ChannelPlan, kind: str) -> Path:
+        if channel.local_dir is not None:
+            return on_disk(root, channel.local_dir)
+        return mount / kind / f"{channel.name}_0"
+
+    placement = plan.placement
+    code_parent = placement.local_code_dir
+    job_dir = on_disk(root, code_parent) if code_parent else mount / "user-job-dir"
+    working = placement.working_dir
+    code_dir_name = segments[-1]
+    code_dir = job_dir / code_dir_name if code_dir_name else job_dir
     return JobContainer(
         root=root,
-        code_dir_name=segments[-1],
-        inputs={c.name: mount / "inputs" / f"{c.name}_0" for c in plan.inputs},
-        outputs={c.name: mount / "outputs" / f"{c.name}_0" for c in plan.outputs},
+        code_dir_name=code_dir_name,
+        inputs={c.name: channel_dir(c, "inputs") for c in plan.inputs},
+        outputs={c.name: channel_dir(c, "outputs") for c in plan.outputs},
+        job_dir=job_dir,
+        working_dir=on_disk(root, working) if working else code_dir,
     )
 
 
@@ -102,7 +132,7 @@ def node_commands(
             index=node,
             argv=_argv(plan, container, python, _arguments(plan, container, node, port)),
             env=_environment(plan, container, node, job_id),
-            cwd=container.code_dir,
+            cwd=container.working_dir,
         )
         for node in range(plan.nodes)
     ]

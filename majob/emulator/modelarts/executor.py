@@ -24,6 +24,7 @@ from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
+from majob.emulator.modelarts.usage import UsageRecorder
 from majob.processes import ProcessRef, signal_if_ours
 from majob.runner.host import free_port, host_environment, node_environment
 from majob.runner.nodes import NodeGroup
@@ -33,6 +34,8 @@ from majob.text import counted
 ACTIVE = ("Creating", "Pending", "Running", "Terminating")
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")
 SERVICE = "[ModelArts Service Log]"
+SAMPLE_PERIOD = 0.5  # seconds between two measures of the nodes' CPU and memory
+USAGE_FILE = "usage.json"  # each task's per-minute usage, kept when the job ends
 # A container has none of these: this machine's cloud credentials and majob settings.
 HOST_ONLY_ENV_PREFIXES = ("HUAWEICLOUD_SDK_", "MAJOB_")
 
@@ -71,6 +74,13 @@ class JobRun(threading.Thread):
         self._logs: list[IO[bytes]] = []  # the task logs, for the service's own lines
         self._container: JobContainer | None = None
         self._next_upload = 0.0
+        self._next_sample = 0.0
+        self.usage = UsageRecorder(
+            plan.nodes,
+            cores=plan.flavor.cores,
+            memory_bytes=plan.flavor.memory_bytes,
+            path=store.job_dir(job_id) / USAGE_FILE,
+        )
 
     # -- control from other threads -----------------------------------------------------------
 
@@ -97,6 +107,8 @@ class JobRun(threading.Thread):
         finally:
             for log in self._logs:
                 log.close()
+            with contextlib.suppress(OSError):  # the job may have been deleted meanwhile
+                self.usage.save()
             if self._on_exit is not None:
                 self._on_exit(self.job_id)
 
@@ -218,7 +230,12 @@ class JobRun(threading.Thread):
     def _lay_out(self) -> JobContainer:
         container = lay_out(self.plan, self.store.job_dir(self.job_id) / "ma-user")
         self._container = container
-        for directory in (container.code_dir, container.log_dir, *container.outputs.values()):
+        for directory in (
+            container.code_dir,
+            container.log_dir,
+            container.working_dir,
+            *container.outputs.values(),
+        ):
             directory.mkdir(parents=True, exist_ok=True)
         log_dir = self.store.log_path(self.job_id, "worker-0").parent
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -276,10 +293,14 @@ class JobRun(threading.Thread):
         """Until every node exits, one fails (the others are then stopped) or a stop is asked;
         the outputs and logs go to OBS every ``upload_period`` meanwhile."""
         self._next_upload = time.monotonic() + self.upload_period
-        self._nodes.wait(stop=self._stop_event, tick=self._upload_when_due)
+        self._nodes.wait(stop=self._stop_event, tick=self._tick)
         return self._nodes.stop()
 
-    def _upload_when_due(self) -> None:
+    def _tick(self) -> None:
+        """Between two looks at the nodes: measure them, and upload when it is time."""
+        if time.monotonic() >= self._next_sample:
+            self.usage.sample([node.process.pid for node in self._nodes.nodes])
+            self._next_sample = time.monotonic() + SAMPLE_PERIOD
         if time.monotonic() >= self._next_upload:
             self._upload_outputs()
             self._export_logs()

@@ -26,7 +26,8 @@ LIST_ENGINES = "list the engines with GET /v2/{project_id}/training-job-engines"
 @dataclass(frozen=True)
 class Launch:
     """What starts a job. ``boot_file`` is relative to ``code_dir``; with a ``command`` (a custom
-    image's) the command starts it instead, and there may be no code dir at all."""
+    image's) the command starts it instead, and the code dir is optional (the image may hold
+    the code: the API reference's custom-image example gives none)."""
 
     engine: FakeEngine | None
     image_url: str | None
@@ -40,7 +41,7 @@ def read_launch(algorithm: dict[str, Any], storage: JobStorage | None) -> Launch
     the boot file be checked for existence."""
     if algorithm.get("id") or algorithm.get("subscription_id"):
         raise ModelArtsError(
-            404,
+            400,  # as the API reference's own example of this answer (CreateTrainingJob)
             errors.ALGORITHM_NOT_FOUND,
             "algorithm not found: the emulator has no algorithm management",
             "give algorithm.code_dir with boot_file or command instead of an algorithm id",

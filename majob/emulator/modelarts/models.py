@@ -16,19 +16,21 @@ from typing import Any
 
 from majob.emulator.modelarts import catalog, errors
 from majob.emulator.modelarts.errors import ModelArtsError, bad_request, job_not_found
-from majob.emulator.modelarts.executor import ACTIVE, JobRun, kill_leftovers
+from majob.emulator.modelarts.events import events_page
+from majob.emulator.modelarts.executor import ACTIVE, USAGE_FILE, JobRun, kill_leftovers
 from majob.emulator.modelarts.jobfaults import JobFaults
 from majob.emulator.modelarts.loglines import LineIndex, tail
-from majob.emulator.modelarts.plan import check_body
-from majob.emulator.modelarts.render import at_rest, iso_time, job_duration, render_job
+from majob.emulator.modelarts.plan import NAME, check_body
+from majob.emulator.modelarts.render import at_rest, job_duration, render_job
 from majob.emulator.modelarts.search import search_jobs
 from majob.emulator.modelarts.storage import JobStorage, NoStorage
 from majob.emulator.modelarts.store import JobRecord, JobStore, now_ms
+from majob.emulator.modelarts.usage import METRICS, NOT_AVAILABLE, saved_series
 from majob.runner.host import resolve_interpreter
 
 TERMINABLE = ("Creating", "Pending", "Running")
+NOT_STARTED = ("Creating", "Pending")  # no container yet: no log
 PREVIEW_LIMIT = 5 * 1024 * 1024  # the preview returns at most the last 5 MB
-METRICS = ("cpuUsage", "memUsage", "gpuUtil", "gpuMemUsage", "npuUtil", "npuMemUsage")
 FLAVOR_TYPES = ("CPU", "GPU", "Ascend")
 
 
@@ -88,15 +90,17 @@ class ModelArtsBackend:
     def create(self, body: Any) -> dict[str, Any]:
         plan = check_body(body, self.storage)
         with self._lock:
-            for other in self.store.with_phases(ACTIVE):
-                if other.name == plan.name:
-                    raise ModelArtsError(
-                        400,
-                        errors.DUPLICATE_NAME,
-                        f"the job name {plan.name} is already used by training job {other.id} "
-                        f"({other.phase})",
-                        "choose another name, or wait until that job ends",
-                    )
+            # A name is taken while any job has it, ended or not: the API reference of
+            # ValidateTrainingJobName (GET /v2/{project_id}/training-job-names) says a job is
+            # created only when its name does not exist yet. Deleting the job frees the name.
+            for other in self.store.named(plan.name):
+                raise ModelArtsError(
+                    400,
+                    errors.DUPLICATE_NAME,
+                    f"the job name {plan.name} is already used by training job {other.id} "
+                    f"({other.phase})",
+                    "choose another name, or delete that job",
+                )
             job = JobRecord(
                 id=str(uuid.uuid4()),
                 name=plan.name,
@@ -125,6 +129,14 @@ class ModelArtsBackend:
             self._runs[job.id] = run
         run.start()
         return self.render(job)
+
+    def name_check(self, job_name: Any) -> dict[str, bool]:
+        """``GET /training-job-names``: whether a job (in any phase) has the name."""
+        if not isinstance(job_name, str) or not NAME.match(job_name):
+            raise bad_request(
+                "job_name must be 1-64 letters, digits, '_' and '-'", "pass ?job_name=<name>"
+            )
+        return {"is_duplicate": bool(self.store.named(job_name))}
 
     def phase_counts(self) -> dict[str, int]:
         """How many jobs are in each phase (for ``majob emulator status``)."""
@@ -214,7 +226,17 @@ class ModelArtsBackend:
         return self.store.log_path(job_id, task)
 
     def log_preview(self, job_id: str, task: str) -> dict[str, Any]:
-        shown, size = tail(self._log(job_id, task), PREVIEW_LIMIT)
+        path = self._log(job_id, task)
+        job = self.job(job_id)
+        if job.phase in NOT_STARTED and not path.exists():
+            # No container yet, so no log: the documented "log not ready" (HTTP 204).
+            raise ModelArtsError(
+                204,
+                errors.LOG_NOT_READY,
+                f"the log of {task} is not ready: training job {job_id} is {job.phase}",
+                "read the log once the job is Running",
+            )
+        shown, size = tail(path, PREVIEW_LIMIT)
         return {
             "content": shown.decode("utf-8", errors="replace"),
             "current_size": len(shown),
@@ -257,50 +279,27 @@ class ModelArtsBackend:
     def log_file(self, job_id: str, task: str) -> Path:
         return self._log(job_id, task)
 
-    def events(
-        self,
-        job_id: str,
-        *,
-        offset: int = 0,
-        limit: int = 100,
-        order: str = "asc",
-        level: str | None = None,
-        pattern: str | None = None,
-    ) -> dict[str, Any]:
+    def events(self, job_id: str, **query: Any) -> dict[str, Any]:
+        """A page of the job's events (``events.py`` reads the query)."""
         self.job(job_id)
-        if not 1 <= limit <= 100 or offset < 0:
-            raise bad_request("limit must be from 1 to 100 and offset >= 0")
-        events = [
-            e
-            for e in self.store.events(job_id)
-            if (level is None or e.level == level) and (not pattern or pattern in e.message)
-        ]
-        if order == "desc":
-            events.reverse()
-        page = events[offset : offset + limit]
-        return {
-            "total": len(events),
-            "limit": limit,
-            "offset": offset,
-            "order": order,
-            "events": [
-                {
-                    "time": iso_time(e.time),
-                    "level": e.level,
-                    "message": e.message,
-                    "source": e.source,
-                }
-                for e in page
-            ],
-        }
+        return events_page(self.store.events(job_id), **query)
 
     def metrics(self, job_id: str, task: str) -> dict[str, Any]:
-        """Per-minute samples; the emulator measures none, so each is -1 (n/a, as documented)."""
+        """Per-minute averages of what the task's processes used (``usage.py``): measured while
+        the job runs, kept when it ends; ``-1`` (n/a, as documented) for what is not measured."""
         job = self.job(job_id)
         if task not in job.tasks:
             raise ModelArtsError(404, errors.NOT_FOUND, f"training job {job_id} has no task {task}")
-        minutes = max(1, job_duration(job) // 60000 + 1) if job.start_time else 0
-        return {"metrics": [{"metric": name, "value": [-1.0] * minutes} for name in METRICS]}
+        with self._lock:
+            run = self._runs.get(job_id)
+        node = job.tasks.index(task)
+        series = run.usage.series(node) if run is not None else None
+        if series is None:
+            series = saved_series(self.store.job_dir(job_id) / USAGE_FILE, task)
+        if series is None:  # never ran, or ran under an emulator that kept no measures
+            minutes = max(1, job_duration(job) // 60000 + 1) if job.start_time else 0
+            series = {name: [NOT_AVAILABLE] * minutes for name in METRICS}
+        return {"metrics": [{"metric": name, "value": series.get(name, [])} for name in METRICS]}
 
     @staticmethod
     def flavors(flavor_type: str | None) -> dict[str, Any]:

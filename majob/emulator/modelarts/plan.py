@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from majob.emulator.modelarts import errors
 from majob.emulator.modelarts.catalog import (
     FakeEngine,
     FakeFlavor,
-    dedicated_cpu_pool,
     find_flavor,
 )
 from majob.emulator.modelarts.errors import ModelArtsError, bad_request
 from majob.emulator.modelarts.jsonbody import obj, obs_path, text
 from majob.emulator.modelarts.launch import Launch, read_launch
+from majob.emulator.modelarts.placement import Placement, container_path, read_placement
+from majob.emulator.modelarts.pools import dedicated_cpu_pool, pool_flavor
 from majob.emulator.modelarts.storage import JobStorage
 from majob.storage.uri import ObsUri
 
@@ -40,6 +42,7 @@ class ChannelPlan:
     name: str
     uri: ObsUri
     access_method: str  # "parameter" or "env"
+    local_dir: PurePosixPath | None = None  # the body's container path for it, if it gives one
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class JobPlan:
     outputs: tuple[ChannelPlan, ...]
     environments: Mapping[str, str]
     log_export: ObsUri | None
+    placement: Placement = field(default_factory=Placement)
 
     @property
     def code_dir(self) -> ObsUri | None:
@@ -86,6 +90,9 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
     environments = _environments(algorithm.get("environments"))
     spec = obj(body.get("spec"), "spec")
     flavor, nodes = _resource(obj(spec.get("resource"), "spec.resource"), launch.engine)
+    log_export = _log_export(obj(spec.get("log_export_path"), "spec.log_export_path"))
+    if storage is not None:
+        _check_buckets(outputs, log_export, storage)
     return JobPlan(
         name=name,
         launch=launch,
@@ -95,7 +102,8 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
         inputs=inputs,
         outputs=outputs,
         environments=environments,
-        log_export=_log_export(obj(spec.get("log_export_path"), "spec.log_export_path")),
+        log_export=log_export,
+        placement=read_placement(algorithm),
     )
 
 
@@ -194,9 +202,32 @@ def _channel(item: Any, where: str, seen: set[str]) -> ChannelPlan:
         raise ModelArtsError(
             400, errors.BAD_CHANNEL, f"{where}.access_method must be 'parameter' or 'env'"
         )
+    local_text = text(item.get("local_dir"), f"{where}.local_dir")
     return ChannelPlan(
-        name, obs_path(url, f"{where}.remote.obs.obs_url", errors.BAD_CHANNEL), access
+        name,
+        obs_path(url, f"{where}.remote.obs.obs_url", errors.BAD_CHANNEL),
+        access,
+        container_path(local_text, f"{where}.local_dir") if local_text else None,
     )
+
+
+def _check_buckets(
+    outputs: tuple[ChannelPlan, ...], log_export: ObsUri | None, storage: JobStorage
+) -> None:
+    """The buckets the job will write to exist: refused now, not when the job ends."""
+    for channel in outputs:
+        if not storage.bucket_exists(channel.uri.bucket):
+            raise ModelArtsError(
+                400,
+                errors.BAD_CHANNEL,
+                f"output {channel.name}: bucket {channel.uri.bucket} does not exist",
+                "create the bucket, or write the outputs to a bucket that exists",
+            )
+    if log_export is not None and not storage.bucket_exists(log_export.bucket):
+        raise bad_request(
+            f"spec.log_export_path.obs_url: bucket {log_export.bucket} does not exist",
+            "create the bucket, or export the logs to a bucket that exists",
+        )
 
 
 def _environments(value: Any) -> dict[str, str]:
@@ -227,6 +258,8 @@ def _resource(resource: dict[str, Any], engine: FakeEngine | None) -> tuple[Fake
     flavor = find_flavor(flavor_id) if flavor_id else None
     if not flavor_id and pool_id:
         flavor = dedicated_cpu_pool(pool_id)
+    elif flavor is None and flavor_id and pool_id:
+        flavor = pool_flavor(flavor_id)  # a dedicated pool's: any pool_id stands for one
     if flavor is None:
         raise ModelArtsError(
             400,

@@ -6,12 +6,14 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from majob.emulator.modelarts.catalog import find_flavor
+from majob.emulator.modelarts.catalog import find_engine, find_flavor
 from majob.emulator.modelarts.container import MOUNT
+from majob.emulator.modelarts.pools import pool_flavor
 from majob.emulator.modelarts.store import JobRecord, now_ms
 from majob.masking import MASK
 
 USER_NAME = "majob-emulator"
+USER_ID = "00000000000000000000000000000002"  # the emulator's one IAM user (a 32-hex id)
 
 
 def render_job(job: JobRecord, body: dict[str, Any], upload_period: float) -> dict[str, Any]:
@@ -42,6 +44,7 @@ def _status(job: JobRecord) -> dict[str, Any]:
         "duration": job_duration(job),
         "tasks": job.tasks if job.start_time else [],
         "task_statuses": job.task_statuses,
+        "running_records": [],  # restarts and faults: the emulator never restarts a job
     }
     if job.start_time:
         status["start_time"] = job.start_time
@@ -56,6 +59,7 @@ def _algorithm(algorithm: dict[str, Any], upload_period: float) -> dict[str, Any
     algorithm["environments"] = (
         [environments] if isinstance(environments, dict) else environments or []
     )
+    algorithm["engine"] = _engine(dict(algorithm.get("engine") or {}))
     for kind in ("inputs", "outputs"):
         channels = []
         for channel in algorithm.get(kind) or []:
@@ -68,10 +72,26 @@ def _algorithm(algorithm: dict[str, Any], upload_period: float) -> dict[str, Any
     return algorithm
 
 
+def _engine(engine: dict[str, Any]) -> dict[str, Any]:
+    """A preset engine named by id, or by name and version, with all three resolved."""
+    found = find_engine(engine_id=str(engine["engine_id"])) if engine.get("engine_id") else None
+    if found is None and engine.get("engine_name") and engine.get("engine_version"):
+        found = find_engine(name=engine["engine_name"], version=engine["engine_version"])
+    if found is not None:
+        engine.update(
+            engine_id=found.engine_id,
+            engine_name=found.engine_name,
+            engine_version=found.engine_version,
+        )
+    return engine
+
+
 def _spec(spec: dict[str, Any]) -> dict[str, Any]:
     """The resource with its policy and the flavor's name and details."""
     resource = dict(spec.get("resource") or {})
     flavor = find_flavor(str(resource.get("flavor_id")))
+    if flavor is None and resource.get("pool_id"):
+        flavor = pool_flavor(str(resource.get("flavor_id")))
     resource.setdefault("node_count", 1)
     resource["policy"] = "regular"
     if flavor is not None:

@@ -1,6 +1,7 @@
 """``POST /training-job-searches``: a page of jobs, filtered and sorted as the body asks
 (reference modelarts.md §2.2: offset, limit 1-50, sort_by, order, filters of key, operator and
-values)."""
+values; the keys ``name``, ``phase``, ``create_time``, ``kind``, ``algorithm_name``,
+``user_id``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from majob.emulator.modelarts.errors import bad_request
-from majob.emulator.modelarts.render import job_duration
+from majob.emulator.modelarts.render import USER_ID, job_duration
 from majob.emulator.modelarts.store import JobRecord
 
 SORT_KEYS: dict[str, Callable[[JobRecord], Any]] = {
@@ -68,13 +69,26 @@ def _matches(job: JobRecord, filters: Any) -> bool:
 
 
 def _field(job: JobRecord, key: Any) -> str:
-    if key == "name":
-        return job.name
-    if key == "phase":
-        return job.phase
-    if key == "create_time":
-        return str(job.create_time)
-    raise bad_request(f"filter key {key!r} is not supported by the emulator")
+    """The job's value for filter ``key`` (the keys of reference modelarts.md §2.2): its
+    ``algorithm_name`` is the body's ``algorithm.name`` ("" for a job with inline code), its
+    ``user_id`` the emulator's one user."""
+    algorithm = job.body.get("algorithm")
+    fields: dict[str, Callable[[], str]] = {
+        "name": lambda: job.name,
+        "phase": lambda: job.phase,
+        "create_time": lambda: str(job.create_time),
+        "kind": lambda: str(job.body.get("kind", "job")),
+        "algorithm_name": lambda: (
+            str((algorithm or {}).get("name") or "") if isinstance(algorithm, dict) else ""
+        ),
+        "user_id": lambda: USER_ID,
+    }
+    if key not in fields:
+        raise bad_request(
+            f"filter key {key!r} is not supported",
+            f"use one of: {', '.join(sorted(fields))}",
+        )
+    return fields[key]()
 
 
 def _holds(job: JobRecord, field: str, key: Any, operator: Any, values: list[str]) -> bool:

@@ -4,7 +4,8 @@ Every request under ``/v2/{project_id}/`` is signature-checked (``auth.py``), ma
 injected fault (429/503/a dropped connection/latency, from the shared layer), is routed to the
 backend (``models.py``) and answered with the service's JSON or its error body. The control plane
 (``/_majob/...``) adds to the shared log and fault routes: ``job-faults`` (a job that fails at a
-phase, slow phases) and ``logs/<job>/<task>`` (what a log URL points at).
+phase, slow phases) and ``logs/<job>/<task>`` (what a signed log URL points at). A fault rule
+with ``lose_answer`` lets the request take effect, then drops the connection before the answer.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import secrets
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -37,7 +38,9 @@ from majob.emulator.http import (
 from majob.emulator.modelarts import auth, errors
 from majob.emulator.modelarts.errors import ModelArtsError
 from majob.emulator.modelarts.jobfaults import JobFault
+from majob.emulator.modelarts.logurl import LogFile, LogUrlRefused, LogUrlSigner
 from majob.emulator.modelarts.models import ModelArtsBackend
+from majob.emulator.modelarts.routes import JOB, TASK, Request, answer, find_route, log_path
 from majob.emulator.modelarts.storage import JobStorage
 
 # The code and message ModelArts answers with for a fault status a rule names no code for.
@@ -62,27 +65,6 @@ class LoggedCall:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-Route = tuple[str, re.Pattern[str], str]
-_ID = r"(?P<job>[A-Za-z0-9-]+)"
-_TASK = r"(?P<task>[A-Za-z0-9_-]+)"
-ROUTES: list[Route] = [
-    ("POST", re.compile(r"^training-jobs$"), "create"),
-    ("POST", re.compile(r"^training-job-searches$"), "search"),
-    ("GET", re.compile(r"^training-job-flavors$"), "flavors"),
-    ("GET", re.compile(r"^training-job-engines$"), "engines"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}$"), "show"),
-    ("PUT", re.compile(rf"^training-jobs/{_ID}$"), "update"),
-    ("DELETE", re.compile(rf"^training-jobs/{_ID}$"), "delete"),
-    ("POST", re.compile(rf"^training-jobs/{_ID}/actions$"), "terminate"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/tasks$"), "tasks"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/tasks/{_TASK}/logs/preview$"), "preview"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/tasks/{_TASK}/logs/url$"), "log_url"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/logs/{_TASK}$"), "log_lines"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/events$"), "events"),
-    ("GET", re.compile(rf"^training-jobs/{_ID}/metrics/{_TASK}$"), "metrics"),
-]
 
 
 class _Httpd(LoopbackHTTPServer):
@@ -117,6 +99,7 @@ class FakeModelArtsServer(EmulatorServer):
             {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY} if credentials is None else credentials
         )
         self.faults = FaultInjector(seed=seed, codes=FAULT_CODES)
+        self.log_urls = LogUrlSigner()  # ``log_urls.valid_seconds``: how long a log URL works
         self.log: RequestLog[LoggedCall] = RequestLog()
         super().__init__(ModelArtsRequestHandler, port=port)
 
@@ -184,6 +167,7 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
         raw_path, _, raw_query = self.path.partition("?")
         path = unquote(raw_path)
         self.request_id = secrets.token_hex(16)
+        self._raw_query = raw_query
         if path.startswith(CONTROL_PREFIX):
             self._control(path[len(CONTROL_PREFIX) :])
             return
@@ -215,10 +199,14 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
         fake.log.append(
             LoggedCall(self.command, path, raw_query, status, code, fault.label if fault else None)
         )
+        if fault is not None and fault.lose_answer:
+            reset_connection(self)  # it was carried out; the client never hears so
+            return
         self._send_json(status, payload)
 
     def _send_json(self, status: int, payload: Any) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode("utf-8")
+        # A 204 has no body (HTTP): an error code answered with it is in the request log only.
+        data = b"" if payload is None or status == 204 else json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json;charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
@@ -251,75 +239,12 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
                 f"project {match['project']} is not the project of these credentials",
                 f"use project id {fake.project_id}",
             )
-        for method, pattern, name in ROUTES:
-            found = pattern.match(match["rest"])
-            if found is None:
-                continue
-            if method != self.command:
-                continue
-            return self._call(name, found.groupdict(), dict(query), body)
-        raise ModelArtsError(404, errors.NOT_FOUND, f"no such API: {self.command} {path}")
-
-    def _call(
-        self, name: str, params: dict[str, str], query: dict[str, str], body: bytes
-    ) -> tuple[int, Any]:
-        backend = self.server.fake.backend
-        job = params.get("job", "")
-        task = params.get("task", "")
-
-        def parsed() -> Any:
-            try:
-                return json.loads(body) if body else None
-            except ValueError:
-                raise errors.bad_request("the request body is not valid JSON") from None
-
-        handlers: dict[str, Callable[[], tuple[int, Any]]] = {
-            "create": lambda: (201, backend.create(parsed())),
-            "search": lambda: (200, backend.search(parsed())),
-            "flavors": lambda: (200, backend.flavors(query.get("flavor_type"))),
-            "engines": lambda: (200, backend.engines()),
-            "show": lambda: (200, backend.show(job)),
-            "update": lambda: (200, backend.update(job, parsed())),
-            "delete": lambda: self._deleted(job),
-            "terminate": lambda: (202, backend.terminate(job, parsed())),
-            "tasks": lambda: (200, backend.tasks(job)),
-            "preview": lambda: (200, backend.log_preview(job, task)),
-            "log_url": lambda: (200, self._log_url(job, task)),
-            "log_lines": lambda: (
-                200,
-                backend.log_lines(
-                    job,
-                    task,
-                    _int(query, "base_line", 0),
-                    _int(query, "lines", 500),
-                    query.get("order", "asc"),
-                ),
-            ),
-            "events": lambda: (
-                200,
-                backend.events(
-                    job,
-                    offset=_int(query, "offset", 0),
-                    limit=_int(query, "limit", 100),
-                    order=query.get("order", "asc"),
-                    level=query.get("level") or None,
-                    pattern=query.get("pattern") or None,
-                ),
-            ),
-            "metrics": lambda: (200, backend.metrics(job, task)),
-        }
-        return handlers[name]()
-
-    def _deleted(self, job: str) -> tuple[int, Any]:
-        self.server.fake.backend.delete(job)
-        return 202, None
-
-    def _log_url(self, job: str, task: str) -> dict[str, str]:
-        """A URL anyone can read the task's log from for a while, as the service's signed OBS
-        URL; the emulator serves it from its control plane."""
-        self.server.fake.backend.log_file(job, task)
-        host = self.headers.get("Host") or f"127.0.0.1:{self.server.fake.port}"
-        return {"obs_url": f"http://{host}{CONTROL_PREFIX}logs/{job}/{task}"}
+        found = find_route(self.command, match["rest"])
+        if found is None:
+            raise ModelArtsError(404, errors.NOT_FOUND, f"no such API: {self.command} {path}")
+        name, params = found
+        host = self.headers.get("Host") or f"127.0.0.1:{fake.port}"
+        return answer(fake.backend, fake.log_urls, name, Request(params, dict(query), body, host))
 
     # -- control plane -----------------------------------------------------------------------
 
@@ -332,16 +257,16 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
             return
         shared = control(what, self.command, body, fake.faults, fake.log)
         answer = shared if shared is not None else self._own_control(what, body)
-        if isinstance(answer, bytes):
+        if isinstance(answer, LogFile):
             self.send_response(200)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(answer)))
+            self.send_header("Content-Type", answer.content_type)
+            self.send_header("Content-Length", str(len(answer.data)))
             self.end_headers()
-            self.wfile.write(answer)
+            self.wfile.write(answer.data)
             return
         self._send_json(*answer)
 
-    def _own_control(self, what: str, body: bytes) -> tuple[int, Any] | bytes:
+    def _own_control(self, what: str, body: bytes) -> tuple[int, Any] | LogFile:
         backend = self.server.fake.backend
         try:
             if what == "job-faults" and self.command == "GET":
@@ -356,10 +281,15 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
                 return 200, {"cleared": True}
             if what == "jobs" and self.command == "GET":
                 return 200, backend.phase_counts()
-            found = re.match(rf"^logs/{_ID}/{_TASK}$", what)
+            found = re.match(rf"^logs/{JOB}/{TASK}$", what)
             if found is not None and self.command == "GET":
+                content_type = self.server.fake.log_urls.check(
+                    log_path(found["job"], found["task"]), dict(parse_qsl(self._raw_query))
+                )
                 path = backend.log_file(found["job"], found["task"])
-                return path.read_bytes() if path.exists() else b""
+                return LogFile(path.read_bytes() if path.exists() else b"", content_type)
+        except LogUrlRefused as refused:
+            return 403, {"Code": refused.code, "Message": refused.message}
         except ModelArtsError as error:
             return error.status, error.body()
         except (TypeError, ValueError) as error:
@@ -369,13 +299,3 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
 
 def _fault_dict(fault: JobFault) -> dict[str, Any]:
     return asdict(fault)
-
-
-def _int(query: Mapping[str, str], name: str, default: int) -> int:
-    text = query.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise errors.bad_request(f"{name} must be an integer") from None

@@ -20,6 +20,8 @@ _PAGE = 1000
 
 
 class JobStorage(Protocol):
+    def bucket_exists(self, bucket: str) -> bool: ...
+
     def exists(self, uri: ObsUri) -> bool:
         """An object at ``uri``, or for a dir any object under it."""
         ...
@@ -53,6 +55,13 @@ class FakeObsStorage:
             if not listing.is_truncated or listing.next_marker is None:
                 return keys
             marker = listing.next_marker
+
+    def bucket_exists(self, bucket: str) -> bool:
+        try:
+            self.backend.bucket(bucket)
+        except ObsServiceError:
+            return False
+        return True
 
     def exists(self, uri: ObsUri) -> bool:
         try:
@@ -108,6 +117,9 @@ class FakeObsStorage:
 class NoStorage:
     """``JobStorage`` when the emulator has no fake OBS: nothing can be downloaded, so a job
     fails with that reason."""
+
+    def bucket_exists(self, bucket: str) -> bool:
+        return False
 
     def exists(self, uri: ObsUri) -> bool:
         return False

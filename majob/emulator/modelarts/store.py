@@ -161,6 +161,14 @@ class JobStore:
             rows = self._db.execute(f"SELECT {_COLUMNS} FROM jobs ORDER BY create_time").fetchall()
         return [_job(row) for row in rows]
 
+    def named(self, name: str) -> list[JobRecord]:
+        """Every job (in any phase) called ``name``, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM jobs WHERE name = ? ORDER BY create_time", (name,)
+            ).fetchall()
+        return [_job(row) for row in rows]
+
     def with_phases(self, phases: Sequence[str]) -> list[JobRecord]:
         marks = ",".join("?" * len(phases))
         with self._lock:

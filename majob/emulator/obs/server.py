@@ -186,7 +186,7 @@ class ObsRequestHandler(BucketHandlers, MultipartHandlers):
                 return
         self.connection.settimeout(None)
         fake.log.append(self._entry(path, response.status, fault, error_code))
-        if fault is not None and fault.reset:
+        if fault is not None and (fault.reset or fault.lose_answer):
             self._send(response, reset_half_way=True)
         else:
             self._send(response)

@@ -8,7 +8,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from huaweicloudsdkcore.exceptions.exceptions import ServerResponseException
+from huaweicloudsdkcore.exceptions.exceptions import ConnectionException, ServerResponseException
 from huaweicloudsdkmodelarts.v1.model import CreateTrainingJobRequest, ShowTrainingJobFlavorsRequest
 
 from majob.emulator.statefile import EmulatorEndpoints
@@ -56,3 +56,22 @@ def test_the_fixture_serves_the_emulator_profile(emulated_cloud_env: EmulatorEnd
         ShowTrainingJobFlavorsRequest()
     )
     assert answer.total_count > 0
+
+
+def test_a_lost_answer_over_http_makes_the_job_and_drops_the_connection(harness: Harness) -> None:
+    """``lose_answer``: the create is carried out, the client hears nothing (a reset)."""
+    endpoint = harness.cloud.endpoints.modelarts
+    rule = call(
+        endpoint, "POST", "faults", {"lose_answer": True, "path": "training-jobs$", "count": 1}
+    )
+    assert rule["lose_answer"] is True
+    harness.upload_job()
+    with pytest.raises(ConnectionException):
+        harness.client.create_training_job(CreateTrainingJobRequest(body=harness.body("lost")))
+    [entry] = [e for e in call(endpoint, "GET", "log") if e["method"] == "POST"]
+    assert (entry["status"], entry["fault"]) == (201, "lose_answer")
+    assert call(endpoint, "GET", "jobs")  # the job exists all the same
+    with pytest.raises(urllib.error.HTTPError) as bad:  # a rule must do something
+        call(endpoint, "POST", "faults", {"lose_answer": False})
+    assert bad.value.code == 400
+    bad.value.close()

@@ -8,6 +8,7 @@ import pytest
 from huaweicloudsdkcore.exceptions.exceptions import ClientRequestException
 from huaweicloudsdkmodelarts.v1.model import (
     CreateTrainingJobRequest,
+    DeleteTrainingJobRequest,
     ShowTrainingJobDetailsRequest,
     ShowTrainingJobEnginesRequest,
     StopTrainingJobRequest,
@@ -42,7 +43,9 @@ def test_an_unknown_job_is_404(harness: Harness) -> None:
     assert "does not exist" in caught.value.error_msg
 
 
-def test_a_duplicate_name_among_active_jobs_is_2751_naming_the_job(harness: Harness) -> None:
+def test_a_name_any_existing_job_has_is_2751_until_that_job_is_deleted(harness: Harness) -> None:
+    """ValidateTrainingJobName (API reference): a job is created only when its name does not
+    exist, so an ended job holds its name as an active one does; deleting it frees the name."""
     harness.upload_job(script="import time\ntime.sleep(60)\n")
     body = harness.body("taken-name", inputs=[], outputs=[])
     first = harness.client.create_training_job(CreateTrainingJobRequest(body=body)).metadata.id
@@ -53,8 +56,12 @@ def test_a_duplicate_name_among_active_jobs_is_2751_naming_the_job(harness: Harn
         StopTrainingJobRequest(training_job_id=first, body={"action_type": "terminate"})
     )
     harness.wait(first)
+    ended = refused(harness, body)
+    assert ended.error_code == "ModelArts.2751"
+    assert f"{first} (Terminated)" in ended.error_msg
+    harness.client.delete_training_job(DeleteTrainingJobRequest(training_job_id=first))
     second = harness.client.create_training_job(CreateTrainingJobRequest(body=body))
-    assert second.metadata.id != first  # the name is free once the job ended
+    assert second.metadata.id != first  # the name is free once the job is deleted
 
 
 @pytest.mark.parametrize(
@@ -95,7 +102,7 @@ def test_documented_validation_codes(
     [
         ({"kind": "visualization_job"}, 400, "ModelArts.0101", "not supported by the emulator"),
         ({"metadata": {"name": "bad name!"}}, 400, "ModelArts.0101", "metadata.name"),
-        ({"algorithm": {"id": "a1b2"}}, 404, "ModelArts.2755", "algorithm not found"),
+        ({"algorithm": {"id": "a1b2"}}, 400, "ModelArts.2755", "algorithm not found"),
         ({"algorithm": {"environments": {"1BAD": "x"}}}, 400, "ModelArts.0101", "not a variable name"),
         ({"algorithm": {"inputs": [{"name": "d", "remote": {"dataset": {"id": "x"}}}]}}, 400,
          "ModelArts.2753", "no datasets"),

@@ -24,6 +24,7 @@ from huaweicloudsdkmodelarts.v1.model import (
 )
 
 from tests.e2e.emulator.conftest import Harness
+from tests.e2e.emulator.signed import signed_get
 
 
 def create(client: ModelArtsClient, body: dict[str, object]) -> str:
@@ -134,33 +135,10 @@ def test_log_preview_lines_and_url(harness: Harness) -> None:
     assert page(len(lines), 10).lines == 0
     tail = page(0, 2, "desc")
     assert tail.content == "".join(f"{line}\n" for line in lines[-2:])
-    # The log URL is not in the SDK: a signed request through the SDK's generic call path.
-    url = _log_url(harness, job_id)
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        assert b"line 6\n" in answer.read()
-
-
-def _log_url(harness: Harness, job_id: str) -> str:
-    from huaweicloudsdkcore.auth.credentials import BasicCredentials
-    from huaweicloudsdkcore.sdk_request import SdkRequest
-    from huaweicloudsdkcore.signer.signer import Signer
-
-    endpoints = harness.cloud.endpoints
-    host = endpoints.modelarts.removeprefix("http://")
-    path = f"/v2/{endpoints.project_id}/training-jobs/{job_id}/tasks/worker-0/logs/url"
-    request = SdkRequest(
-        method="GET",
-        schema="http",
-        host=host,
-        resource_path=path,
-        query_params=[],
-        header_params={"Content-Type": "application/json"},
-    )
-    Signer(BasicCredentials(endpoints.access_key, endpoints.secret_key)).sign(request)
-    signed = urllib.request.Request(f"{endpoints.modelarts}{path}", headers=request.header_params)
-    with urllib.request.urlopen(signed, timeout=10) as answer:
-        url: str = json.loads(answer.read())["obs_url"]
-    return url
+    # The log URL is not in the SDK: a signed request through the SDK's signer.
+    answer = signed_get(harness.cloud.endpoints, f"training-jobs/{job_id}/tasks/worker-0/logs/url")
+    with urllib.request.urlopen(json.loads(answer)["obs_url"], timeout=10) as log:
+        assert b"line 6\n" in log.read()
 
 
 def test_flavors_and_engines(client: ModelArtsClient) -> None:

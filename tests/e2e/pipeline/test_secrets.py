@@ -117,6 +117,9 @@ def test_a_token_reaches_the_job_and_nothing_else(
     cli(said, "compare", golden, target, "--spec", "secret")
     # A real submit: the job checks the token it got (the emulated job fails otherwise).
     cli(said, "submit", spec, "--profile", "emulator", "--upload-inputs", "--wait")
+    # The ended debug job holds its name until deleted (ModelArts.2751): the pipeline's debug
+    # stage makes its own.
+    cli(said, "delete", "secret-debug", "--profile", "emulator")
     cli(said, "pipeline", spec, "--profile", "emulator")
 
     # Rotating the token changes no digest: nothing runs again, the formal gate stays open.
@@ -183,6 +186,8 @@ def test_log_lines_of_a_job_that_prints_its_token_are_masked(
     assert waited.exit_code == 1, waited.output
     assert "[worker-0] using ***" in waited.stdout  # as it came
     assert "  using ***" in waited.stderr  # among the failed task's last lines
+    # The ended job holds its name until deleted (ModelArts.2751).
+    assert runner.invoke(app, ["delete", "leaky-debug", "--profile", "emulator"]).exit_code == 0
     piped = runner.invoke(app, ["pipeline", "leaky.yaml", "--profile", "emulator"])
     assert piped.exit_code == 1, piped.output
     assert "[worker-0] using ***" in piped.stdout  # locally, and from the debug job

@@ -279,3 +279,16 @@ def test_a_job_in_a_dedicated_cpu_pool_names_no_flavor(
     assert "phase: Completed" in result.output
     job = service.get(job_id_of(result.output))
     assert job.flavor == ""  # the body carried the pool and no flavor
+
+
+def test_status_metrics_reads_the_measured_use_through_the_sdk(
+    in_notebook: None, project: Path
+) -> None:
+    result = submit(project, "--wait", "--set", "hyperparameters.sleep=1.2")
+    assert result.exit_code == 0, result.output
+    shown = runner.invoke(
+        app, ["status", job_id_of(result.output), "--metrics", "--profile", "emulator"]
+    )
+    assert shown.exit_code == 0, shown.output
+    [line] = [line for line in shown.output.splitlines() if "metrics worker-0:" in line]
+    assert "cpuUsage " in line and "memUsage " in line

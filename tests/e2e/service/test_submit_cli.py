@@ -63,16 +63,15 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     listed = runner.invoke(app, ["list", "--profile", "emulator", "--phase", "Completed"])
     assert job_id in listed.output and "tiny-debug" in listed.output
 
-    second = submit(project)  # unchanged code: nothing to send
-    assert "code: 0 of 1 file sent" in second.output, second.output
-    two = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
-    assert two.exit_code == 0, two.output  # the newest, said so (tests/e2e/service/test_job_refs)
-    assert "note: 2 jobs are named 'tiny-debug': using the newest" in two.stderr
-    assert f"the others: {job_id} (tiny-debug, Completed)" in two.stderr
-
+    # The ended job holds its name (ModelArts.2751) until it is deleted.
+    taken = submit(project)
+    assert taken.exit_code == 2, taken.output
+    assert f"is taken by job {job_id} (Completed)" in taken.output
     deleted = runner.invoke(app, ["delete", job_id, "--profile", "emulator"])
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted job {job_id} (tiny-debug)" in deleted.output
+    second = submit(project)  # unchanged code: nothing to send
+    assert "code: 0 of 1 file sent" in second.output, second.output
 
 
 def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: EmulatedCloud) -> None:
@@ -101,6 +100,30 @@ def test_a_troubled_create_makes_exactly_one_job(
     assert result.exit_code == 0, result.output
     jobs, total = service.search(JobFilter(name="tiny-debug"))
     assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+
+
+def test_a_create_carried_out_whose_answer_was_lost_is_found_not_sent_again(
+    project: Path, cloud: EmulatedCloud, service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The service makes the job, then the connection drops before the answer: the submit must
+    # find that job by its submit id (sending it again would be refused 2751, or make two).
+    monkeypatch.setenv("MAJOB_MODELARTS_CREATE_WAIT", "5")
+    lost = cloud.modelarts.add_fault(
+        method="POST", path=r"/training-jobs$", count=1, lose_answer=True
+    )
+    result = submit(project)
+    assert result.exit_code == 0, result.output
+    assert lost.fired == 1
+    creates = [
+        c
+        for c in cloud.modelarts.log.entries()
+        if c.method == "POST" and c.path.endswith("/training-jobs")
+    ]
+    assert [(c.status, c.fault) for c in creates] == [(201, "lose_answer")]
+    jobs, total = service.search(JobFilter(name="tiny-debug"))
+    assert total == 1 and [j.id for j in jobs] == [job_id_of(result.output)]
+    assert f"the create landed: job {jobs[0].id}" in result.output
+    assert "no job with this submit id appeared" not in result.output
 
 
 def test_preflight_reports_every_problem_and_sends_nothing(project: Path, service, store) -> None:

@@ -85,10 +85,16 @@ def test_force_with_a_reason_submits_and_the_ledger_keeps_the_reason(
     assert names_of_jobs(service) == ["tiny"]
     history = runner.invoke(app, ["history", str(project / "spec.yaml")])
     assert history.exit_code == 0, history.output
-    # The name is free again only once that job has ended (ModelArts.2751 otherwise): on a
-    # loaded machine it may still be running here.
+    # A name stays taken while a job of that name exists, ended or not (ModelArts creates a
+    # job only when its name does not exist: ValidateTrainingJobName); deleting it frees it.
     [first], _ = service.search(JobFilter(name="tiny"))
     assert first.wait(timeout=120).job.finished
+    taken = submit(project, "--stage", "formal", "--force", "--reason", "again", "--wait")
+    assert taken.exit_code == 2, taken.output
+    assert f"is taken by job {first.id} (Completed)" in taken.output
+    assert f"delete it (majob delete {first.id})" in taken.output
+    deleted = runner.invoke(app, ["delete", first.id, "--profile", "emulator"])
+    assert deleted.exit_code == 0, deleted.output
     # Without --wait nothing is judged, so nothing is recorded; with it the reason is kept.
     forced_wait = submit(project, "--stage", "formal", "--force", "--reason", "again", "--wait")
     assert forced_wait.exit_code == 0, forced_wait.output

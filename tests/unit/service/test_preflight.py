@@ -136,15 +136,30 @@ def test_a_running_job_with_the_name_is_named(service: Any) -> None:
     check_name("mnist-debug", service, findings)
     assert findings.problems == [
         f"name: job name 'mnist-debug' is taken by job {job_id} (Running); ModelArts.2751 "
-        f"would refuse it; stop it (majob stop {job_id}) or rename this job (--set name=...)"
+        f"would refuse it; stop and delete it (majob stop {job_id}; majob delete {job_id}) or "
+        "rename this job (--set name=...)"
     ]
 
 
-def test_an_ended_job_does_not_hold_its_name(service: Any) -> None:
-    service.add_job("mnist-debug", "Completed")
+def test_an_ended_job_holds_its_name_until_deleted(service: Any) -> None:
+    # ModelArts creates a job only when its name does not exist (ValidateTrainingJobName).
+    job_id = service.add_job("mnist-debug", "Completed")
     findings = Findings()
     check_name("mnist-debug", service, findings)
-    assert findings.problems == []
+    assert findings.problems == [
+        f"name: job name 'mnist-debug' is taken by job {job_id} (Completed); ModelArts.2751 "
+        f"would refuse it; delete it (majob delete {job_id}) or rename this job (--set name=...)"
+    ]
+
+
+def test_the_name_is_found_past_the_first_page_of_the_search(service: Any) -> None:
+    # The search matches part of a name: 60 newer jobs whose names hold it come first.
+    for index in range(60):
+        service.add_job(f"mnist-debug-{index}", "Completed")
+    job_id = service.add_job("mnist-debug", "Failed")
+    findings = Findings()
+    check_name("mnist-debug", service, findings)
+    assert len(findings.problems) == 1 and f"taken by job {job_id} (Failed)" in findings.problems[0]
 
 
 def test_a_check_that_cannot_run_is_a_problem_line(service: Any) -> None:
