@@ -30,7 +30,8 @@ from majob.errors import (
     StorageAuthError,
     StorageNotFound,
 )
-from majob.service.base import Job, JobFilter, TrainingService
+from majob.service.base import Job, TrainingService
+from majob.service.jobnames import jobs_named_like
 from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
 from majob.storage.base import ObjectStore
@@ -228,7 +229,7 @@ def check_name(job_name: str, service: TrainingService, findings: Findings) -> N
             free = (
                 f"delete it (majob delete {job.id})"
                 if job.finished
-                else f"stop and delete it (majob stop {job.id}; majob delete {job.id})"
+                else f"stop it first (majob stop {job.id}; the next submit is then numbered)"
             )
             findings.add(
                 f"name: job name {job_name!r} is taken by job {job.id} ({job.phase}); "
@@ -241,15 +242,8 @@ def check_name(job_name: str, service: TrainingService, findings: Findings) -> N
 
 
 def _named(service: TrainingService, name: str) -> Iterator[Job]:
-    """The jobs called exactly ``name``: the search matches a part of the name, so every page
-    of it is read (a name like ``x`` is part of many)."""
-    offset = 0
-    while True:
-        jobs, total = service.search(JobFilter(name=name), offset=offset, limit=50)
-        yield from (job for job in jobs if job.name == name)
-        offset += len(jobs)
-        if not jobs or offset >= total:
-            return
+    """The jobs called exactly ``name`` (every page of the search read: it matches a part)."""
+    return (job for job in jobs_named_like(service, name) if job.name == name)
 
 
 def run_preflight(

@@ -13,7 +13,7 @@ How the create stays single when connections fail is ``service/create.py``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,11 @@ class SubmitPlan:
     @property
     def job_name(self) -> str:
         return str(self.body.get("metadata", {}).get("name", self.spec.name))
+
+    def renamed(self, name: str) -> SubmitPlan:
+        """The same submit (its id too: a lost create is still found) under job name ``name``."""
+        body = {**self.body, "metadata": {**self.body.get("metadata", {}), "name": name}}
+        return replace(self, body=body)
 
     def shown_body(self) -> dict[str, Any]:
         """The body as a dry run prints it: the values the spec took from the environment
@@ -163,7 +168,24 @@ class Submitter:
             wait = getattr(getattr(self.service, "config", None), "create_wait", None)
         return float(wait) if isinstance(wait, (int, float)) else CREATE_LANDING_WINDOW
 
+    def with_free_name(self, plan: SubmitPlan) -> SubmitPlan:
+        """``plan``, renamed ``<name>-N`` when only ended jobs hold its name
+        (``service/jobnames.py``); as it is otherwise (an active holder is the pre-flight's to
+        report, and so is a service that cannot be asked)."""
+        from majob.service.jobnames import free_name, jobs_named_like, search_stem
+
+        name = plan.job_name
+        try:
+            chosen = free_name(name, jobs_named_like(self.service, search_stem(name)))
+        except ServiceError:
+            return plan
+        if chosen is None or chosen == name:
+            return plan
+        self.report(f"note: job name {name!r} is held by an ended job; this job is {chosen!r}")
+        return plan.renamed(chosen)
+
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:
+        plan = self.with_free_name(plan)
         problems = self.preflight(plan, upload_inputs=upload_inputs)
         if problems:
             raise PreflightError(problems)

@@ -63,15 +63,19 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     listed = runner.invoke(app, ["list", "--profile", "emulator", "--phase", "Completed"])
     assert job_id in listed.output and "tiny-debug" in listed.output
 
-    # The ended job holds its name (ModelArts.2751) until it is deleted.
-    taken = submit(project)
-    assert taken.exit_code == 2, taken.output
-    assert f"is taken by job {job_id} (Completed)" in taken.output
+    # The ended job holds its name (ModelArts.2751 until it is deleted): the next submit of the
+    # stage is numbered, not refused, and the old job keeps its logs.
+    second = submit(project)  # unchanged code: nothing to send
+    assert second.exit_code == 0, second.output
+    assert "code: 0 of 1 file sent" in second.output, second.output
+    assert "note: job name 'tiny-debug' is held by an ended job; this job is 'tiny-debug-2'" in (
+        second.output
+    )
+    second_id = job_id_of(second.output)
+    assert f"submitted job {second_id} (tiny-debug-2)" in second.output
     deleted = runner.invoke(app, ["delete", job_id, "--profile", "emulator"])
     assert deleted.exit_code == 0, deleted.output
     assert f"deleted job {job_id} (tiny-debug)" in deleted.output
-    second = submit(project)  # unchanged code: nothing to send
-    assert "code: 0 of 1 file sent" in second.output, second.output
 
 
 def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: EmulatedCloud) -> None:
@@ -392,3 +396,19 @@ def test_one_submit_walks_the_code_once_and_records_the_files_it_uploaded(
         info.key.removeprefix("tiny/code/") for info in store.list_all("majob-demo", "tiny/code/")
     ]
     assert sorted(record.code_files) == sorted(uploaded)
+
+
+def test_a_name_an_active_job_holds_is_refused_before_anything_is_sent(
+    project: Path, service
+) -> None:
+    first = submit(project, "--set", "hyperparameters.sleep=60")
+    assert first.exit_code == 0, first.output
+    running = job_id_of(first.output)
+    try:
+        again = submit(project)
+        assert again.exit_code == 2, again.output
+        assert f"job name 'tiny-debug' is taken by job {running}" in again.output
+        assert f"stop it first (majob stop {running}" in again.output
+        assert "submitted job" not in again.output and "code:" not in again.output
+    finally:
+        service.terminate(running)

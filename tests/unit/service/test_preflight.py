@@ -136,8 +136,8 @@ def test_a_running_job_with_the_name_is_named(service: Any) -> None:
     check_name("mnist-debug", service, findings)
     assert findings.problems == [
         f"name: job name 'mnist-debug' is taken by job {job_id} (Running); ModelArts.2751 "
-        f"would refuse it; stop and delete it (majob stop {job_id}; majob delete {job_id}) or "
-        "rename this job (--set name=...)"
+        f"would refuse it; stop it first (majob stop {job_id}; the next submit is then "
+        "numbered) or rename this job (--set name=...)"
     ]
 
 
