@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.common import ProfileOption, user_errors
-from majob.cli.jobtext import phase_text, print_table, took, when
+from majob.cli.jobtext import phase_text, print_table, task_text, took, when
 from majob.errors import ServiceNotFound, UserInputError
 
 if TYPE_CHECKING:
@@ -82,10 +82,7 @@ def status(job_ref: JobArgument, profile: ProfileOption = None) -> None:
     out(f"  duration: {took(job.duration_ms)}")
     exits = {t.task: t for t in job.task_statuses}
     for task in job.task_names():
-        state = exits.get(task)
-        code = "" if state is None or state.exit_code is None else f" exit {state.exit_code}"
-        message = f" ({state.message})" if state is not None and state.message else ""
-        out(f"  task {task}:{code}{message}")
+        out(f"  {task_text(task, exits.get(task), job)}")
     for event in events[-5:]:
         out(f"  event {event.time} {event.level}: {event.message}")
 
