@@ -160,7 +160,7 @@ def _plan(spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool) -> 
 
     # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
     staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
-    return plan_submit(staged_for_dump(spec, staging), stage)
+    return plan_submit(staged_for_dump(spec, staging, stage), stage)
 
 
 def _recorder(

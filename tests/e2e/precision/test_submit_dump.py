@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.ledger import Ledger
 from majob.precision.dumpconfig import for_local_run
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
@@ -52,6 +53,12 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     assert "Completed" in submitted.output.splitlines()[-1]
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
+    # A dump run is a precision run, not the debug stage: the ledger (whose records open the
+    # formal gate) has nothing of it.
+    with Ledger(tmp_path / ".majob" / "ledger.db") as ledger:
+        assert ledger.records("mnist-dump") == []
+    # msprobe's messages went to its log in the dump, not into the job's log.
+    assert "[INFO]" not in submitted.output
 
     local = run_local(
         load_spec(spec),
