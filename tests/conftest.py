@@ -21,14 +21,20 @@ class Chromium:
     """Headless Chromium: the DOM it builds from a page, and a screenshot of it."""
 
     def __init__(self, executable: str) -> None:
+        import os
+
         self.flags = [executable, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+        # As the test started: a test may point TMPDIR somewhere deep, and Chromium's socket
+        # path under it must stay short.
+        self.env = dict(os.environ)
 
     def dom(self, page: Path) -> str:
         import subprocess
 
         done = subprocess.run(
-            [*self.flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
-        )
+            [*self.flags, "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=120, env=self.env,
+        )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
@@ -37,7 +43,7 @@ class Chromium:
 
         subprocess.run(
             [*self.flags, f"--screenshot={out}", f"--window-size={size}", page.as_uri()],
-            capture_output=True, timeout=120, check=True,
+            capture_output=True, timeout=120, check=True, env=self.env,
         )  # fmt: skip
         return out
 
