@@ -74,7 +74,8 @@ def test_run_local_prints_prefixed_lines_and_a_summary(project: Path) -> None:
         app, ["run", str(project / "spec.yaml"), "--nodes", "2", "--runs-dir", str(runs)]
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    starting, *lines = result.output.splitlines()
+    assert starting.startswith("[majob] run ") and ": starting 2 nodes (" in starting
     assert sorted(lines[:2]) == ["[worker-0] rank 0 of 2", "[worker-1] rank 1 of 2"]
     assert lines[2].startswith("run ") and ": passed in " in lines[2] and "(2 nodes)" in lines[2]
     assert lines[3] == f"  output train_url: out.txt (7 bytes) -> {project / 'out' / 'out.txt'}"
