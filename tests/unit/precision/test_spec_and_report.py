@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from majob.cli.precision import _spec_lines
 from majob.errors import UserInputError
-from majob.precision.compare import CompareReport, compare_runs
+from majob.precision.compare import CompareReport, compare_runs, to_json
 from majob.precision.dumpconfig import prepare
 from majob.precision.html import render
 from majob.precision.series import compare_series
@@ -71,6 +72,10 @@ def test_compare_reports_the_spec_fields_that_differ_hyperparameters_first(
     assert differences[0] == ("hyperparameters.lr", "0.01", "${LR}")  # the reference, not 0.02
     assert ("env.K", "(not set)", "v") in differences
     assert any(field == "code.dir" for field, _, _ in differences)
+    shown = to_json(report)["spec_differences"]
+    assert isinstance(shown, list)
+    assert shown[0] == {"field": "hyperparameters.lr", "golden": "0.01", "target": "${LR}"}
+    assert _spec_lines(report)[0] == "spec differs: hyperparameters.lr: A 0.01, B ${LR}"
 
 
 def test_a_bad_precision_value_is_reported_where_it_was_written(tmp_path: Path) -> None:
