@@ -50,7 +50,12 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     args = ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait", "--dump"]
     submitted = runner.invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
-    assert "Completed" in submitted.output.splitlines()[-1]
+    assert submitted.output.splitlines()[-1] == (
+        f"[majob] precision dump: obs://{BUCKET}/m/out/precision-dump/ with the train_url output "
+        "(msprobe's messages in its msprobe-rank<R>.log); a precision run, not recorded in the "
+        f"ledger; compare it: majob compare OTHER_RUN obs://{BUCKET}/m/out/"
+    )
+    assert "Completed" in submitted.output.splitlines()[-2]
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
     # A dump run is a precision run, not the debug stage: the ledger (whose records open the
@@ -83,3 +88,7 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     assert report["verdict"] == "pass"
     assert [p["step"] for p in report["pairs"]] == [0, 1]
     assert report["loss"]["first_step_beyond_tolerance"] is None
+    # The node wrote msprobe's messages and the spec into the dump, uploaded with the output.
+    fetched = {p.name for p in (tmp_path / ".majob" / "precision").rglob("*") if p.is_file()}
+    assert {"msprobe-rank0.log", "run-spec.json"} <= fetched, sorted(fetched)[:20]
+    assert report["spec_differences"] is not None
