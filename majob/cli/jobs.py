@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.common import ProfileOption, user_errors
-from majob.cli.jobtext import phase_text, print_table, took, usage_text, when
+from majob.cli.jobtext import phase_text, print_table, task_text, took, usage_text, when
 from majob.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -85,10 +85,7 @@ def status(
     out(f"  duration: {took(job.duration_ms)}")
     exits = {t.task: t for t in job.task_statuses}
     for task in job.task_names():
-        state = exits.get(task)
-        code = "" if state is None or state.exit_code is None else f" exit {state.exit_code}"
-        message = f" ({state.message})" if state is not None and state.message else ""
-        out(f"  task {task}:{code}{message}")
+        out(f"  {task_text(task, exits.get(task), job)}")
     for task, measured in usage.items():
         out(f"  metrics {task}: {usage_text(measured)}")
     for event in events[-5:]:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from majob.service.base import Job
+    from majob.service.base import Job, TaskStatus
 
 
 def console(stderr: bool = False) -> Console:
@@ -60,3 +60,18 @@ def usage_text(measured: Mapping[str, Sequence[float]]) -> str:
         if any(v >= 0 for v in values)
     ]
     return ", ".join(shown) or "not measured yet"
+
+
+def task_text(task: str, state: TaskStatus | None, job: Job) -> str:
+    """``task worker-0: exit 0 (message)``; before a task has ended, what is known instead
+    (never a bare ``task worker-0:``)."""
+    parts = []
+    if state is not None and state.exit_code is not None:
+        parts.append(f"exit {state.exit_code}")
+    elif job.finished:
+        parts.append("no exit code reported")
+    else:
+        parts.append(f"no exit code yet (job {job.phase})")
+    if state is not None and state.message:
+        parts.append(f"({state.message})")
+    return f"task {task}: {' '.join(parts)}"

@@ -36,6 +36,8 @@ def _table(report: CompareReport) -> None:
         )
     console.print(table)
     console.print(f"A (golden): {report.golden}\nB (target): {report.target}")
+    for line in _spec_lines(report):
+        console.print(line, markup=False)
     console.print(
         f"APIs: {counts['pass']} pass, {counts['warning']} warning, {counts['error']} error, "
         f"{counts['unmatched']} unmatched"
@@ -70,6 +72,16 @@ def _table(report: CompareReport) -> None:
         console.print(f"note: {line}")
     for problem in report.problems:
         console.print(f"[red]problem:[/red] {problem}")
+
+
+def _spec_lines(report: CompareReport) -> list[str]:
+    """What differs between the two runs' specs (hyperparameters first), or that it is unknown."""
+    differences = report.spec_differences
+    if differences is None:
+        return ["spec: unknown for one of the runs (its dump does not carry run-spec.json)"]
+    if not differences:
+        return ["spec: the same in A and B"]
+    return [f"spec differs: {field}: A {a}, B {b}" for field, a, b in differences]
 
 
 @commands.command()

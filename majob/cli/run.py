@@ -48,7 +48,8 @@ def _parse_timeout(text: str | None) -> int | None:
         raise ConfigError(f"--timeout {text!r}: {error}") from None
 
 
-def _summary(result: RunResult) -> list[str]:
+def _summary(result: RunResult, dump: bool = False) -> list[str]:
+    from majob.precision.dumpconfig import DUMP_DIR
     from majob.text import counted
 
     lines = [
@@ -56,7 +57,10 @@ def _summary(result: RunResult) -> list[str]:
         f"({counted(len(result.nodes), 'node')}); record: {result.record}"
     ]
     copies = {copy.channel: copy for copy in result.copies}
+    dumped = f"{DUMP_DIR}/" if dump else None  # said once, below, not file by file
     for output in result.outputs:
+        if dumped and output.path.startswith(dumped):
+            continue
         copy = copies.get(output.channel)
         size = counted(output.size, "byte")
         if copy is not None and output.path in copy.copied:
@@ -77,6 +81,11 @@ def _summary(result: RunResult) -> list[str]:
             f"kept {counted(kept, 'existing output file')} this run would have changed "
             "(--overwrite replaces); this run's files are in its run directory"
         )
+    if dump and result.output_dirs:  # the dump is in the first output channel
+        from majob.precision.dumped import dump_summary
+
+        first = next(iter(result.output_dirs.values()))
+        lines += dump_summary(first / DUMP_DIR, result.run_id)
     if result.pruned:
         lines.append(
             f"removed {counted(len(result.pruned), 'old run')} from {result.run_dir.parent} "
@@ -165,7 +174,7 @@ def run(
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
-    from majob.precision.dumpconfig import for_local_run
+    from majob.precision.dumpconfig import DUMP_DIR, for_local_run
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
@@ -192,11 +201,12 @@ def run(
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
                 prepare_env=for_local_run if dump else None,
+                run_dir_only=(DUMP_DIR,) if dump else (),
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
-    for line in _summary(result):
+    for line in _summary(result, dump):
         typer.echo(line)
 
 

@@ -131,6 +131,21 @@ def submit(
         code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
+    if dump:
+        typer.echo(_dump_line(job_spec, chosen))
+
+
+def _dump_line(spec: JobSpec, stage: Stage) -> str:
+    """Where a dumped job's dump is (msprobe's messages went there too, not into the log)."""
+    from majob.precision.dumpconfig import DUMP_DIR, dump_channel
+
+    channel = dump_channel(spec)
+    obs = next(o.obs for o in spec.at_stage(stage).outputs if o.name == channel)
+    return (
+        f"[majob] precision dump: {obs}{DUMP_DIR}/ with the {channel} output (msprobe's messages "
+        f"in its msprobe-rank<R>.log); a precision run, not recorded in the ledger; compare it: "
+        f"majob compare OTHER_RUN {obs}"
+    )
 
 
 def _gate_line(ledger: Ledger, spec: JobSpec, stage: Stage, fingerprint: Fingerprint) -> str:
@@ -165,7 +180,7 @@ def _plan(spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool) -> 
 
     # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
     staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
-    return plan_submit(staged_for_dump(spec, staging), stage)
+    return plan_submit(staged_for_dump(spec, staging, stage), stage)
 
 
 def _recorder(

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from majob.migrate.findings import FileReport, Finding
 from majob.migrate.rules import RULES
+from majob.text import counted
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {"note": "note", "warning": "warning", "error": "error"}
@@ -34,15 +35,12 @@ def render_text(reports: Sequence[FileReport]) -> str:
     counts = Counter(f.severity.label for f in findings)
     fixable = sum(1 for f in findings if f.fixable)
     skipped = sum(1 for r in reports if not r.parsed)
-    summary = (
-        f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked, "
-        f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
-    )
+    summary = f"{counted(len(reports), 'file')} checked, {counted(len(findings), 'finding')}"
     if findings:
-        parts = [f"{counts[s]} {s}" for s in ("error", "warning", "note") if counts[s]]
+        parts = [counted(counts[s], s) for s in ("error", "warning", "note") if counts[s]]
         summary += f" ({', '.join(parts)}; {fixable} auto-fixable)"
     if skipped:
-        summary += f", {skipped} unparsable file{'s' if skipped != 1 else ''} skipped"
+        summary += f", {counted(skipped, 'unparsable file')} skipped"
     lines.append(summary)
     return "\n".join(lines) + "\n"
 

@@ -111,7 +111,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
         _ddp_item(formal, by_prefix["MA2"], code),
         _npu_item(formal, by_prefix["MA3"], code),
         _manual_item([f for f in findings if not f.fixable], code),
-        *_ledger_items(spec, ledger),
+        *_ledger_items(spec, ledger, spec_path or "SPEC"),
     ]
 
 
@@ -203,8 +203,9 @@ def _manual_item(manual: Sequence[Finding], code: str) -> Item:
     )
 
 
-def _ledger_items(spec: JobSpec, ledger: Ledger) -> list[Item]:
-    """The precision check and the staged runs, from what passed for this code and spec."""
+def _ledger_items(spec: JobSpec, ledger: Ledger, spec_path: str) -> list[Item]:
+    """The precision check and the staged runs, from what passed for this code and spec; the
+    commands to run name ``spec_path``."""
     fingerprint = Fingerprint.of(spec)
     passed = {stage: passed_for(ledger, spec.name, stage, fingerprint) for stage in STAGES}
     debug = passed["debug"]
@@ -216,12 +217,12 @@ def _ledger_items(spec: JobSpec, ledger: Ledger) -> list[Item]:
         "staged runs passed",
         "done" if not missing else "todo",
         f"passed for this code and spec: {', '.join(done) or 'none'}",
-        f"majob pipeline SPEC (runs {', '.join(missing)})" if missing else "",
+        f"majob pipeline {spec_path} (runs {', '.join(missing)})" if missing else "",
     )
-    return [_precision_item(spec.name, debug, seen), stages]
+    return [_precision_item(spec.name, debug, seen, spec_path), stages]
 
 
-def _precision_item(name: str, debug: StageRecord | None, seen: str) -> Item:
+def _precision_item(name: str, debug: StageRecord | None, seen: str, spec_path: str) -> Item:
     """From the last ``majob compare`` recorded for the spec (``.majob/precision/``)."""
     from majob.precision.record import last_precision_check
 
@@ -244,5 +245,6 @@ def _precision_item(name: str, debug: StageRecord | None, seen: str) -> Item:
         (f"the debug stage passed for this code (#{debug.id}, {seen or 'no metrics'})")
         if debug
         else "no debug stage has passed for this code and spec",
-        "majob run SPEC --dump on the original and on the migrated code, then majob compare A B",
+        f"majob run {spec_path} --dump on the original and on the migrated code, then majob "
+        "compare A B",
     )

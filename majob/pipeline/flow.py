@@ -28,6 +28,7 @@ from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.stages import Live, Report, run_cloud_stage, run_local_stage
+from majob.spec.load import display_path
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ class Pipeline:
             if force_reason is None:
                 raise StageRefused(
                     f"{first} refused for {self.name}: {state.why}",
-                    hint=f"run the earlier stages (majob pipeline SPEC --until {first}), or "
+                    hint=f"run the earlier stages ({self._how_to_run(until=first)}), or "
                     "override with --force --reason '...' (recorded in the ledger)",
                 )
             override = force_reason.strip()
@@ -252,6 +253,13 @@ class Pipeline:
             )
         self.report(f"[majob] {message}")
         return PipelineResult(self.name, results, message)
+
+    def _how_to_run(self, until: Stage) -> str:
+        """The command that runs this pipeline up to ``until``: with the spec's own path when
+        it came from a file, else the Python call."""
+        if not self.spec_path:
+            return f"Pipeline(spec).run(until={until!r})"
+        return f"majob pipeline {display_path(Path(self.spec_path))} --until {until}"
 
     def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
         resume = self._left_running(stage, fingerprint) if stage != "local" else None

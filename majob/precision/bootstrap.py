@@ -26,6 +26,7 @@ import importlib.machinery
 import json
 import os
 import sys
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class _State:
         self.seeded = True
         self.busy = True
         try:
-            seed_all = _msprobe().seed_all
+            seed_all = _msprobe(self.dump_dir).seed_all
             seed_all(seed=int(self.config["seed"]), mode=True)
         finally:
             self.busy = False
@@ -68,7 +69,8 @@ class _State:
         self.busy = True
         try:
             self.model = model
-            self.debugger = _msprobe().PrecisionDebugger(config_path=self.config["msprobe_config"])
+            probe = _msprobe(self.dump_dir)
+            self.debugger = probe.PrecisionDebugger(config_path=self.config["msprobe_config"])
             self._start()
             atexit.register(self.finish)
         finally:
@@ -115,10 +117,14 @@ class _State:
             self.running = False
 
 
-def _msprobe() -> Any:
-    """``msprobe.pytorch``, or one line and exit 2 when this interpreter does not have it (a
-    dump run without a dump would only waste the time it trains)."""
+def _msprobe(dump_dir: str) -> Any:
+    """``msprobe.pytorch`` with its messages going to ``dump_dir`` (``_log_to_file``), or one
+    line and exit 2 when this interpreter does not have it (a dump run without a dump would only
+    waste the time it trains)."""
     try:
+        from msprobe.core.common.log import BaseLogger
+
+        _log_to_file(BaseLogger, dump_dir)  # before msprobe.pytorch, which logs as it loads
         import msprobe.pytorch as probe
     except ImportError:
         sys.stderr.write(
@@ -128,6 +134,35 @@ def _msprobe() -> Any:
         sys.stderr.flush()
         os._exit(2)  # SystemExit could be caught by the script's own handlers
     return probe
+
+
+LOG_NAME = "msprobe-rank{rank}.log"  # in the dump dir; majob run counts its warnings
+
+
+def _log_to_file(logger_class: Any, dump_dir: str) -> None:
+    """msprobe prints about ten INFO lines per dumped step into the script's output (where the
+    dump goes, which hooks it mounted...): every message goes to ``msprobe-rank<R>.log`` in the
+    dump dir instead, and only warnings and errors are printed as well. Patched on the class,
+    once, so every msprobe logger (the PyTorch one is a subclass) writes there."""
+    if getattr(logger_class, "_majob_log_file", None):
+        return
+    path = os.path.join(dump_dir, LOG_NAME.format(rank=_rank()))
+    printed = logger_class._print_log
+
+    def _print_log(
+        self: Any, level: str, msg: str, end: str = "\n", show_rank: bool = True
+    ) -> None:
+        rank = self.get_rank() if show_rank else None
+        where = f" [rank {rank}]" if rank is not None else ""
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+        os.makedirs(dump_dir, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"{stamp} ({os.getpid()}){where} [{level}] {msg}\n")
+        if level not in ("DEBUG", "INFO"):
+            printed(self, level, msg, end=end, show_rank=show_rank)
+
+    logger_class._print_log = _print_log
+    logger_class._majob_log_file = path
 
 
 def _rank() -> str:
@@ -225,6 +260,11 @@ def launch() -> None:
     dump_path = os.path.expandvars(settings["dump_path"])
     scratch = tempfile.mkdtemp(prefix="majob-precision-")
     probe = dict(settings.pop("msprobe"), dump_path=dump_path)
+    spec = settings.pop("spec", None)
+    if spec is not None:  # run-spec.json (majob/precision/specs.py), for `majob compare`
+        os.makedirs(dump_path, exist_ok=True)
+        with open(os.path.join(dump_path, "run-spec.json"), "w", encoding="utf-8") as out:
+            json.dump(spec, out, indent=2, sort_keys=True)
     probe_file = os.path.join(scratch, "msprobe-config.json")
     with open(probe_file, "w", encoding="utf-8") as out:
         json.dump(probe, out)

@@ -20,6 +20,7 @@ from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
+from majob.precision.specs import read_spec_record, spec_differences
 from majob.text import counted
 
 RESULTS = ("pass", "warning", "error")
@@ -78,6 +79,8 @@ class CompareReport:
     weights: list[TensorDiff] = field(default_factory=list)
     weights_files: tuple[str, str] | None = None
     tolerances: Tolerances = field(default_factory=Tolerances)
+    # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
+    spec_differences: list[tuple[str, str, str]] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -263,6 +266,9 @@ def compare_runs(
             f"{' and '.join(missing)}: no dump there (no precision-dump/ with step* dirs)",
             hint="run with --dump: `majob run SPEC --dump` (or `majob submit SPEC --dump`)",
         )
+    spec_a, spec_b = read_spec_record(golden_dump), read_spec_record(target_dump)
+    if spec_a is not None and spec_b is not None:
+        report.spec_differences = spec_differences(spec_a, spec_b)
     pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
     if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
@@ -301,6 +307,9 @@ def to_json(report: CompareReport) -> dict[str, object]:
         "target": report.target,
         "verdict": report.verdict,
         "problems": report.problems,
+        "spec_differences": None
+        if report.spec_differences is None
+        else [{"field": f, "golden": a, "target": b} for f, a, b in report.spec_differences],
         "counts": report.counts,
         "first_bad_api": None
         if first is None

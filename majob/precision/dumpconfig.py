@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from majob.errors import ConfigError
+from majob.precision.specs import write_spec_record
 from majob.runner.layout import ContainerPaths
 from majob.spec.models import JobSpec, Precision
 
@@ -53,6 +54,7 @@ def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
     ``output_dir/DUMP_DIR``. Returns the variables every node gets."""
     precision = spec.precision or Precision.model_validate({})
     dump_path = output_dir / DUMP_DIR
+    write_spec_record(spec, dump_path)  # what `majob compare` shows as A's or B's settings
     directory.mkdir(parents=True, exist_ok=True)
     probe_file = directory / "msprobe-config.json"
     probe_file.write_text(json.dumps(msprobe_config(precision, dump_path), indent=2) + "\n")

@@ -16,14 +16,16 @@ from pathlib import Path
 
 from majob.errors import ConfigError
 from majob.precision.dumpconfig import BOOTSTRAP, DUMP_DIR, dump_channel, msprobe_config
-from majob.spec.models import JobSpec, Precision
+from majob.precision.specs import spec_record
+from majob.spec.models import JobSpec, Precision, Stage
 
 STAGED_DIR = "majob_precision"
 BOOT_ENV = "MAJOB_PRECISION_BOOT"
 
 
-def staged_for_dump(spec: JobSpec, staging: Path) -> JobSpec:
-    """``spec`` with its code copied into ``staging`` and the bootstrap as its boot file."""
+def staged_for_dump(spec: JobSpec, staging: Path, stage: Stage | None = None) -> JobSpec:
+    """``spec`` with its code copied into ``staging`` and the bootstrap as its boot file; the
+    settings carry the spec as ``stage`` runs it, which the bootstrap writes into the dump."""
     from majob.runner.tree import copy_code
 
     if spec.image.command:
@@ -49,6 +51,7 @@ def staged_for_dump(spec: JobSpec, staging: Path) -> JobSpec:
         "step": list(precision.steps),
         "level": precision.level,
         "msprobe": msprobe_config(precision, Path(dump_path)),
+        "spec": spec_record(spec.at_stage(stage) if stage else spec),
     }
     (tools / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     env = {**spec.env, BOOT_ENV: spec.code.boot_file, "PYTHONHASHSEED": str(precision.seed)}

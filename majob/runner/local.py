@@ -42,6 +42,7 @@ from majob.runner.standin import NpuStandIn, npu_standin_for
 from majob.runner.tree import build_tree
 from majob.spec.models import JobSpec, Stage
 from majob.storage.ignore import withheld_line
+from majob.text import counted
 
 # This machine's cloud credentials and OBS settings: a training container has none of them, so a
 # script that works here only because it can read them would fail on ModelArts; and the run's
@@ -95,6 +96,7 @@ def run_local(
     overwrite: bool = False,
     allow_secrets: bool = False,
     prepare_env: NodeEnvSetup | None = None,
+    run_dir_only: tuple[str, ...] = (),
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
@@ -104,7 +106,9 @@ def run_local(
     files that differ in an output's ``local`` (see ``copy_outputs``), ``allow_secrets`` copies
     files that look like secrets (``.env``, ``id_rsa``...) with the code, ``prepare_env`` adds
     variables for every node once the tree is built (``majob.precision.dumpconfig.
-    for_local_run`` records the spec's ``precision:`` dump with msprobe). Returns the result of a
+    for_local_run`` records the spec's ``precision:`` dump with msprobe), ``run_dir_only`` names
+    output folders (``precision-dump``) that stay in the run directory, never copied to an
+    output's ``local``. Returns the result of a
     passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard
     findings) ``RunnerError`` otherwise, after the record is written.
     """
@@ -114,8 +118,9 @@ def run_local(
     sink = on_line or _print_line
     for notice in prepared.notices:
         sink(f"[majob] {notice}")
+    sink(f"[majob] {_starting(prepared)}")
     execution = _execute(prepared, sink, limit)
-    result = _conclude(prepared, stage, execution, overwrite)
+    result = _conclude(prepared, stage, execution, overwrite, run_dir_only)
     if execution.interruption is not None:
         raise execution.interruption
     # The error's lines name the files the user edits: the copy's paths become the original's.
@@ -125,6 +130,18 @@ def run_local(
     )
     raise_for_status(result, execution.failed, limit, strict, copy_to_origin)
     return result
+
+
+def _starting(prepared: _Prepared) -> str:
+    """Said before the nodes start: a script is silent while Python starts and imports torch
+    (seconds, more on a busy machine), and the user should know that the run is under way."""
+    spec = prepared.spec
+    nodes = counted(len(prepared.commands), "node")
+    what = spec.image.command or f"{Path(prepared.interpreter).name} {spec.code.boot_file}"
+    return (
+        f"run {prepared.run_id}: starting {nodes} ({what}); "
+        "the script's output follows once its imports are done"
+    )
 
 
 def _effective_spec(spec: JobSpec, stage: Stage, nodes: int | None) -> JobSpec:
@@ -224,14 +241,18 @@ def _execute(prepared: _Prepared, sink: LineSink, limit: int | None) -> _Executi
 
 
 def _conclude(
-    prepared: _Prepared, stage: Stage, execution: _Execution, overwrite: bool
+    prepared: _Prepared,
+    stage: Stage,
+    execution: _Execution,
+    overwrite: bool,
+    run_dir_only: tuple[str, ...],
 ) -> RunResult:
     """The result: the outputs listed (and copied, when the run passed), the guard's findings;
     written to the record, then older runs pruned."""
     spec, paths = prepared.spec, prepared.paths
     outputs = tuple(list_outputs(spec, paths))
     passed = execution.status == "passed"
-    copies = copy_outputs(spec, paths, overwrite=overwrite) if passed else []
+    copies = copy_outputs(spec, paths, overwrite=overwrite, skip=run_dir_only) if passed else []
     result = RunResult(
         run_id=prepared.run_id,
         run_dir=prepared.run_dir,

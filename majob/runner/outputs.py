@@ -23,11 +23,12 @@ def list_outputs(spec: JobSpec, paths: ContainerPaths) -> list[OutputFile]:
 
 
 def copy_outputs(
-    spec: JobSpec, paths: ContainerPaths, *, overwrite: bool = False
+    spec: JobSpec, paths: ContainerPaths, *, overwrite: bool = False, skip: tuple[str, ...] = ()
 ) -> list[OutputCopy]:
-    """Copy each output that has a ``local`` path there. A file already there with other
-    content is replaced only with ``overwrite`` (a bad run must not silently replace a good
-    model); otherwise it is kept and reported. Other files there are never touched."""
+    """Copy each output that has a ``local`` path there, except the top-level folders named in
+    ``skip`` (they stay in the run directory). A file already there with other content is
+    replaced only with ``overwrite`` (a bad run must not silently replace a good model);
+    otherwise it is kept and reported. Other files there are never touched."""
     copies = []
     for channel in spec.outputs:
         if channel.local is None:
@@ -37,6 +38,8 @@ def copy_outputs(
         copied, replaced, kept = [], [], []
         for path in sorted(p for p in source.rglob("*") if p.is_file()):
             rel = path.relative_to(source)
+            if rel.parts[0] in skip:
+                continue
             destination = target / rel
             differs = destination.exists() and not _same_file(path, destination)
             if differs and not (overwrite and destination.is_file()):

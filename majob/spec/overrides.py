@@ -59,6 +59,7 @@ def apply_override(
         return None
     node: Any = data
     loc: list[str | int] = []
+    created: list[Loc] = []  # keys the override adds: a problem with them is the flag's
     for index, part in enumerate(parts):
         step: str | int = part
         if isinstance(node, list):
@@ -77,6 +78,7 @@ def apply_override(
         child = container.get(step) if isinstance(container, dict) else container[step]
         if child is None:  # absent or empty: the override creates it
             child = container[step] = {}
+            created.append(tuple(loc))
         elif not isinstance(child, (dict, list)):
             rest = ".".join(parts[index + 1 :])
             refuse(
@@ -89,6 +91,8 @@ def apply_override(
     where = Where(label, (0, 0), (0, 0))
     positions.drop_below(tuple(loc))
     positions.set(tuple(loc), where)
+    for new_key in created:  # e.g. a misspelt `hyperparameter.lr`: its unknown key is the flag's
+        positions.set(new_key, where)
     return tuple(loc)
 
 

@@ -74,7 +74,8 @@ def test_run_local_prints_prefixed_lines_and_a_summary(project: Path) -> None:
         app, ["run", str(project / "spec.yaml"), "--nodes", "2", "--runs-dir", str(runs)]
     )
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    starting, *lines = result.output.splitlines()
+    assert starting.startswith("[majob] run ") and ": starting 2 nodes (" in starting
     assert sorted(lines[:2]) == ["[worker-0] rank 0 of 2", "[worker-1] rank 1 of 2"]
     assert lines[2].startswith("run ") and ": passed in " in lines[2] and "(2 nodes)" in lines[2]
     assert lines[3] == f"  output train_url: out.txt (7 bytes) -> {project / 'out' / 'out.txt'}"
@@ -289,3 +290,32 @@ def test_a_run_never_silently_replaces_an_output_file(project: Path) -> None:
         "(replaced the file that was there)"
     ) in replaced.stdout.splitlines()
     assert "replaced 1 existing output file (--overwrite)" in replaced.stdout
+
+
+def test_a_dump_run_summarises_its_dump_and_keeps_it_out_of_the_outputs_local(
+    project: Path,
+) -> None:
+    pytest.importorskip("msprobe", reason="mindstudio-probe is not installed (majob[precision])")
+    # A script without torch: the bootstrap never starts msprobe, so the script writes what a
+    # dumped step leaves (the summary and the copy are what is checked here).
+    dumped = textwrap.dedent(
+        """
+        import os
+        dump = os.path.join(args.train_url, "precision-dump")
+        os.makedirs(os.path.join(dump, "step0", "rank0"))
+        open(os.path.join(dump, "step0", "rank0", "dump.json"), "w").write("{}")
+        open(os.path.join(dump, "msprobe-rank0.log"), "w").write("x (1) [INFO] dumped\\n")
+        """
+    )
+    (project / "code" / "train.py").write_text(SCRIPT + dumped)
+    args = ["run", str(project / "spec.yaml"), "--runs-dir", str(project / "runs"), "--dump"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (project / "out").iterdir()) == ["out.txt"]
+    lines = result.output.splitlines()
+    assert not [line for line in lines if "output train_url: precision-dump/" in line]
+    (summary,) = [line for line in lines if line.startswith("precision dump: ")]
+    # The script's step and log, and the spec majob kept for `majob compare`: three files.
+    assert summary.startswith("precision dump: steps 0 (1 rank, 3 files, ")
+    assert "  msprobe's messages: msprobe-rank0.log (1 line, 0 warnings, 0 errors)" in lines
+    assert lines[-1].startswith("  compare it with another dump run: majob compare ")

@@ -51,5 +51,14 @@ def test_a_closed_gate_raises_stage_refused(project: Path) -> None:
     pipeline = majob.Pipeline("tiny.yaml", report=lambda line: None)
     with pytest.raises(
         StageRefused, match="debug refused for tiny: the local stage has not passed"
-    ):
+    ) as refused:
         pipeline.run(start="debug")
+    # The hint is a command to copy: the spec's own path, not a placeholder.
+    assert refused.value.hint is not None
+    assert refused.value.hint.startswith(
+        "run the earlier stages (majob pipeline tiny.yaml --until debug)"
+    )
+    from_object = majob.Pipeline(majob.load_spec("tiny.yaml"), report=lambda line: None)
+    with pytest.raises(StageRefused) as refused:
+        from_object.run(start="debug")
+    assert "(Pipeline(spec).run(until='debug'))" in str(refused.value.hint)

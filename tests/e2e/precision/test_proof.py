@@ -203,6 +203,10 @@ def test_a_changed_learning_rate_is_found_in_the_optimizer_step_and_the_loss_fro
     assert source[line - 1].strip() == "optimizer.step()"
     loss = report["loss"]
     assert isinstance(loss, dict) and loss["first_step_beyond_tolerance"] == 1
+    # What explains it comes first: the two runs' specs, as each dump kept them.
+    differences = report["spec_differences"]
+    assert isinstance(differences, list)
+    assert differences[0] == {"field": "hyperparameters.lr", "golden": "0.01", "target": "0.02"}
 
 
 def test_a_swapped_layer_is_found_at_its_line_in_step_0(project: Project) -> None:

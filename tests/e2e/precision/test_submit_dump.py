@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.ledger import Ledger
 from majob.precision.dumpconfig import for_local_run
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
@@ -49,9 +50,20 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     args = ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait", "--dump"]
     submitted = runner.invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
-    assert "Completed" in submitted.output.splitlines()[-1]
+    assert submitted.output.splitlines()[-1] == (
+        f"[majob] precision dump: obs://{BUCKET}/m/out/precision-dump/ with the train_url output "
+        "(msprobe's messages in its msprobe-rank<R>.log); a precision run, not recorded in the "
+        f"ledger; compare it: majob compare OTHER_RUN obs://{BUCKET}/m/out/"
+    )
+    assert "Completed" in submitted.output.splitlines()[-2]
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
+    # A dump run is a precision run, not the debug stage: the ledger (whose records open the
+    # formal gate) has nothing of it.
+    with Ledger(tmp_path / ".majob" / "ledger.db") as ledger:
+        assert ledger.records("mnist-dump") == []
+    # msprobe's messages went to its log in the dump, not into the job's log.
+    assert "[INFO]" not in submitted.output
 
     local = run_local(
         load_spec(spec),
@@ -76,3 +88,7 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     assert report["verdict"] == "pass"
     assert [p["step"] for p in report["pairs"]] == [0, 1]
     assert report["loss"]["first_step_beyond_tolerance"] is None
+    # The node wrote msprobe's messages and the spec into the dump, uploaded with the output.
+    fetched = {p.name for p in (tmp_path / ".majob" / "precision").rglob("*") if p.is_file()}
+    assert {"msprobe-rank0.log", "run-spec.json"} <= fetched, sorted(fetched)[:20]
+    assert report["spec_differences"] is not None

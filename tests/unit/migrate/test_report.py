@@ -25,8 +25,16 @@ def test_text_lists_location_rule_fix_and_summary() -> None:
     )
     assert "    hint: use DistributedDataParallel" in text
     assert text.splitlines()[-1] == (
-        "2 files checked, 4 findings (4 error; 2 auto-fixable), 1 unparsable file skipped"
+        "2 files checked, 4 findings (4 errors; 2 auto-fixable), 1 unparsable file skipped"
     )
+
+
+def test_the_summary_counts_each_severity_with_its_plural() -> None:
+    one = "import torch\nm = torch.nn.DataParallel(net)\n"
+    summary = render_text([check_source(one, "a.py")]).splitlines()[-1]
+    assert summary == "1 file checked, 1 finding (1 warning; 0 auto-fixable)"
+    many = render_text(_reports()).splitlines()[-1]
+    assert "4 errors" in many and "4 error;" not in many
 
 
 def test_json_has_files_and_findings() -> None:

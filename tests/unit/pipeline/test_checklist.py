@@ -106,7 +106,11 @@ def test_the_ledger_feeds_the_stage_and_precision_items(project: Path) -> None:
             ledger.finish(record_id, result="passed", metrics={"worker-0": {"loss": [0.25]}})
     got = items(project)
     assert got["stages"].detail == "passed for this code and spec: local, debug"
-    assert got["stages"].todo == "majob pipeline SPEC (runs formal)"
+    assert got["stages"].todo == "majob pipeline SPEC (runs formal)"  # no path given
+    named = checklist(spec, Ledger(project / "ledger.db"), "job_specs/tiny.yaml")
+    todo = {item.key: item.todo for item in named}
+    assert todo["stages"] == "majob pipeline job_specs/tiny.yaml (runs formal)"
+    assert todo["precision"].startswith("majob run job_specs/tiny.yaml --dump ")
     assert got["precision"].detail == "the debug stage passed for this code (#2, loss 0.25)"
 
 

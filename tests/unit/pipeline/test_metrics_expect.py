@@ -74,3 +74,25 @@ def test_each_failed_check_is_named_with_what_was_seen() -> None:
         "expect.metrics.loss: loss < 2 failed: the last value on worker-0 is 2.31",
         "expect.metrics.acc: acc >= 0.9 cannot hold: no log line reported acc",
     ]
+
+
+def test_the_bundled_mnist_spec_reads_one_point_per_epoch() -> None:
+    from pathlib import Path
+
+    from majob.spec.load import load_spec
+
+    root = Path(__file__).resolve().parents[3]
+    script = (root / "examples" / "mnist" / "train.py").read_text(encoding="utf-8")
+    # What the script prints (pinned here: a new format must keep one point per epoch).
+    assert (
+        'print(f"epoch {epoch}: train loss {train_loss:.4f}, test accuracy {accuracy:.4f}")'
+        in script
+    )
+    assert 'print(f"final test accuracy {accuracy:.4f}")' in script
+    epochs = [
+        f"[worker-0] epoch {e}: train loss 0.{9 - e}000, test accuracy 0.9{e}00" for e in range(8)
+    ]
+    log = ["[worker-0] ignoring arguments: []", *epochs, "[worker-0] final test accuracy 0.9700"]
+    series = read_metrics(load_spec(root / "job_specs" / "mnist.yaml").metrics, log)
+    assert len(series["worker-0"]["loss"]) == 8
+    assert series["worker-0"]["accuracy"] == [float(f"0.9{e}") for e in range(8)]

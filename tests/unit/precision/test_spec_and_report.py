@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from majob.cli.precision import _spec_lines
 from majob.errors import UserInputError
-from majob.precision.compare import CompareReport, compare_runs
+from majob.precision.compare import CompareReport, compare_runs, to_json
 from majob.precision.dumpconfig import prepare
 from majob.precision.html import render
 from majob.precision.series import compare_series
@@ -44,6 +45,37 @@ def test_the_precision_section_becomes_msprobes_config_and_the_nodes_env(tmp_pat
     assert probe["tensor"]["scope"] == ["Net"]
     assert Path(env["MAJOB_PRECISION_BOOTSTRAP"]).name == "bootstrap.py"
     assert env["PYTHONHASHSEED"] == "9"
+    kept = json.loads((tmp_path / "out" / "precision-dump" / "run-spec.json").read_text())
+    assert kept["precision"]["seed"] == 9 and "stages" not in kept  # for compare's differences
+
+
+def test_compare_reports_the_spec_fields_that_differ_hyperparameters_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LR", "0.02")
+    dumps = []
+    for name, extra in (
+        ("a", "hyperparameters: {lr: 0.01}\n"),
+        ("b", "hyperparameters: {lr: '${LR}'}\nenv: {K: v}\n"),
+    ):
+        where = tmp_path / name
+        where.mkdir()
+        spec = load_spec(spec_file(where, extra))
+        prepare(spec, where / "out", where / "config")
+        (where / "out" / "precision-dump" / "loss-rank0.jsonl").write_text(
+            '{"step": 0, "loss": 1.0}\n'
+        )
+        dumps.append(RunDump(name, where / "out" / "precision-dump", where / "out"))
+    report = compare_runs(dumps[0], dumps[1], tmp_path / "scratch")
+    differences = report.spec_differences
+    assert differences is not None
+    assert differences[0] == ("hyperparameters.lr", "0.01", "${LR}")  # the reference, not 0.02
+    assert ("env.K", "(not set)", "v") in differences
+    assert any(field == "code.dir" for field, _, _ in differences)
+    shown = to_json(report)["spec_differences"]
+    assert isinstance(shown, list)
+    assert shown[0] == {"field": "hyperparameters.lr", "golden": "0.01", "target": "${LR}"}
+    assert _spec_lines(report)[0] == "spec differs: hyperparameters.lr: A 0.01, B ${LR}"
 
 
 def test_a_bad_precision_value_is_reported_where_it_was_written(tmp_path: Path) -> None:
@@ -111,7 +143,7 @@ def test_a_node_without_msprobe_stops_with_one_line_naming_the_install(tmp_path:
         f"spec = importlib.util.spec_from_file_location('b', {str(BOOTSTRAP)!r})\n"
         "module = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
-        "module._msprobe()\n"
+        "module._msprobe('unused')\n"
         "print('not reached')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

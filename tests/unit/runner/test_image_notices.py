@@ -34,7 +34,10 @@ def test_a_custom_image_run_says_the_image_is_not_used(
         f"machine's Python ({sys.executable}) and packages"
     )
     assert lines[0].startswith(notice), lines
-    assert lines[1:] == ["[worker-0] trained"]
+    assert lines[1].endswith(
+        "starting 1 node (python ${WORKSPACE}/train.py); the script's output follows once its imports are done"
+    )
+    assert lines[2:] == ["[worker-0] trained"]
     record = json.loads(result.record.read_text())
     assert record["notices"] == [lines[0].removeprefix("[majob] ")]
 
@@ -42,5 +45,5 @@ def test_a_custom_image_run_says_the_image_is_not_used(
 def test_a_preset_engine_run_has_no_image_notice(make_project: MakeProject, runs_dir: Path) -> None:
     lines: list[str] = []
     result = run_local(make_project(SCRIPT), runs_dir=runs_dir, on_line=lines.append)
-    assert lines == ["[worker-0] trained"]
+    assert lines[1:] == ["[worker-0] trained"]
     assert result.notices == ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,7 +100,12 @@ def test_two_nodes_see_the_container_and_leave_a_record(
     result = run_local(spec, nodes=2, runs_dir=runs_dir, on_line=lines.append)
 
     assert result.ok and [n.exit_code for n in result.nodes] == [0, 0]
-    assert sorted(lines) == ["[worker-0] hello from 0", "[worker-1] hello from 1"]
+    starting, *said = lines  # what majob does before the nodes' first lines
+    assert starting == (
+        f"[majob] run {result.run_id}: starting 2 nodes ({Path(sys.executable).name} train.py); "
+        "the script's output follows once its imports are done"
+    )
+    assert sorted(said) == ["[worker-0] hello from 0", "[worker-1] hello from 1"]
     root = result.run_dir / "ma-user" / "modelarts"
     seen = json.loads((tmp_path / "out" / "seen-1.json").read_text())  # copied to output.local
     port = seen["argv"][-3].rsplit(":", 1)[1]
@@ -152,7 +158,7 @@ def test_host_credentials_do_not_reach_the_nodes(
     )
     lines: list[str] = []
     result = run_local(spec, runs_dir=runs_dir, on_line=lines.append)
-    assert lines == ["[worker-0] ['KEPT_FROM_THE_SHELL']"]
+    assert lines[1:] == ["[worker-0] ['KEPT_FROM_THE_SHELL']"]
     assert "host-secret-key" not in result.record.read_text()
 
 
@@ -461,7 +467,7 @@ def test_a_sitecustomize_the_guard_shadows_still_runs(
     spec = make_project("import os\nprint('site', os.environ.get('USER_SITE_RAN'))\n")
     lines: list[str] = []
     run_local(spec, runs_dir=runs_dir, on_line=lines.append, inputs={})
-    assert lines == ["[worker-0] site yes"]
+    assert lines[1:] == ["[worker-0] site yes"]
 
 
 def test_a_finding_every_node_makes_is_reported_once(
@@ -484,3 +490,26 @@ def test_a_traceback_in_the_error_names_the_original_file(
     assert "RuntimeError: boom" in caught.value.message
     log = next(runs_dir.glob("*/logs/worker-0.log")).read_text()
     assert "user-job-dir/proj/train.py" in log  # the log keeps what the node really ran
+
+
+def test_folders_named_run_dir_only_stay_in_the_run_directory(
+    make_project: MakeProject, runs_dir: Path, tmp_path: Path
+) -> None:
+    spec = make_project(
+        """
+        import argparse, os
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--train_url")
+        args, _ = parser.parse_known_args()
+        os.makedirs(os.path.join(args.train_url, "precision-dump", "step0"))
+        open(os.path.join(args.train_url, "precision-dump", "step0", "dump.json"), "w").write("{}")
+        open(os.path.join(args.train_url, "model.pth"), "w").write("weights")
+        """
+    )
+    result = run_local(
+        spec, runs_dir=runs_dir, on_line=lambda _: None, run_dir_only=("precision-dump",)
+    )
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model.pth"]
+    kept = result.output_dir("train_url") / "precision-dump" / "step0" / "dump.json"
+    assert kept.read_text() == "{}"
+    assert {o.path for o in result.outputs} == {"model.pth", "precision-dump/step0/dump.json"}

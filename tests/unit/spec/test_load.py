@@ -237,6 +237,15 @@ def test_set_through_a_single_value_is_an_error_about_the_set(project: Path) -> 
     )
 
 
+def test_a_misspelt_key_a_set_adds_is_reported_against_the_set(project: Path) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(project / "spec.yaml", overrides=["hyperparameter.lr=0.1"])
+    assert str(caught.value) == (
+        "--set 'hyperparameter.lr=0.1': hyperparameter: unknown key 'hyperparameter'; "
+        "did you mean 'hyperparameters'?"
+    )
+
+
 def test_set_creates_what_is_absent_or_empty(project: Path) -> None:
     text = (project / "spec.yaml").read_text().replace("  debug:\n", "  formal:\n  debug:\n")
     (project / "spec.yaml").write_text(text)
