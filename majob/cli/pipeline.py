@@ -154,7 +154,7 @@ def history(
         from majob.spec.load import load_spec
 
         name = load_spec(spec, check_files=False).name
-    with Ledger(ledger) as opened:
+    with Ledger(ledger, spec_file=spec) as opened:
         records = opened.records(name, limit=limit)
         path = opened.path
     if output == "json":
@@ -208,7 +208,7 @@ def checklist(
     if output not in ("text", "json"):
         raise UserInputError(f"--format {output!r}: choose text or json")
     loaded = load_spec(spec, overrides=overrides or [], profile=profile)
-    with Ledger(ledger) as opened:
+    with Ledger(ledger, spec_file=spec) as opened:
         items = make_checklist(loaded, opened, str(spec))
     if output == "json":
         typer.echo(json.dumps([item.to_dict() for item in items], indent=2))

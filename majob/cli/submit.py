@@ -96,6 +96,7 @@ def submit(
     submit that waits records its stage in the ledger, as `majob pipeline` does."""
     from majob.pipeline.digests import Fingerprint
     from majob.pipeline.ledger import Ledger
+    from majob.service.connect import naming_profile
     from majob.service.submit import cloud_stage
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
@@ -106,7 +107,7 @@ def submit(
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
-    with Ledger(ledger_path) as ledger:
+    with Ledger(ledger_path, spec_file=spec) as ledger:
         # The gate and the record are about the user's code, so they come before any dump
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
         fingerprint = Fingerprint.of(job_spec)
@@ -123,7 +124,8 @@ def submit(
             if wait and not dump  # a dump run is a precision run, not the stage itself
             else None
         )
-        code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
+        with naming_profile(selected, chosen=profile is not None):
+            code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
 
@@ -323,7 +325,7 @@ def submit_and_wait(spec: Path, stage: str, overrides: list[str], profile: str |
 
 def validate_online(spec: Path, stage: str, overrides: list[str], profile: str | None) -> list[str]:
     """``majob validate --online``: submit's pre-flight problems for SPEC, nothing sent."""
-    from majob.service.connect import ServiceSource, open_store
+    from majob.service.connect import ServiceSource, naming_profile, open_store
     from majob.service.submit import Submitter, cloud_stage, plan_submit
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
@@ -334,10 +336,11 @@ def validate_online(spec: Path, stage: str, overrides: list[str], profile: str |
     plan = plan_submit(job_spec, chosen)
     source = ServiceSource(selected)
     try:
-        store = open_store(selected)
-        try:
-            return Submitter(source(), store, selected).preflight(plan, upload_inputs=False)
-        finally:
-            store.close()
+        with naming_profile(selected, chosen=profile is not None):
+            store = open_store(selected)
+            try:
+                return Submitter(source(), store, selected).preflight(plan, upload_inputs=False)
+            finally:
+                store.close()
     finally:
         source.close()

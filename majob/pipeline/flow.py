@@ -123,8 +123,9 @@ class Pipeline:
     """The pipeline of one spec (a ``JobSpec`` or a spec file).
 
     ``profile`` names where debug and formal run (``"emulator"`` for the emulated cloud);
-    ``ledger`` defaults to ``./.majob/ledger.db``; ``report`` sees every line of progress and
-    log (default: printed, which in Jupyter streams into the cell as the stage runs)."""
+    ``ledger`` defaults to ``.majob/ledger.db`` at the spec's project root (``project.py``);
+    ``report`` sees every line of progress and log (default: printed, which in Jupyter
+    streams into the cell as the stage runs)."""
 
     def __init__(
         self,
@@ -145,8 +146,12 @@ class Pipeline:
 
             self.spec = load_spec(Path(spec), overrides=overrides, profile=self.profile)
             self.spec_path = str(Path(spec).resolve())
+        # Without one named, the ledger of the spec's project (its code's, for a JobSpec).
+        anchor = Path(self.spec_path or self.spec.code.dir)
         self.ledger = (
-            ledger if isinstance(ledger, Ledger) else Ledger(Path(ledger) if ledger else None)
+            ledger
+            if isinstance(ledger, Ledger)
+            else Ledger(Path(ledger) if ledger else None, spec_file=anchor)
         )
         self.upload_inputs = upload_inputs
         self.report: Report = report or _print

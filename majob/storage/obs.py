@@ -30,6 +30,8 @@ from majob.storage.obs_multipart import ObsMultipart
 from majob.text import counted
 
 _DELETE_BATCH = 1000
+BUCKET_OURS = "BucketAlreadyOwnedByYou"
+BUCKET_TAKEN = "BucketAlreadyExists"
 # XML 1.0's Char production: what a DeleteObjects document can hold at all.
 _XML_CHAR = re.compile(r"[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 
@@ -219,6 +221,31 @@ class ObsObjectStore(ObsMultipart):
 
     def _delete(self, bucket: str, request: Any) -> Any:
         return self._client.deleteObjects(bucket, request)
+
+    # -- buckets -----------------------------------------------------------------------------
+
+    def create_bucket(self, bucket: str) -> bool:
+        # OBS creates a bucket in the region of the endpoint it is asked at; the location says
+        # which region that is (the SDK sends none when the config names no region).
+        region = self.config.region or None
+        try:
+            self._call(
+                "create bucket",
+                bucket,
+                None,
+                lambda: self._client.createBucket(bucket, location=region),
+            )
+        except StorageError as error:
+            if error.code == BUCKET_OURS:
+                return False
+            if error.code == BUCKET_TAKEN:
+                raise StorageError(
+                    f"bucket {bucket!r} belongs to another account (bucket names are global)",
+                    code=error.code,
+                    hint="choose another bucket name",
+                ) from None
+            raise
+        return True
 
     def __enter__(self) -> ObsObjectStore:
         return self
