@@ -223,7 +223,7 @@ def test_a_wrong_secret_key_is_one_line_and_exit_2(
     assert result.output.splitlines() == [
         "error: ModelArts refused the credentials (APIGW.0301): check the access key and secret "
         "key (HUAWEICLOUD_SDK_AK / HUAWEICLOUD_SDK_SK or the credentials file); nothing was "
-        "uploaded or created"
+        "uploaded or created (profile 'mine')"
     ]
 
 
