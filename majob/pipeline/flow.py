@@ -27,7 +27,7 @@ from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
-from majob.pipeline.stages import Report, run_cloud_stage, run_local_stage
+from majob.pipeline.stages import Report, emulator_notes, run_cloud_stage, run_local_stage
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
@@ -57,6 +57,8 @@ class StageResult:
     record: StageRecord | None = None
     job: Job | None = None
     run: RunResult | None = None
+    # On the emulator: which engine it stood in for and what it did not check (from the log).
+    emulated: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -239,6 +241,7 @@ class Pipeline:
             if not result.ok:
                 message = f"pipeline stopped: the {plan.stage} stage failed: {result.reason}"
                 self.report(f"[majob] {message}")
+                self._report_emulated(results)
                 return PipelineResult(self.name, results, message)
         if all(r.result == "skipped" for r in results):
             ids = ", ".join(f"{r.stage} #{r.record.id}" for r in results if r.record is not None)
@@ -253,7 +256,18 @@ class Pipeline:
                 f" ({_listed(before)} passed before)" if before else ""
             )
         self.report(f"[majob] {message}")
+        self._report_emulated(results)
         return PipelineResult(self.name, results, message)
+
+    def _report_emulated(self, results: Sequence[StageResult]) -> None:
+        """Repeat the emulator's notes: a stage it ran proves less than a real one."""
+        emulated = [r for r in results if r.emulated]
+        if not emulated:
+            return
+        stages = _listed([r.stage for r in emulated])
+        self.report(f"[majob] {stages} ran on the emulator; a real job may still fail:")
+        for note in dict.fromkeys(n for r in emulated for n in r.emulated):
+            self.report(f"[majob]   {note}")
 
     def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
         resume = self._left_running(stage, fingerprint) if stage != "local" else None
@@ -298,6 +312,9 @@ class Pipeline:
             outputs=tuple(outcome.outputs),
             series=outcome.metrics,
             record=record,
+            emulated=(
+                emulator_notes(outcome.lines) if stage != "local" and self.profile.emulated else ()
+            ),
             job=outcome.job,
             run=outcome.run,
         )
