@@ -107,6 +107,7 @@ def submit(
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
+    _warn_engine(job_spec, spec)
     with Ledger(ledger_path, spec_file=spec) as ledger:
         # The gate and the record are about the user's code, so they come before any dump
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
@@ -128,6 +129,15 @@ def submit(
             code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
+
+
+def _warn_engine(spec: JobSpec, spec_file: Path) -> None:
+    from majob.image.compat import engine_warning
+    from majob.spec.load import display_path
+
+    warning = engine_warning(spec, display_path(spec_file))
+    if warning:
+        sys.stderr.write(f"warning: {warning}\n")
 
 
 def _gate_line(ledger: Ledger, spec: JobSpec, stage: Stage, fingerprint: Fingerprint) -> str:

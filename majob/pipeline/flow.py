@@ -226,6 +226,8 @@ class Pipeline:
             override = force_reason.strip()
             self.report(f"[majob] {first}: gate overridden ({state.why}); reason: {override}")
         plans = plan_stages(self.ledger, self.name, fingerprint, start=first, until=last)
+        if any(p.stage != "local" and p.action != "skip" for p in plans):
+            self._warn_engine()
         results: list[StageResult] = []
         for plan in plans:
             if plan.action == "skip":
@@ -258,6 +260,16 @@ class Pipeline:
         self.report(f"[majob] {message}")
         self._report_emulated(results)
         return PipelineResult(self.name, results, message)
+
+    def _warn_engine(self) -> None:
+        """``majob image check-env`` as a pre-flight warning before a cloud stage."""
+        from majob.image.compat import engine_warning
+        from majob.spec.load import display_path
+
+        shown = display_path(Path(self.spec_path)) if self.spec_path else self.name
+        warning = engine_warning(self.spec, shown)
+        if warning:
+            self.report(f"[majob] warning: {warning}")
 
     def _report_emulated(self, results: Sequence[StageResult]) -> None:
         """Repeat the emulator's notes: a stage it ran proves less than a real one."""

@@ -1,6 +1,6 @@
 """Engine honesty: an emulated job says, in its log, which engine it stands in for and what it
 did not check (it ran on this machine's Python, not the engine's), and the pipeline repeats it
-in its summary. The tiny project's spec asks for the pytorch_1.8.0 engine, whose Python is 3.7."""
+in its summary; ``majob image check-env`` is a pre-flight warning of submit and the pipeline. The tiny project's spec asks for the pytorch_1.8.0 engine, whose Python is 3.7."""
 
 from __future__ import annotations
 
@@ -36,6 +36,15 @@ def test_the_jobs_log_says_what_the_emulator_stands_in_for(
     )
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
+    # check-env as a pre-flight warning: this machine's Python is not the engine's 3.7.
+    warning = result.stderr.splitlines()[0]
+    assert warning.startswith(
+        f"warning: the engine {ENGINE} does not match this environment (Python: {HERE} here, "
+        "3.7 in the engine"  # and PyTorch, where torch is installed
+    )
+    assert warning.endswith(
+        f"): code that runs here may fail there; `majob image check-env {spec}` says more"
+    )
     assert f"[worker-0] [ModelArts Service Log][majob emulator] {STANDS_IN}" in lines
     assert f"[worker-0] [ModelArts Service Log][majob emulator] {NOT_CHECKED}" in lines
 
@@ -46,6 +55,7 @@ def test_the_pipeline_summary_repeats_it(project: Path, cloud: EmulatedCloud) ->
         app, ["pipeline", spec, "--profile", "emulator", "--upload-inputs", "--until", "debug"]
     )
     assert result.exit_code == 0, result.output
+    assert f"[majob] warning: the engine {ENGINE} does not match this environment" in result.output
     summary = result.output.splitlines()[-3:]
     assert summary == [
         "[majob] debug ran on the emulator; a real job may still fail:",
