@@ -226,14 +226,16 @@ class Pipeline:
             override = force_reason.strip()
             self.report(f"[majob] {first}: gate overridden ({state.why}); reason: {override}")
         plans = plan_stages(self.ledger, self.name, fingerprint, start=first, until=last)
-        if any(p.stage != "local" and p.action != "skip" for p in plans):
-            self._warn_engine()
         results: list[StageResult] = []
+        warned = False
         for plan in plans:
             if plan.action == "skip":
                 self.report(f"[majob] {plan.stage}: skipped, {plan.why}")
                 results.append(_skipped(plan))
                 continue
+            if plan.stage != "local" and not warned:
+                self._warn_engine()  # before the first cloud stage, once
+                warned = True
             self.report(f"[majob] {plan.stage}: runs ({plan.why})")
             result = self._run_stage(
                 plan.stage, fingerprint, override if plan.stage == first else ""
@@ -242,8 +244,8 @@ class Pipeline:
             results.append(result)
             if not result.ok:
                 message = f"pipeline stopped: the {plan.stage} stage failed: {result.reason}"
-                self.report(f"[majob] {message}")
                 self._report_emulated(results)
+                self.report(f"[majob] {message}")
                 return PipelineResult(self.name, results, message)
         if all(r.result == "skipped" for r in results):
             ids = ", ".join(f"{r.stage} #{r.record.id}" for r in results if r.record is not None)
@@ -257,8 +259,8 @@ class Pipeline:
             message = f"pipeline passed: {_listed(ran)}" + (
                 f" ({_listed(before)} passed before)" if before else ""
             )
+        self._report_emulated(results)  # before the verdict, which stays the last line
         self.report(f"[majob] {message}")
-        self._report_emulated(results)
         return PipelineResult(self.name, results, message)
 
     def _warn_engine(self) -> None:

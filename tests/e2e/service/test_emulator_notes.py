@@ -56,9 +56,10 @@ def test_the_pipeline_summary_repeats_it(project: Path, cloud: EmulatedCloud) ->
     )
     assert result.exit_code == 0, result.output
     assert f"[majob] warning: the engine {ENGINE} does not match this environment" in result.output
-    summary = result.output.splitlines()[-3:]
+    summary = result.output.splitlines()[-4:]
     assert summary == [
         "[majob] debug ran on the emulator; a real job may still fail:",
         f"[majob]   {STANDS_IN}",
         f"[majob]   {NOT_CHECKED}",
+        "[majob] pipeline passed: local and debug",
     ]
