@@ -251,8 +251,11 @@ def engine_warning(spec: JobSpec, spec_path: str) -> str | None:
     or an engine the catalogue lacks, which pre-flight checks against the service)."""
     if spec.image.is_custom:
         return None
+    imports = imported_modules(spec.code.dir)
     try:
-        result = check_spec_env(spec, spec_path)
+        # No module look-ups: the problems need only Python, torch and CUDA (and the imports
+        # read from the code), and a submit should not wait for a scan of every package here.
+        result = check_env(spec, spec_path, probe(None, []), imports)
     except MajobError:
         return None
     if result.ok:
