@@ -54,7 +54,7 @@ def unoffered(spec: JobSpec, known: Offerings, source: str) -> list[Unoffered]:
     # A dedicated pool has flavors of its own, which no public list shows.
     if spec.resources.pool is None and known.flavor(flavor) is None:
         close = did_you_mean(flavor, (f.id for f in known.flavors))
-        message = f"{flavor!r} is not a flavor {source} knows; {close} ({then})"
+        message = f"{flavor!r} is not a flavor known to {source}; {close} ({then})"
         found.append(Unoffered(("resources", "flavor"), flavor, message))
     engine, version = spec.image.engine, spec.image.version
     if engine is None or version is None:
@@ -62,11 +62,11 @@ def unoffered(spec: JobSpec, known: Offerings, source: str) -> list[Unoffered]:
     names = known.engine_names()
     if engine not in names:
         close = did_you_mean(engine, names)
-        message = f"{engine!r} is not an engine {source} knows; {close} ({then})"
+        message = f"{engine!r} is not an engine known to {source}; {close} ({then})"
         found.append(Unoffered(("image", "engine"), engine, message))
     elif version not in known.versions_of(engine):
         close = did_you_mean(version, known.versions_of(engine))
-        message = f"{version!r} is not a version of {engine} {source} knows; {close} ({then})"
+        message = f"{version!r} is not a version of {engine} known to {source}; {close} ({then})"
         found.append(Unoffered(("image", "version"), version, message))
     return found
 

@@ -56,12 +56,12 @@ def test_unknown_engine_and_flavor_are_warnings_with_did_you_mean(tmp_path: Path
     lines = result.stderr.splitlines()
     assert lines[0] == (
         f"warning: {spec}:9:11: resources.flavor: 'modelarts.vm.cpu.9u' is not a flavor "
-        "majob's catalogue knows; did you mean 'modelarts.vm.cpu.8u'? (`majob validate "
+        "known to majob's catalogue; did you mean 'modelarts.vm.cpu.8u'? (`majob validate "
         "--online` checks the service's own list)"
     )
     assert lines[1] == (
-        f"warning: {spec}:6:11: image.engine: 'Pytorch' is not an engine majob's catalogue "
-        "knows; did you mean 'PyTorch'? (`majob validate --online` checks the service's own "
+        f"warning: {spec}:6:11: image.engine: 'Pytorch' is not an engine known to majob's "
+        "catalogue; did you mean 'PyTorch'? (`majob validate --online` checks the service's own "
         "list)"
     )
     assert len(lines) == 2
@@ -76,7 +76,7 @@ def test_a_value_from_set_is_not_placed_in_the_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith(
         f"warning: {spec}: image.version: 'pytorch_9.9.9-cpu-py_3.7' is not a version of "
-        "PyTorch majob's catalogue knows; choose one of: "
+        "PyTorch known to majob's catalogue; choose one of: "
         "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64, "
         "pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64 ("
     )
