@@ -49,7 +49,7 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     args = ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait", "--dump"]
     submitted = runner.invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
-    assert "Completed" in submitted.output.splitlines()[-1]
+    assert "Completed" in submitted.stdout.splitlines()[-1]  # stderr: the engine warning
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
 
