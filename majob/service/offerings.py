@@ -4,7 +4,8 @@ Pre-flight asks the service (``GET training-job-flavors`` / ``training-job-engin
 built-in list, so every region's own offer counts. The answer is kept in majob's cache dir
 (``$MAJOB_CACHE_DIR``, else ``~/.cache/majob``) under ``service/``, one file per endpoint and
 project, for ``ttl`` seconds (``MAJOB_OFFERINGS_TTL``, default one hour), so a second submit
-does not pay for two more requests.
+does not pay for two more requests. The offline ``majob validate`` reads every cached list,
+however old (``cached_offerings``), beside majob's catalogue: it never asks the service.
 """
 
 from __future__ import annotations
