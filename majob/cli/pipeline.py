@@ -58,6 +58,7 @@ def pipeline(
     """Run local → debug → formal, each only after the one before passed for the same code and
     spec; a re-run skips what already passed."""
     from majob.pipeline.flow import Pipeline
+    from majob.service.connect import naming_profile
 
     if force and not reason:
         raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
@@ -72,8 +73,11 @@ def pipeline(
         ledger=ledger,
         upload_inputs=upload_inputs,
     )
+    # A cloud stage's configuration error names the profile, as submit's does (the spec file
+    # was loaded with the profile, so naming it loads nothing more).
+    named = naming_profile(runner.profile, chosen=profile is not None)
     try:
-        with sigterm_as_ctrl_c(), runner:
+        with sigterm_as_ctrl_c(), runner, named:
             result = runner.run(until, start=start, force_reason=reason if force else None)
     except KeyboardInterrupt:
         typer.echo(
