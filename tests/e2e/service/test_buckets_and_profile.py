@@ -77,9 +77,13 @@ def test_obs_mb_makes_a_bucket(cloud: EmulatedCloud, store: ObsObjectStore) -> N
     assert made.exit_code == 0, made.output
     assert made.output == "made bucket obs://fresh-bucket\n"
     store.put_bytes("fresh-bucket", "a.txt", b"x")
+    cloud.obs.log.clear()
     again = runner.invoke(app, ["obs", "mb", "fresh-bucket", "--profile", "emulator"])
     assert again.exit_code == 0, again.output
     assert again.output == "bucket obs://fresh-bucket is yours already\n"
+    # Asked, not created again: real OBS answers its owner's second create with 200, which
+    # would read as "made" (the fake answers 409 BucketAlreadyOwnedByYou, as S3 does).
+    assert [e.method for e in cloud.obs.log.entries()] == ["HEAD"]
     bad = runner.invoke(app, ["obs", "mb", "obs://No_Such", "--profile", "emulator"])
     assert bad.exit_code == 2
     assert bad.stderr.startswith("error: obs://No_Such: bucket name 'No_Such' may hold only")
