@@ -247,7 +247,7 @@ class StageRefused(PipelineError):
 
 
 class LedgerError(PipelineError):
-    """The ledger (``.majob/ledger.db``) cannot be used; it is left as it is."""
+    """The ledger (``.majob/ledger.db`` at the project root) cannot be used; it is left as it is."""
 
 
 __all__ = [

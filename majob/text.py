@@ -3,6 +3,9 @@ choose (OBS keys, file names) made safe to print."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``1 file``, ``2 files``, ``0 files`` (``plural`` for nouns not made with ``s``)."""
@@ -56,3 +59,17 @@ def _escape(char: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``did you mean 'x'?`` for the closest of ``choices`` (a match but for case first), or
+    the list of what there is when nothing is close."""
+    options = sorted(set(choices))
+    by_case = {c.lower(): c for c in options}
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if word.lower() in by_case:
+        close = [by_case[word.lower()]]
+    if close:
+        return f"did you mean {close[0]!r}?"
+    shown = ", ".join(options[:8]) + (", ..." if len(options) > 8 else "")
+    return f"choose one of: {shown}" if options else "the service lists none"

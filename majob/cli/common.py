@@ -32,7 +32,11 @@ ProfileOption = Annotated[
 SpecFileArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
 LedgerOption = Annotated[
     Path | None,
-    typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
+    typer.Option(
+        "--ledger",
+        help="The ledger file (default: .majob/ledger.db at the spec's project root, the git "
+        "top level or else the spec's directory).",
+    ),
 ]
 
 P = ParamSpec("P")

@@ -30,7 +30,7 @@ StateDirOption = Annotated[
     typer.Option(
         "--state-dir",
         envvar="MAJOB_EMULATOR_DIR",
-        help="Where the emulator keeps its state (default: .majob/emulator).",
+        help="Where the emulator keeps its state (default: emulator/ in the user's data dir).",
     ),
 ]
 

@@ -114,7 +114,7 @@ def dockerfile_command(
     spec = load_spec(spec_path, overrides=overrides or (), profile=profile)
     local = probe(python, imported_modules(spec.code.dir))
     requirements = find_requirements(spec, spec_path.resolve().parent, local)
-    text = render_dockerfile(local, requirements, base)
+    text = render_dockerfile(local, requirements, base, spec)
     address = swr or default_swr(spec, local)
     notes = sys.stdout
     if output is None:

@@ -1,4 +1,4 @@
-"""``majob obs``: ls, cp, sync and rm on OBS (or the emulator), through one ``ObjectStore``.
+"""``majob obs``: ls, cp, sync, rm and mb on OBS (or the emulator), through one ``ObjectStore``.
 
 The store, the sync engine and rich are imported inside the command bodies: ``majob --help``
 must not load esdk-obs-python.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 obs_app = typer.Typer(
     name="obs",
-    help="List, copy, sync and remove objects on OBS.",
+    help="List, copy, sync and remove objects on OBS; make buckets.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
@@ -371,3 +371,26 @@ def rm(
         for start in range(0, len(keys), 1000):
             store.delete_many(location.bucket, keys[start : start + 1000])
         typer.echo(f"removed {counted(len(keys), 'object')}")
+
+
+@obs_app.command("mb")
+@user_errors
+def mb(
+    bucket: Annotated[str, typer.Argument(help="obs://bucket (or the bare bucket name)")],
+    endpoint: Endpoint = None,
+    region: Region = None,
+    profile: ObsProfile = None,
+) -> None:
+    """Make a bucket, in the region of the endpoint (a bucket that is yours already is left)."""
+    from majob.storage.uri import bucket_name_problem
+
+    name = bucket.removeprefix("obs://").rstrip("/")
+    if "/" in name:
+        raise UserInputError(
+            f"{bucket}: give a bucket, not a path", hint=f"obs://{name.split('/')[0]}"
+        )
+    if problem := bucket_name_problem(name):
+        raise UserInputError(f"{bucket}: {problem}")
+    with _opened_store(endpoint, region, profile) as store:
+        created = store.create_bucket(name)
+    typer.echo(f"made bucket obs://{name}" if created else f"bucket obs://{name} is yours already")

@@ -63,6 +63,7 @@ def pipeline(
     spec; a re-run skips what already passed."""
     from majob.cli.follow import live_status
     from majob.pipeline.flow import Pipeline
+    from majob.service.connect import naming_profile
 
     if force and not reason:
         raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
@@ -79,8 +80,11 @@ def pipeline(
         live=live_status,
     )
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
+    # A cloud stage's configuration error names the profile, as submit's does (the spec file
+    # was loaded with the profile, so naming it loads nothing more).
+    named = naming_profile(runner.profile, chosen=profile is not None)
     try:
-        with sigterm_as_ctrl_c(), runner:
+        with sigterm_as_ctrl_c(), runner, named:
             result = runner.run(until, start=start, force_reason=reason if force else None)
     except KeyboardInterrupt:
         typer.echo(
@@ -171,7 +175,7 @@ def history(
         from majob.spec.load import load_spec
 
         name = load_spec(spec, check_files=False).name
-    with Ledger(ledger) as opened:
+    with Ledger(ledger, spec_file=spec) as opened:
         records = opened.records(name, limit=limit)
         path = opened.path
     if output == "json":
@@ -225,7 +229,7 @@ def checklist(
     if output not in ("text", "json"):
         raise UserInputError(f"--format {output!r}: choose text or json")
     loaded = load_spec(spec, overrides=overrides or [], profile=profile)
-    with Ledger(ledger) as opened:
+    with Ledger(ledger, spec_file=spec) as opened:
         items = make_checklist(loaded, opened, str(spec))
     if output == "json":
         typer.echo(json.dumps([item.to_dict() for item in items], indent=2))

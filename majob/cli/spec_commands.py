@@ -24,6 +24,7 @@ from majob.errors import ConfigError, SpecError, UserInputError
 from majob.text import counted
 
 if TYPE_CHECKING:
+    from majob.spec.models import JobSpec
     from majob.spec.starter import ScriptArguments, StandIn
 
 commands = typer.Typer()
@@ -44,7 +45,11 @@ def validate(
         str, typer.Option("--stage", help="The cloud stage --online checks: debug or formal.")
     ] = "debug",
 ) -> None:
-    """Check job specs; print every problem at file:line:col. Exit 2 if any is invalid."""
+    """Check job specs; print every problem at file:line:col. Exit 2 if any is invalid.
+
+    Offline, a flavor or engine that neither majob's catalogue nor the service's cached lists
+    offer is a warning (with the closest known one); --online asks the service, and there it
+    is an error."""
     from majob.spec.load import load_spec
     from majob.spec.models import STAGES
 
@@ -66,6 +71,8 @@ def validate(
                     sys.stderr.write(f"error: {path}: {problem}\n")
                 failed = True
                 continue
+        else:
+            _warn_unoffered(path, spec)
         nodes = spec.resources.nodes
         image = spec.image.swr or f"{spec.image.engine} {spec.image.version}"
         typer.echo(
@@ -74,6 +81,16 @@ def validate(
         )
     if failed:
         raise typer.Exit(2)
+
+
+def _warn_unoffered(path: Path, spec: JobSpec) -> None:
+    """Warn about a flavor or engine that neither the catalogue nor a cached list offers."""
+    from majob.service.offerings import cached_offerings
+    from majob.spec.offered import known_offerings, unoffered, written_at
+
+    known, source = known_offerings(cached_offerings())
+    for item in unoffered(spec, known, source):
+        sys.stderr.write(f"warning: {written_at(path, item)}: {item.path}: {item.message}\n")
 
 
 class CompileTarget(str, Enum):

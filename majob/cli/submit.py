@@ -98,6 +98,7 @@ def submit(
     submit that waits records its stage in the ledger, as `majob pipeline` does."""
     from majob.pipeline.digests import Fingerprint
     from majob.pipeline.ledger import Ledger
+    from majob.service.connect import naming_profile
     from majob.service.submit import cloud_stage
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
@@ -109,9 +110,10 @@ def submit(
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
     warn_about_sets(job_spec, set_, [chosen])
+    _warn_engine(job_spec, spec)
     # A SIGTERM while it waits ends it as Ctrl-C does: the job keeps running, majob says how
     # to follow it, and the record says interrupted (left to its default, it died silently).
-    with sigterm_as_ctrl_c(), Ledger(ledger_path) as ledger:
+    with sigterm_as_ctrl_c(), Ledger(ledger_path, spec_file=spec) as ledger:
         # The gate and the record are about the user's code, so they come before any dump
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
         fingerprint = Fingerprint.of(job_spec)
@@ -128,7 +130,8 @@ def submit(
             if wait and not dump  # a dump run is a precision run, not the stage itself
             else None
         )
-        code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
+        with naming_profile(selected, chosen=profile is not None):
+            code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
     if dump:
@@ -146,6 +149,15 @@ def _dump_line(spec: JobSpec, stage: Stage) -> str:
         f"in its msprobe-rank<R>.log); a precision run, not recorded in the ledger; compare it: "
         f"majob compare OTHER_RUN {obs}"
     )
+
+
+def _warn_engine(spec: JobSpec, spec_file: Path) -> None:
+    from majob.image.compat import engine_warning
+    from majob.spec.load import display_path
+
+    warning = engine_warning(spec, display_path(spec_file))
+    if warning:
+        sys.stderr.write(f"warning: {warning}\n")
 
 
 def _gate_line(ledger: Ledger, spec: JobSpec, stage: Stage, fingerprint: Fingerprint) -> str:
@@ -349,7 +361,7 @@ def submit_and_wait(spec: Path, stage: str, overrides: list[str], profile: str |
 
 def validate_online(spec: Path, stage: str, overrides: list[str], profile: str | None) -> list[str]:
     """``majob validate --online``: submit's pre-flight problems for SPEC, nothing sent."""
-    from majob.service.connect import ServiceSource, open_store
+    from majob.service.connect import ServiceSource, naming_profile, open_store
     from majob.service.submit import Submitter, cloud_stage, plan_submit
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
@@ -360,10 +372,11 @@ def validate_online(spec: Path, stage: str, overrides: list[str], profile: str |
     plan = plan_submit(job_spec, chosen)
     source = ServiceSource(selected)
     try:
-        store = open_store(selected)
-        try:
-            return Submitter(source(), store, selected).preflight(plan, upload_inputs=False)
-        finally:
-            store.close()
+        with naming_profile(selected, chosen=profile is not None):
+            store = open_store(selected)
+            try:
+                return Submitter(source(), store, selected).preflight(plan, upload_inputs=False)
+            finally:
+                store.close()
     finally:
         source.close()

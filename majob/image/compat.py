@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from majob.errors import MajobError
 from majob.image.engine_ids import EngineIdError, EngineVersion, same_release, version_key
 from majob.image.engines import PresetEngine, find_preset, preset_engines
 from majob.image.localenv import TORCH_FAMILY, LocalEnv, imported_modules, probe
@@ -242,3 +243,26 @@ def check_spec_env(spec: JobSpec, spec_path: str, python: str | None = None) -> 
 
 def _minor(version: str | None) -> str:
     return ".".join(str(n) for n in version_key(version or "")[:2])
+
+
+def engine_warning(spec: JobSpec, spec_path: str) -> str | None:
+    """``majob image check-env`` as a pre-flight warning: why the spec's preset engine does not
+    match the environment here (None when it does, or when it cannot be told: a custom image,
+    or an engine the catalogue lacks, which pre-flight checks against the service)."""
+    if spec.image.is_custom:
+        return None
+    imports = imported_modules(spec.code.dir)
+    try:
+        # No module look-ups: the problems need only Python, torch and CUDA (and the imports
+        # read from the code), and a submit should not wait for a scan of every package here.
+        result = check_env(spec, spec_path, probe(None, []), imports)
+    except MajobError:
+        return None
+    if result.ok:
+        return None
+    return (
+        f"the engine {result.image} does not match this environment ("
+        + "; ".join(result.problems)
+        + f"): code that runs here may fail there; `majob image check-env {spec_path}` "
+        "says more"
+    )

@@ -10,7 +10,9 @@ downloads the code from OBS at start and reads data from OBS inputs. The output 
 Bases: with a CUDA build of torch, ``pytorch/pytorch:<torch>-cuda<X.Y>-cudnn<N>-runtime``
 (Docker Hub's official PyTorch image, whose Python is the one it ships); otherwise
 ``python:<X.Y>-slim`` with the CPU wheel of the same torch. ``--base`` overrides both (e.g.
-an official ModelArts or Ascend CANN image).
+an official ModelArts or Ascend CANN image). A job that needs GPUs (a GPU flavor, or the nccl
+backend) is refused a CPU base: the CPU wheel cannot start nccl, and nothing would say so
+before the job failed; ``--base`` with a CUDA image, or a CUDA build of torch here, is needed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from majob.container import HOME
 from majob.errors import UserInputError
 from majob.image.engine_ids import version_key
 from majob.image.localenv import TORCH_FAMILY, LocalEnv
+from majob.spec.catalog import ENGINES, FLAVORS
 from majob.spec.models import JobSpec
 
 SWR_DEFAULT_REGION = "cn-north-4"
@@ -78,8 +81,28 @@ def _pyproject_dependencies(path: Path) -> list[str] | None:
     return [str(d) for d in dependencies] if isinstance(dependencies, list) else None
 
 
-def default_base(local: LocalEnv) -> str:
-    """The official image matching the local Python/PyTorch/CUDA (see the module docstring)."""
+def gpu_need(spec: JobSpec) -> str | None:
+    """Why the spec's job needs GPUs (its flavor has some, or it names the nccl backend)."""
+    flavor = next((f for f in FLAVORS if f.id == spec.resources.flavor), None)
+    if flavor is not None and (flavor.type == "GPU" or flavor.gpu):
+        return f"flavor {flavor.id} has GPUs"
+    if spec.distributed is not None and spec.distributed.backend == "nccl":
+        return "the spec's distributed backend is nccl (GPUs only)"
+    return None
+
+
+def default_base(local: LocalEnv, spec: JobSpec | None = None) -> str:
+    """The official image matching the local Python/PyTorch/CUDA (see the module docstring);
+    a ``UserInputError`` when ``spec``'s job needs GPUs and torch here is no CUDA build."""
+    needs = gpu_need(spec) if spec is not None else None
+    if needs and local.cuda is None and local.torch_npu is None:
+        built = f"a CPU build ({local.torch})" if local.torch else "not installed"
+        raise UserInputError(
+            f"{needs}, but torch here is {built}: a Dockerfile matching this environment "
+            "would install the CPU wheel, on which CUDA and nccl fail",
+            hint=f"pass --base with a CUDA image, {_cuda_bases(spec)}; or --python with an "
+            "interpreter whose torch is a CUDA build",
+        )
     if local.torch_npu is not None:
         raise UserInputError(
             "torch_npu here: an Ascend image needs a CANN base that matches the NPU driver",
@@ -96,9 +119,26 @@ def default_base(local: LocalEnv) -> str:
     return f"pytorch/pytorch:{local.torch_release}-cuda{local.cuda}-cudnn{cudnn}-runtime"
 
 
-def render_dockerfile(local: LocalEnv, requirements: Requirements, base: str | None = None) -> str:
-    """The Dockerfile text (ends with a newline)."""
-    chosen = base or default_base(local)
+def _cuda_bases(spec: JobSpec | None) -> str:
+    """Examples of a CUDA base for ``spec``: its preset engine's GPU image, when it names one."""
+    example = "e.g. pytorch/pytorch:<torch>-cuda<X.Y>-cudnn<N>-runtime"
+    image = spec.image if spec is not None else None
+    if image is None or image.version is None:
+        return example
+    engine = next((e for e in ENGINES if e.version == image.version and e.image), None)
+    if engine is None or "cuda" not in engine.version:
+        return example
+    return f"the engine's GPU image {engine.image} (its address varies by region), or {example}"
+
+
+def render_dockerfile(
+    local: LocalEnv,
+    requirements: Requirements,
+    base: str | None = None,
+    spec: JobSpec | None = None,
+) -> str:
+    """The Dockerfile text (ends with a newline); ``spec`` lets a GPU job refuse a CPU base."""
+    chosen = base or default_base(local, spec)
     official_torch = chosen.startswith("pytorch/pytorch:")
     lines = [
         "# syntax=docker/dockerfile:1",

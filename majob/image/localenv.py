@@ -47,7 +47,8 @@ if spec is not None and spec.submodule_search_locations:
             cuda = None if value in ("None", "") else value.strip("'\"")
 stdlib = set(getattr(sys, "stdlib_module_names", ()))
 dists = {}
-if md is not None and hasattr(md, "packages_distributions"):
+# Reading every distribution's file list takes seconds in a large environment: only when asked.
+if sys.argv[1:] and md is not None and hasattr(md, "packages_distributions"):
     dists = md.packages_distributions()
 modules = {}
 for name in sys.argv[1:]:

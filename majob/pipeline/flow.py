@@ -27,7 +27,7 @@ from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import Series, summary
 from majob.pipeline.record import StageRecorder
-from majob.pipeline.stages import Live, Report, run_cloud_stage, run_local_stage
+from majob.pipeline.stages import Live, Report, emulator_notes, run_cloud_stage, run_local_stage
 from majob.spec.load import display_path
 from majob.spec.models import STAGES, JobSpec, Stage
 
@@ -58,6 +58,8 @@ class StageResult:
     record: StageRecord | None = None
     job: Job | None = None
     run: RunResult | None = None
+    # On the emulator: which engine it stood in for and what it did not check (from the log).
+    emulated: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -124,9 +126,10 @@ class Pipeline:
     """The pipeline of one spec (a ``JobSpec`` or a spec file).
 
     ``profile`` names where debug and formal run (``"emulator"`` for the emulated cloud);
-    ``ledger`` defaults to ``./.majob/ledger.db``; ``report`` sees every line of progress and
-    log (default: printed, which in Jupyter streams into the cell as the stage runs); ``live``
-    shows a followed cloud job's status line (the CLI's, drawn under the log)."""
+    ``ledger`` defaults to ``.majob/ledger.db`` at the spec's project root (``project.py``);
+    ``report`` sees every line of progress and log (default: printed, which in Jupyter
+    streams into the cell as the stage runs); ``live`` shows a followed cloud job's status
+    line (the CLI's, drawn under the log)."""
 
     def __init__(
         self,
@@ -148,8 +151,12 @@ class Pipeline:
 
             self.spec = load_spec(Path(spec), overrides=overrides, profile=self.profile)
             self.spec_path = str(Path(spec).resolve())
+        # Without one named, the ledger of the spec's project (its code's, for a JobSpec).
+        anchor = Path(self.spec_path or self.spec.code.dir)
         self.ledger = (
-            ledger if isinstance(ledger, Ledger) else Ledger(Path(ledger) if ledger else None)
+            ledger
+            if isinstance(ledger, Ledger)
+            else Ledger(Path(ledger) if ledger else None, spec_file=anchor)
         )
         self.upload_inputs = upload_inputs
         self.report: Report = report or _print
@@ -224,11 +231,15 @@ class Pipeline:
             self.report(f"[majob] {first}: gate overridden ({state.why}); reason: {override}")
         plans = plan_stages(self.ledger, self.name, fingerprint, start=first, until=last)
         results: list[StageResult] = []
+        warned = False
         for plan in plans:
             if plan.action == "skip":
                 self.report(f"[majob] {plan.stage}: skipped, {plan.why}")
                 results.append(_skipped(plan))
                 continue
+            if plan.stage != "local" and not warned:
+                self._warn_engine()  # before the first cloud stage, once
+                warned = True
             self.report(f"[majob] {plan.stage}: runs ({plan.why})")
             result = self._run_stage(
                 plan.stage, fingerprint, override if plan.stage == first else ""
@@ -237,6 +248,7 @@ class Pipeline:
             results.append(result)
             if not result.ok:
                 message = f"pipeline stopped: the {plan.stage} stage failed: {result.reason}"
+                self._report_emulated(results)
                 self.report(f"[majob] {message}")
                 return PipelineResult(self.name, results, message)
         if all(r.result == "skipped" for r in results):
@@ -251,6 +263,7 @@ class Pipeline:
             message = f"pipeline passed: {_listed(ran)}" + (
                 f" ({_listed(before)} passed before)" if before else ""
             )
+        self._report_emulated(results)  # before the verdict, which stays the last line
         self.report(f"[majob] {message}")
         return PipelineResult(self.name, results, message)
 
@@ -260,6 +273,25 @@ class Pipeline:
         if not self.spec_path:
             return f"Pipeline(spec).run(until={until!r})"
         return f"majob pipeline {display_path(Path(self.spec_path))} --until {until}"
+
+    def _warn_engine(self) -> None:
+        """``majob image check-env`` as a pre-flight warning before a cloud stage."""
+        from majob.image.compat import engine_warning
+
+        shown = display_path(Path(self.spec_path)) if self.spec_path else self.name
+        warning = engine_warning(self.spec, shown)
+        if warning:
+            self.report(f"[majob] warning: {warning}")
+
+    def _report_emulated(self, results: Sequence[StageResult]) -> None:
+        """Repeat the emulator's notes: a stage it ran proves less than a real one."""
+        emulated = [r for r in results if r.emulated]
+        if not emulated:
+            return
+        stages = _listed([r.stage for r in emulated])
+        self.report(f"[majob] {stages} ran on the emulator; a real job may still fail:")
+        for note in dict.fromkeys(n for r in emulated for n in r.emulated):
+            self.report(f"[majob]   {note}")
 
     def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
         resume = self._left_running(stage, fingerprint) if stage != "local" else None
@@ -305,6 +337,9 @@ class Pipeline:
             outputs=tuple(outcome.outputs),
             series=outcome.metrics,
             record=record,
+            emulated=(
+                emulator_notes(outcome.lines) if stage != "local" and self.profile.emulated else ()
+            ),
             job=outcome.job,
             run=outcome.run,
         )

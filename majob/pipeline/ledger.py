@@ -1,4 +1,6 @@
-"""The ledger: one record per stage run, in ``.majob/ledger.db`` (stdlib ``sqlite3``).
+"""The ledger: one record per stage run, in ``.majob/ledger.db`` (stdlib ``sqlite3``) at the
+spec's project root (``project.py``: the git work tree, else the spec's directory), wherever the
+command runs; ``$MAJOB_LEDGER`` or ``--ledger`` name another.
 
 Why sqlite: two pipelines writing at once must lose nothing, and a process killed mid-write must
 leave a readable file. WAL mode gives both (a write is one transaction, readers never block it),
@@ -39,6 +41,7 @@ from majob.pipeline.ledger_schema import (
     record_from_row,
 )
 from majob.pipeline.netfs import Mount, network_filesystem
+from majob.pipeline.project import project_root
 from majob.processes import ProcessRef, this_host
 from majob.retry import call_retrying
 from majob.version import __version__
@@ -53,14 +56,27 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-class Ledger:
-    """The ledger at ``path`` (default ``$MAJOB_LEDGER``, else ``./.majob/ledger.db``), created
-    on first write."""
+def default_ledger_path(spec_file: Path | None = None) -> Path:
+    """``$MAJOB_LEDGER``, else ``.majob/ledger.db`` at the project root of ``spec_file`` (of
+    the current directory without one)."""
+    from_env = os.environ.get(LEDGER_VARIABLE)
+    if from_env:
+        return Path(from_env)
+    return project_root(spec_file or Path.cwd()) / LEDGER_FILE
 
-    def __init__(self, path: Path | None = None, *, mounts: Sequence[Mount] | None = None) -> None:
-        from_env = os.environ.get(LEDGER_VARIABLE)
-        default = Path(from_env) if from_env else Path.cwd() / LEDGER_FILE
-        self.path = (path or default).resolve()
+
+class Ledger:
+    """The ledger at ``path`` (default: ``default_ledger_path(spec_file)``), created on first
+    write."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        spec_file: Path | None = None,
+        mounts: Sequence[Mount] | None = None,
+    ) -> None:
+        self.path = (path or default_ledger_path(spec_file)).resolve()
         self._mounts = mounts  # None: this host's mount table
         self._db: sqlite3.Connection | None = None
         self._network_fs: str | None = None

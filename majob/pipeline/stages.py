@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from majob.container import EMULATOR_NOTE
 from majob.errors import MajobError
 from majob.pipeline.judge import Outcome, judge_job
 from majob.pipeline.live import LiveLine
@@ -51,6 +52,17 @@ class StageLog:
             lines=self.lines,
             metrics=self.reader.series,
         )
+
+
+def emulator_notes(lines: Sequence[str]) -> tuple[str, ...]:
+    """The emulator's notes in a job's log (which engine it stood in for, what it did not
+    check), each once: every task's log holds them."""
+    notes: dict[str, None] = {}
+    for line in lines:
+        at = line.find(EMULATOR_NOTE)
+        if at >= 0:
+            notes[line[at + len(EMULATOR_NOTE) :].strip()] = None
+    return tuple(notes)
 
 
 def run_local_stage(spec: JobSpec, report: Report) -> Outcome:

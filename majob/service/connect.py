@@ -16,7 +16,8 @@ Nothing here imports an SDK; ``open_service`` and ``open_store`` do, inside.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from majob.errors import ConfigError, ServiceUnreachable
@@ -119,6 +120,39 @@ def backend_of(profile: Profile, environ: Mapping[str, str] | None = None) -> st
             f"MAJOB_BACKEND={backend!r} is not a backend", hint="choose rest or notebook"
         )
     return backend
+
+
+@contextmanager
+def naming_profile(profile: Profile, *, chosen: bool) -> Iterator[None]:
+    """A ``ConfigError`` raised inside (no credentials, no region, keys refused) names the
+    profile in use, and whether it was chosen (``--profile`` or ``MAJOB_PROFILE``) or taken
+    by default; when it was taken by default and an emulator is running, the hint offers it."""
+    try:
+        yield
+    except ConfigError as error:
+        raise in_profile(error, profile, chosen=chosen) from None
+
+
+def in_profile(error: ConfigError, profile: Profile, *, chosen: bool) -> ConfigError:
+    """``error`` with the profile in use named (see ``naming_profile``)."""
+    message, hint = error.message, error.hint
+    if f"profile {profile.name!r}" not in message:
+        how = "" if chosen else ", used because no --profile was given"
+        message = f"{message} (profile {profile.name!r}{how})"
+    if not chosen and not is_emulated(profile) and _emulator_runs():
+        offer = "an emulator is running here: pass --profile emulator to use it"
+        hint = f"{hint}; or {offer}" if hint else offer
+    return ConfigError(message, hint=hint)
+
+
+def _emulator_runs() -> bool:
+    from majob.spec.emulator_state import running_emulator
+
+    try:
+        running_emulator()
+    except ConfigError:
+        return False
+    return True
 
 
 def open_service(profile: Profile) -> TrainingService:

@@ -4,7 +4,8 @@ Pre-flight asks the service (``GET training-job-flavors`` / ``training-job-engin
 built-in list, so every region's own offer counts. The answer is kept in majob's cache dir
 (``$MAJOB_CACHE_DIR``, else ``~/.cache/majob``) under ``service/``, one file per endpoint and
 project, for ``ttl`` seconds (``MAJOB_OFFERINGS_TTL``, default one hour), so a second submit
-does not pay for two more requests.
+does not pay for two more requests. The offline ``majob validate`` reads every cached list,
+however old (``cached_offerings``), beside majob's catalogue: it never asks the service.
 """
 
 from __future__ import annotations
@@ -13,28 +14,15 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from majob.service.base import TrainingService
 from majob.spec.catalog import Engine, Flavor
 
+# One list of flavors and engines, wherever it comes from (the catalogue's type).
+from majob.spec.catalog import Offerings as Offerings
+
 DEFAULT_TTL = 3600.0
-
-
-@dataclass(frozen=True)
-class Offerings:
-    flavors: tuple[Flavor, ...]
-    engines: tuple[Engine, ...]
-
-    def flavor(self, flavor_id: str) -> Flavor | None:
-        return next((f for f in self.flavors if f.id == flavor_id), None)
-
-    def engine_names(self) -> list[str]:
-        return sorted({e.name for e in self.engines})
-
-    def versions_of(self, name: str) -> list[str]:
-        return sorted(e.version for e in self.engines if e.name == name)
 
 
 def cache_file(endpoint: str, project_id: str, cache_dir: Path | None = None) -> Path:
@@ -44,6 +32,30 @@ def cache_file(endpoint: str, project_id: str, cache_dir: Path | None = None) ->
     return (cache_dir or default_cache_dir()) / "service" / f"offerings-{key}.json"
 
 
+def cached_offerings(cache_dir: Path | None = None) -> list[Offerings]:
+    """Every list a service gave before and that is still on disk, however old: what the
+    offline ``majob validate`` adds to the catalogue (no request is made)."""
+    from majob.storage.dirs import default_cache_dir
+
+    found = []
+    for path in sorted(((cache_dir or default_cache_dir()) / "service").glob("offerings-*.json")):
+        offerings = _read_cache(path)
+        if offerings is not None:
+            found.append(offerings)
+    return found
+
+
+def _read_cache(path: Path) -> Offerings | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Offerings(
+            tuple(Flavor(**f) for f in data["flavors"]),
+            tuple(Engine(**e) for e in data["engines"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no cache, or an unreadable one
+
+
 def _ttl() -> float:
     try:
         return float(os.environ.get("MAJOB_OFFERINGS_TTL", DEFAULT_TTL))
@@ -51,20 +63,21 @@ def _ttl() -> float:
         return DEFAULT_TTL
 
 
+def _fresh(cache: Path) -> bool:
+    try:
+        return time.time() - cache.stat().st_mtime < _ttl()
+    except OSError:
+        return False
+
+
 def load_offerings(
     service: TrainingService, cache: Path | None, *, refresh: bool = False
 ) -> Offerings:
     """The service's flavors and engines, from ``cache`` when it is fresh enough."""
-    if cache is not None and not refresh:
-        try:
-            if time.time() - cache.stat().st_mtime < _ttl():
-                data = json.loads(cache.read_text(encoding="utf-8"))
-                return Offerings(
-                    tuple(Flavor(**f) for f in data["flavors"]),
-                    tuple(Engine(**e) for e in data["engines"]),
-                )
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # no cache, or an unreadable one: ask the service
+    if cache is not None and not refresh and _fresh(cache):
+        cached = _read_cache(cache)
+        if cached is not None:
+            return cached
     offerings = Offerings(tuple(service.flavors()), tuple(service.engines()))
     if cache is not None:
         data = {

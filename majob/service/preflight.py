@@ -17,7 +17,6 @@ writes; no job (active or ended) has the same name.
 
 from __future__ import annotations
 
-import difflib
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +35,11 @@ from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
 from majob.storage.base import ObjectStore
 from majob.storage.uri import ObsUri
+from majob.text import did_you_mean
 
 PROBE_PREFIX = ".majob-preflight/"
 INVALID_FLAVOR = "ModelArts.2763"
+NO_SUCH_BUCKET = "NoSuchBucket"
 DUPLICATE_NAME = "ModelArts.2751"
 
 
@@ -62,19 +63,6 @@ class Findings:
         except MajobError as error:
             hint = f"; {error.hint}" if error.hint else ""
             self.add(f"{where}: {error.message}{hint}")
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)``, or a list of what there is when nothing is close."""
-    options = sorted(set(choices))
-    by_case = {c.lower(): c for c in options}
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if word.lower() in by_case:
-        close = [by_case[word.lower()]]
-    if close:
-        return f"did you mean {close[0]!r}?"
-    shown = ", ".join(options[:8]) + (", ..." if len(options) > 8 else "")
-    return f"choose one of: {shown}" if options else "the service lists none"
 
 
 def check_boot_file(spec: JobSpec, uploaded: Sequence[str], findings: Findings) -> None:
@@ -170,7 +158,12 @@ def _holds_data(store: ObjectStore, uri: ObsUri) -> bool:
 
 
 def check_inputs(
-    spec: JobSpec, store: ObjectStore, findings: Findings, *, upload_inputs: bool
+    spec: JobSpec,
+    store: ObjectStore,
+    findings: Findings,
+    *,
+    upload_inputs: bool,
+    profile_flag: str = "",
 ) -> None:
     """Each input's OBS path holds data, or (``--upload-inputs``) has a local stand-in."""
     for index, channel in enumerate(spec.inputs):
@@ -185,7 +178,14 @@ def check_inputs(
             continue
 
         def check(uri: ObsUri = channel.obs, where: str = where, index: int = index) -> None:
-            if not _holds_data(store, uri):
+            try:
+                holds = _holds_data(store, uri)
+            except StorageNotFound as error:
+                if error.code != NO_SUCH_BUCKET:
+                    raise
+                findings.add(f"{where}: {no_bucket(uri.bucket, profile_flag)}")
+                return
+            if not holds:
                 hint = (
                     "; pass --upload-inputs to upload its local stand-in first"
                     if spec.inputs[index].local
@@ -196,8 +196,24 @@ def check_inputs(
         findings.guard(where, check)
 
 
-def check_buckets(spec: JobSpec, store: ObjectStore, findings: Findings) -> None:
-    """The buckets the job writes to (outputs, logs, code) exist and take a write."""
+def no_bucket(bucket: str, profile_flag: str = "") -> str:
+    """The problem line of a bucket that does not exist, with the command that makes it."""
+    return (
+        f"bucket {bucket!r} does not exist; make it with "
+        f"`majob obs mb obs://{bucket}{profile_flag}`"
+    )
+
+
+def check_buckets(
+    spec: JobSpec,
+    store: ObjectStore,
+    findings: Findings,
+    *,
+    profile_flag: str = "",
+    made_later: bool = False,
+) -> None:
+    """The buckets the job writes to (outputs, logs, code) exist and take a write; one that
+    does not exist is no problem when the submit will make it (``made_later``)."""
     places: dict[str, str] = {}
     for channel in spec.outputs:
         places.setdefault(channel.obs.bucket, f"outputs {channel.name}")
@@ -212,7 +228,8 @@ def check_buckets(spec: JobSpec, store: ObjectStore, findings: Findings) -> None
             try:
                 store.put_bytes(bucket, key, b"")
             except StorageNotFound:
-                findings.add(f"{where}: bucket {bucket!r} does not exist; create it first")
+                if not made_later:
+                    findings.add(f"{where}: {no_bucket(bucket, profile_flag)}")
                 return
             store.delete_many(bucket, [key])
 
@@ -256,9 +273,13 @@ def run_preflight(
     offerings: Callable[[], Offerings],
     upload_inputs: bool = False,
     earlier: Iterable[str] = (),
+    profile_flag: str = "",
+    make_buckets: bool = False,
 ) -> list[str]:
     """Every problem found, one line each (``earlier``: problems found before, e.g. while
-    compiling). ``spec`` is the stage's effective spec."""
+    compiling). ``spec`` is the stage's effective spec; ``profile_flag`` (`` --profile x``)
+    goes into the commands the problems suggest; ``make_buckets``: the submit makes the
+    buckets that do not exist (the emulator's, with ``--upload-inputs``)."""
     findings = Findings(list(earlier))
     check_boot_file(spec, uploaded, findings)  # a plan's own finding of it is not repeated
 
@@ -268,8 +289,8 @@ def run_preflight(
     refused: StorageAuthError | ServiceAuthError | None = None
     try:
         findings.guard("flavors and engines", offered)
-        check_inputs(spec, store, findings, upload_inputs=upload_inputs)
-        check_buckets(spec, store, findings)
+        check_inputs(spec, store, findings, upload_inputs=upload_inputs, profile_flag=profile_flag)
+        check_buckets(spec, store, findings, profile_flag=profile_flag, made_later=make_buckets)
         check_name(job_name, service, findings)
     except (StorageAuthError, ServiceAuthError) as error:
         refused = error

@@ -133,7 +133,24 @@ class Submitter:
             offerings=lambda: load_offerings(self.service, cache),
             upload_inputs=upload_inputs,
             earlier=plan.problems,
+            profile_flag=""
+            if self.profile.name == "default"
+            else f" --profile {self.profile.name}",
+            make_buckets=self.makes_buckets(upload_inputs),
         )
+
+    def makes_buckets(self, upload_inputs: bool) -> bool:
+        """On the emulator, ``--upload-inputs`` makes the buckets the spec names: a spec from
+        ``majob init`` runs there as it is. A real account's buckets are the user's to make."""
+        return upload_inputs and self.profile.emulated
+
+    def make_buckets(self, plan: SubmitPlan) -> None:
+        spec = plan.spec
+        named = [c.obs.bucket for c in (*spec.inputs, *spec.outputs)]
+        named += [uri.bucket for uri in (spec.log, spec.code.obs) if uri is not None]
+        for bucket in dict.fromkeys(named):
+            if self.store.create_bucket(bucket):
+                self.report(f"made bucket obs://{bucket} on the emulator")
 
     def upload_inputs(self, plan: SubmitPlan) -> None:
         from majob.storage.sync import sync_dir
@@ -189,6 +206,8 @@ class Submitter:
         problems = self.preflight(plan, upload_inputs=upload_inputs)
         if problems:
             raise PreflightError(problems)
+        if self.makes_buckets(upload_inputs):
+            self.make_buckets(plan)
         if upload_inputs:
             self.upload_inputs(plan)
         sync_plan = self.sync_code(plan)

@@ -8,7 +8,10 @@ network (the image checks read it). The emulator keeps a catalogue of its own: c
 emulator agree because both follow the reference, not because they share this module.
 
 What is documented and what is not: the flavor ids, vCPU/memory and ``max_num`` of the CPU
-flavors and the engine name/version ids are from the reference; the Ascend training ids
+flavors and the engine name/version ids are from the reference; ``pytorch_2.1.0-cuda_12.1-
+py_3.10.6-ubuntu_22.04-x86_64`` (the current PyTorch engine the bundled specs use) is from the
+public "Preparing a Model Training Image" page (develop-modelarts-1417), its engine id
+``pytorch-2.1.0`` follows the ``pytorch-1.8.0`` pattern, unconfirmed; the Ascend training ids
 (``modelarts.bm.snt9.xlarge.8``, the ``pytorch_2.1.0-cann_8.0.rc1...`` engine) are the examples
 ``job_specs/npu_resnet.yaml`` uses, marked **[U]** in the reference. Image addresses follow the
 platform's ``<engine_ver>-[cpu|cuda_x|cann_x]-py_x-<os>-<arch>`` naming under the preset image
@@ -105,6 +108,23 @@ class Engine:
         return {k: getattr(self, k) for k in Engine.__dataclass_fields__}
 
 
+@dataclass(frozen=True)
+class Offerings:
+    """The flavors and engines one source offers: a service's lists, or the catalogue below."""
+
+    flavors: tuple[Flavor, ...]
+    engines: tuple[Engine, ...]
+
+    def flavor(self, flavor_id: str) -> Flavor | None:
+        return next((f for f in self.flavors if f.id == flavor_id), None)
+
+    def engine_names(self) -> list[str]:
+        return sorted({e.name for e in self.engines})
+
+    def versions_of(self, name: str) -> list[str]:
+        return sorted(e.version for e in self.engines if e.name == name)
+
+
 def _cpu(cores: int, arch: str = "x86") -> str:
     return f"arch={arch} core_num={cores}"
 
@@ -165,6 +185,7 @@ def _preset(engine_id: str, name: str, version: str) -> Engine:
 
 ENGINES: tuple[Engine, ...] = (
     _preset("pytorch-1.8.0", "PyTorch", "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"),
+    _preset("pytorch-2.1.0", "PyTorch", "pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64"),
     _preset(
         "tensorflow-2.1.0", "TensorFlow", "tensorflow_2.1.0-cuda_10.1-py_3.7-ubuntu_18.04-x86_64"
     ),

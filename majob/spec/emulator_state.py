@@ -1,7 +1,8 @@
 """The running emulator as a client finds it: where it listens and the identity to call it with.
 
 ``majob emulator start``'s daemon writes ``state.json`` into its state dir (``$MAJOB_EMULATOR_DIR``,
-else ``./.majob/emulator``) once both fakes answer, and removes it when it stops
+else ``emulator/`` in the user's data dir: one emulator per user, found from any directory) once
+both fakes answer, and removes it when it stops
 (``majob.emulator.statefile`` is the writing half). The file is the whole contract between the
 two sides: the endpoints of the fake OBS and the fake ModelArts, the region, the project id, the
 emulator's published test key pair (not secrets: docs/emulator.md lists them) and the daemon's
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from majob.errors import ConfigError
 from majob.processes import ProcessRef
+from majob.storage.dirs import data_dir
 
 STATE_FILE = "state.json"
 STATE_DIR_VARIABLE = "MAJOB_EMULATOR_DIR"
@@ -37,9 +39,12 @@ class RunningEmulator:
 
 
 def emulator_state_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$MAJOB_EMULATOR_DIR``, else ``.majob/emulator`` under the current directory."""
-    configured = (os.environ if environ is None else environ).get(STATE_DIR_VARIABLE)
-    return Path(configured) if configured else Path.cwd() / ".majob" / "emulator"
+    """``$MAJOB_EMULATOR_DIR``, else ``emulator`` in the user's data dir (``data_dir``): the
+    same wherever a command runs, so ``--profile emulator`` finds the one emulator from any
+    directory."""
+    env = os.environ if environ is None else environ
+    configured = env.get(STATE_DIR_VARIABLE)
+    return Path(configured) if configured else data_dir(env) / "emulator"
 
 
 def running_emulator(state_dir: Path | None = None) -> RunningEmulator:

@@ -87,6 +87,10 @@ class ObjectStore(Protocol):
 
     def delete_many(self, bucket: str, keys: Sequence[str]) -> None: ...
 
+    def create_bucket(self, bucket: str) -> bool:
+        """Create ``bucket`` in the store's region; False when it exists and is ours already."""
+        ...
+
     # Multipart, resumable: a caller lists the uploads and parts already there and sends the rest.
     def create_multipart(
         self, bucket: str, key: str, *, metadata: Mapping[str, str] | None = None

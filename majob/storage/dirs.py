@@ -1,8 +1,10 @@
 """The per-user directories majob keeps its files in: configuration (``profiles.yaml``, the
-credentials file) and caches (file hashes, upload records, the service's offerings).
+credentials file), caches (file hashes, upload records, the service's offerings) and data (the
+emulator's state).
 
-Standard library only, and apart from the rest of ``storage``: ``majob validate`` finds the
-profiles through it without loading anything else of the storage layer.
+Apart from the rest of ``storage`` (and the standard library and platformdirs only):
+``majob validate`` finds the profiles through it without loading anything else of the storage
+layer.
 """
 
 from __future__ import annotations
@@ -30,3 +32,14 @@ def default_cache_dir() -> Path:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "majob"
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where majob keeps per-user data: ``$MAJOB_DATA_DIR``, else the platform's user data dir
+    (``$XDG_DATA_HOME/majob``, else ``~/.local/share/majob`` on Linux; platformdirs)."""
+    env = os.environ if environ is None else environ
+    if env.get("MAJOB_DATA_DIR"):
+        return Path(env["MAJOB_DATA_DIR"])
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("majob", appauthor=False))

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from majob.errors import StorageError, StorageNotFound, UserInputError
+from majob.errors import StorageAuthError, StorageError, StorageNotFound, UserInputError
 from majob.storage.base import ListPage, ObjectInfo
 from majob.storage.config import ObsConfig
 from majob.storage.obs_answers import (
@@ -30,6 +30,8 @@ from majob.storage.obs_multipart import ObsMultipart
 from majob.text import counted
 
 _DELETE_BATCH = 1000
+BUCKET_OURS = "BucketAlreadyOwnedByYou"
+BUCKET_TAKEN = "BucketAlreadyExists"
 # XML 1.0's Char production: what a DeleteObjects document can hold at all.
 _XML_CHAR = re.compile(r"[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*")
 
@@ -219,6 +221,45 @@ class ObsObjectStore(ObsMultipart):
 
     def _delete(self, bucket: str, request: Any) -> Any:
         return self._client.deleteObjects(bucket, request)
+
+    # -- buckets -----------------------------------------------------------------------------
+
+    def create_bucket(self, bucket: str) -> bool:
+        # OBS answers 200 to its owner creating a bucket again in the same region (the SDK
+        # guide; S3 and the fake OBS answer 409 BucketAlreadyOwnedByYou): asked first, a bucket
+        # that is ours already is never reported as made.
+        if self._bucket_is_ours(bucket):
+            return False
+        # OBS creates a bucket in the region of the endpoint it is asked at; the location says
+        # which region that is (the SDK sends none when the config names no region).
+        region = self.config.region or None
+        try:
+            self._call(
+                "create bucket",
+                bucket,
+                None,
+                lambda: self._client.createBucket(bucket, location=region),
+            )
+        except StorageError as error:
+            if error.code == BUCKET_OURS:
+                return False
+            if error.code == BUCKET_TAKEN:
+                raise StorageError(
+                    f"bucket {bucket!r} belongs to another account (bucket names are global)",
+                    code=error.code,
+                    hint="choose another bucket name",
+                ) from None
+            raise
+        return True
+
+    def _bucket_is_ours(self, bucket: str) -> bool:
+        """Whether ``bucket`` exists and these keys may use it (403: another account's, or no
+        right to it; the create then says which)."""
+        try:
+            self._call("head bucket", bucket, None, lambda: self._client.headBucket(bucket))
+        except (StorageNotFound, StorageAuthError):
+            return False
+        return True
 
     def __enter__(self) -> ObsObjectStore:
         return self

@@ -51,16 +51,27 @@ def test_help_imports_nothing_heavy() -> None:
 
 # -- check-env ---------------------------------------------------------------------------
 
+OLD_ENGINE = "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"
+
 
 def test_check_env_json_for_a_preset_engine() -> None:
     result = runner.invoke(
-        app, ["image", "check-env", str(ROOT / "job_specs" / "ddp_resnet.yaml"), "--format", "json"]
+        app,
+        [
+            "image",
+            "check-env",
+            str(ROOT / "job_specs" / "ddp_resnet.yaml"),
+            "--format",
+            "json",
+            "--set",
+            f"image.version={OLD_ENGINE}",
+        ],
     )
     data = json.loads(result.stdout)
-    # majob's own Python is 3.10+, the engine's 3.7: never compatible here.
+    # majob's own Python is 3.10+, the old engine's 3.7: never compatible here.
     assert data["verdict"] == "incompatible" and data["ok"] is False
     assert data["problems"][0].startswith("Python: ")
-    assert data["image"] == "PyTorch pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"
+    assert data["image"] == f"PyTorch {OLD_ENGINE}"
     assert data["local"]["executable"] == sys.executable
     assert result.exit_code == 1
 

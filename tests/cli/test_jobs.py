@@ -33,7 +33,7 @@ def no_cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_dry_run_prints_the_files_and_the_exact_body() -> None:
     result = runner.invoke(app, ["submit", str(MNIST), "--dry-run", "--upload-inputs"])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # stderr: the engine's check-env warning
     assert (
         lines[0] == "dry run: nothing is uploaded or created (debug stage, job mnist-digits-debug)"
     )
@@ -51,7 +51,7 @@ def test_the_submit_id_is_stable_and_follows_the_stage() -> None:
         result = runner.invoke(app, ["submit", str(MNIST), "--dry-run", *args])
         assert result.exit_code == 0, result.output
         marker = "body (POST /v2/{project_id}/training-jobs):\n"
-        text = result.output[result.output.index(marker) + len(marker) :]
+        text = result.stdout[result.stdout.index(marker) + len(marker) :]
         return str(json.loads(text)["metadata"]["annotations"]["majob/submit-id"])
 
     assert sid() == sid()

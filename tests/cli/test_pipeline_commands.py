@@ -190,3 +190,16 @@ def test_history_names_the_host_of_a_stage_running_elsewhere(project: Path) -> N
     assert "running on build-7" in table.output, table.output
     rows = json.loads(runner.invoke(app, ["history", "--format", "json"]).output)
     assert (rows[0]["result"], rows[0]["host"]) == ("running", "build-7")
+
+
+def test_a_cloud_stage_without_credentials_names_the_profile(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "MAJOB_OBS_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(app, ["pipeline", "spec.yaml", "--until", "debug"])
+    assert result.exit_code == 2, result.output
+    assert "[majob] local: passed" in result.stdout
+    assert result.stderr.splitlines()[0] == (
+        "error: no OBS credentials found (profile 'default', used because no --profile was given)"
+    )

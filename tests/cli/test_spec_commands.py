@@ -35,7 +35,12 @@ def _loaded_modules(args: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "args", [["--help"], ["validate", "tests/cli/bad_specs/unknown_image_key.yaml"]]
+    "args",
+    [
+        ["--help"],
+        ["validate", "tests/cli/bad_specs/unknown_image_key.yaml"],
+        ["validate", "job_specs/mnist.yaml"],  # a valid spec: the offline catalogue check too
+    ],
 )
 def test_startup_imports_nothing_heavy(args: list[str]) -> None:
     loaded = _loaded_modules(args)

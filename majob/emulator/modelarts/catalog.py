@@ -2,8 +2,10 @@
 
 ``catalog.json`` holds them as the service serves them (``GET /training-job-flavors`` items,
 ``GET /training-job-engines`` items): the flavor ids, vCPU/memory and ``max_num`` of the CPU
-flavors and the engine name/version ids documented in reference modelarts.md §3.4, and the
-Ascend examples ``job_specs/npu_resnet.yaml`` uses (marked unconfirmed there). The emulator keeps
+flavors and the engine name/version ids documented in reference modelarts.md §3.4, the current
+PyTorch engine ``pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64`` of the public "Preparing
+a Model Training Image" page (its id and run user unconfirmed), and the Ascend examples
+``job_specs/npu_resnet.yaml`` uses (marked unconfirmed there). The emulator keeps
 its own copy, as the real service does: it never reads what the client believes.
 """
 

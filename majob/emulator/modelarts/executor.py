@@ -22,6 +22,7 @@ from typing import IO
 from majob.emulator.modelarts.container import JobContainer, lay_out, node_commands
 from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.plan import JobPlan
+from majob.emulator.modelarts.standin_notes import standin_notes
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
 from majob.emulator.modelarts.usage import UsageRecorder
@@ -270,7 +271,10 @@ class JobRun(threading.Thread):
 
     def _start(self, container: JobContainer) -> None:
         """One process per node, with this machine's environment less what a container lacks;
-        an Ascend job on a host without torch_npu gets the CPU stand-in (said in its log)."""
+        the log says which engine or image the run stands in for and what it did not check,
+        and an Ascend job on a host without torch_npu gets the CPU stand-in (said there too)."""
+        for note in standin_notes(self.plan, self.python):
+            self._service_line(note)
         standin = npu_standin_for(self.plan.is_ascend, self.python)
         for notice in standin.notices:
             self._service_line(f"[majob] {notice}")

@@ -50,12 +50,12 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     args = ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait", "--dump"]
     submitted = runner.invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
-    assert submitted.output.splitlines()[-1] == (
+    assert submitted.stdout.splitlines()[-1] == (
         f"[majob] precision dump: obs://{BUCKET}/m/out/precision-dump/ with the train_url output "
         "(msprobe's messages in its msprobe-rank<R>.log); a precision run, not recorded in the "
         f"ledger; compare it: majob compare OTHER_RUN obs://{BUCKET}/m/out/"
     )
-    assert "Completed" in submitted.output.splitlines()[-2]
+    assert "Completed" in submitted.stdout.splitlines()[-2]  # stderr: the engine warning
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
     # A dump run is a precision run, not the debug stage: the ledger (whose records open the

@@ -113,3 +113,44 @@ def test_image_block_runs_the_boot_file_from_the_code_dir(tmp_path: Path) -> Non
     assert render_image_block(spec(tmp_path), "swr.x/org/img:1") == (
         "image:\n  swr: swr.x/org/img:1\n  command: python ${MA_JOB_DIR}/src/train.py\n  uid: 1000\n"
     )
+
+
+def _gpu_job(code_dir: Path, **changes: object) -> JobSpec:
+    data = spec(code_dir).model_dump(exclude_none=True)
+    data["image"]["version"] = "pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64"
+    data["resources"] = {"flavor": "modelarts.p3.large.public", "nodes": 2}
+    data.update(changes)
+    return JobSpec.model_validate(data)
+
+
+def test_a_gpu_job_is_refused_a_cpu_base(tmp_path: Path) -> None:
+    # The issue: FROM python:3.11-slim with the CPU wheel for a GPU flavor and nccl, silently.
+    job = _gpu_job(tmp_path)
+    with pytest.raises(UserInputError) as caught:
+        render_dockerfile(CPU, find_requirements(job, tmp_path, CPU), spec=job)
+    assert caught.value.message == (
+        "flavor modelarts.p3.large.public has GPUs, but torch here is a CPU build (2.13.0+cpu): "
+        "a Dockerfile matching this environment would install the CPU wheel, on which CUDA "
+        "and nccl fail"
+    )
+    assert caught.value.hint is not None
+    assert caught.value.hint.startswith(
+        "pass --base with a CUDA image, the engine's GPU image "
+        "swr.cn-north-4.myhuaweicloud.com/modelarts-job-dev-image/"
+        "pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64 (its address varies by region)"
+    )
+    nccl_on_cpu = _gpu_job(
+        tmp_path, resources={"flavor": "modelarts.vm.cpu.8u"}, distributed={"backend": "nccl"}
+    )
+    with pytest.raises(UserInputError, match="the spec's distributed backend is nccl"):
+        default_base(CPU, nccl_on_cpu)
+
+
+def test_a_gpu_job_gets_a_cuda_base_or_the_one_given(tmp_path: Path) -> None:
+    job = _gpu_job(tmp_path)
+    assert default_base(GPU, job) == "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime"
+    given = render_dockerfile(CPU, find_requirements(job, tmp_path, CPU), "my/cuda:1", job)
+    assert "FROM my/cuda:1\n" in given
+    assert "download.pytorch.org/whl/cpu" not in given
+    # A CPU job keeps the slim base and the CPU wheel.
+    assert default_base(CPU, spec(tmp_path)) == "python:3.11-slim"

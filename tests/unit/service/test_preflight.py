@@ -14,10 +14,10 @@ from majob.service.preflight import (
     check_inputs,
     check_name,
     check_offerings,
-    did_you_mean,
 )
 from majob.spec.models import JobSpec
 from majob.testing import FAKE_BUCKET
+from majob.text import did_you_mean
 
 PYTORCH = "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64"
 

@@ -5,6 +5,7 @@ contract between the two sides)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,42 @@ def test_state_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(tmp_path / "x"))
     assert emulator_state_dir() == tmp_path / "x"
     monkeypatch.delenv("MAJOB_EMULATOR_DIR")
+    monkeypatch.setenv("MAJOB_DATA_DIR", str(tmp_path / "data"))
+    assert emulator_state_dir() == tmp_path / "data" / "emulator"
+
+
+def test_the_default_state_dir_is_the_same_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One emulator per user: the state is in the user's data dir (platformdirs), not under
+    # the directory a command runs from (the issue: from examples/ it was "not running").
+    monkeypatch.delenv("MAJOB_EMULATOR_DIR")
+    monkeypatch.delenv("MAJOB_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    places = []
+    for where in (tmp_path, tmp_path / "examples"):
+        where.mkdir(exist_ok=True)
+        monkeypatch.chdir(where)
+        places.append(emulator_state_dir())
+    assert places[0] == places[1]
+    assert not places[0].is_relative_to(Path.cwd())
+    if sys.platform.startswith("linux"):
+        assert places[0] == tmp_path / "share" / "majob" / "emulator"
+
+
+def test_a_running_emulator_is_found_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MAJOB_EMULATOR_DIR")
     monkeypatch.chdir(tmp_path)
-    assert emulator_state_dir() == tmp_path / ".majob" / "emulator"
+    published = statefile.EmulatorEndpoints(
+        obs="http://127.0.0.1:1", modelarts="http://127.0.0.1:2"
+    )
+    emulator_state_dir().mkdir(parents=True)
+    statefile.write_state(emulator_state_dir(), published, ProcessRef.current())
+    (tmp_path / "examples").mkdir()
+    monkeypatch.chdir(tmp_path / "examples")
+    assert running_emulator().obs == "http://127.0.0.1:1"
 
 
 def test_no_daemon_is_one_clear_error(tmp_path: Path) -> None:
