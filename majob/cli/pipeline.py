@@ -65,12 +65,7 @@ def pipeline(
     from majob.pipeline.flow import Pipeline
     from majob.service.connect import naming_profile
 
-    if force and not reason:
-        raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
-    if reason and not force:
-        raise UserInputError("--reason goes with --force")
-    if force and start == "local":
-        raise UserInputError("--force overrides a gate: name the stage with --from debug|formal")
+    _check_force(force, reason, start)
     runner = Pipeline(
         spec,
         profile=profile,
@@ -95,6 +90,16 @@ def pipeline(
         raise typer.Exit(130) from None
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _check_force(force: bool, reason: str | None, start: str) -> None:
+    """--force and --reason go together, and --force names the gate it overrides."""
+    if force and not reason:
+        raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
+    if reason and not force:
+        raise UserInputError("--reason goes with --force")
+    if force and start == "local":
+        raise UserInputError("--force overrides a gate: name the stage with --from debug|formal")
 
 
 def _stages_between(start: str, until: str) -> list[Stage]:
