@@ -104,4 +104,7 @@ def test_a_dry_run_warns_about_a_set_the_stage_overrides() -> None:
         "stages.debug.hyperparameters.epochs=1"
     )
     formal = ["--stage", "formal", "--set", "hyperparameters.epochs=4"]
-    assert runner.invoke(app, ["submit", str(MNIST), "--dry-run", *formal]).stderr == ""
+    said = runner.invoke(app, ["submit", str(MNIST), "--dry-run", *formal]).stderr
+    # The formal stage takes the --set: no warning of it (this machine's engine may still differ)
+    assert "--set" not in said and all(line.startswith("warning: the engine ") for line in
+                                       said.splitlines())  # fmt: skip
