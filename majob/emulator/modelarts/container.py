@@ -86,11 +86,14 @@ class JobContainer:
 
 
 def on_disk(root: Path, path: PurePosixPath) -> Path:
-    """Where container path ``path`` (under ``/home``) is, for a container whose
-    ``/home/ma-user`` is ``root``."""
+    """Where container path ``path`` is, for a container whose ``/home/ma-user`` is ``root``:
+    the rest of ``/home`` beside it, any other path (``/work/...``) under ``root``'s
+    ``rootfs`` sibling."""
     if path == HOME or path.is_relative_to(HOME):
         return root.joinpath(*path.relative_to(HOME).parts)
-    return root.parent.joinpath("home", *path.relative_to(HOME.parent).parts)
+    if path.is_relative_to(HOME.parent):
+        return root.parent.joinpath("home", *path.relative_to(HOME.parent).parts)
+    return root.parent.joinpath("rootfs", *path.relative_to("/").parts)
 
 
 def lay_out(plan: JobPlan, root: Path) -> JobContainer:

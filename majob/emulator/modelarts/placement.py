@@ -35,15 +35,17 @@ class Placement:
 
 
 def container_path(value: str, where: str) -> PurePosixPath:
-    """An absolute container path under ``/home``, with no ``..``: refused otherwise."""
+    """An absolute container path with no ``..``: refused otherwise. Not only under ``/home``:
+    algorithms made from older images put their channels under ``/work`` (ModelArts FAQ, "Why
+    do training jobs have two hyperparameter directories, /work and /ma-user")."""
     path = PurePosixPath(value)
-    if not path.is_absolute() or ".." in path.parts or not path.is_relative_to(HOME_ROOT):
+    if not path.is_absolute() or ".." in path.parts:
         raise bad_request(
-            f"{where} {value!r} is not an absolute path under /home",
+            f"{where} {value!r} is not an absolute container path",
             "give a container path such as /home/ma-user/work",
         )
-    if path == HOME_ROOT:
-        raise bad_request(f"{where} may not be /home itself")
+    if path in (PurePosixPath("/"), HOME_ROOT):
+        raise bad_request(f"{where} may not be {path} itself")
     return path
 
 

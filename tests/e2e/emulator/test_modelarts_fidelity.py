@@ -222,8 +222,9 @@ def test_the_body_container_paths_are_honoured(harness: Harness) -> None:
     ("field", "value", "words"),
     [
         ("local_code_dir", "/home/ma-user/modelarts/mine", "keeps for itself"),
-        ("local_code_dir", "/tmp/code", "not an absolute path under /home"),
-        ("working_dir", "../up", "not an absolute path under /home"),
+        ("local_code_dir", "code", "not an absolute container path"),
+        ("working_dir", "../up", "not an absolute container path"),
+        ("working_dir", "/", "may not be / itself"),
     ],
 )
 def test_container_paths_outside_what_the_service_allows_are_refused(
