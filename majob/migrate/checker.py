@@ -8,19 +8,18 @@ codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 
 from __future__ import annotations
 
-import ast
 import gc
 import re
-import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
 from majob.errors import UserInputError
+from majob.migrate import syntax_repair
 from majob.migrate.facts import FileFacts
-from majob.migrate.findings import FileFindings, FileReport, Finding
-from majob.migrate.rules import RULES, Target
+from majob.migrate.findings import FileFindings, FileReport, Finding, Fix
+from majob.migrate.rules import RULES, Codemod, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
@@ -49,9 +48,7 @@ def check_source(
     """Check one file's text; a syntax error becomes an ``MA000`` finding. ``torch_version``
     (of the target image) decides whether a missing ``import torch_npu`` is an error."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to raise
-            tree = ast.parse(source, filename=path)
+        parsed = syntax_repair.parse(source, path)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None) or 1
         col = getattr(error, "offset", None) or 1
@@ -59,17 +56,34 @@ def check_source(
         message = f"skipped, cannot parse: {detail}"
         finding = Finding(path, line, col, "MA000", RULES["MA000"].severity, message)
         return FileReport(path, [finding], [], parsed=False)
-    facts = FileFacts(source, npu=target is Target.NPU)
+    tree = parsed.tree
+    facts = FileFacts(parsed.text, npu=target is Target.NPU)
     facts.collect(tree)
     out = FileFindings(path, target)
+    _ma000_syntax_problems(parsed, out)
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
     if facts.npu:
         check_npu(facts, out, torch_version)
     report = out.file_report()
+    if parsed.problems:
+        report.parsed = False
+        if all(p.repairable for p in parsed.problems):
+            report.repaired_source = syntax_repair.repaired(source, parsed.problems)
     if report.fixes:  # the codemods apply them per top-level statement
         report.top_level = top_level_ranges(tree)
     return report
+
+
+def _ma000_syntax_problems(parsed: syntax_repair.Parsed, out: FileFindings) -> None:
+    """Each syntax error; the rest of the file was checked (``syntax_repair``)."""
+    for problem in parsed.problems:
+        fixes = [
+            Fix(codemod, "MA000", "replace-string", problem.span, old=problem.old, new=problem.new)
+            for codemod in Codemod
+            if problem.repairable
+        ]
+        out.report("MA000", problem.span, f"{problem.message}; the rest was checked", *fixes)
 
 
 def read_source(path: Path) -> str | None:

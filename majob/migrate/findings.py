@@ -98,6 +98,8 @@ class FileReport:
     fixes: list[Fix] = field(default_factory=list)
     parsed: bool = True
     top_level: list[tuple[int, int]] | None = None  # the top-level statements' line ranges
+    # a file that parses once its syntax errors are fixed (Python 2 era `async=`): the fixed text
+    repaired_source: str | None = None
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]

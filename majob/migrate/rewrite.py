@@ -21,7 +21,7 @@ from majob.migrate.checker import (
     python_files,
     read_source,
 )
-from majob.migrate.findings import Fix
+from majob.migrate.findings import FileReport, Fix
 from majob.migrate.rules import Codemod, Target
 from majob.migrate.workers import map_in_workers, worker_count
 
@@ -64,11 +64,24 @@ def target_of(codemod: Codemod) -> Target:
     return Target.NPU if codemod in (Codemod.NPU_AUTO, Codemod.NPU_MANUAL) else Target.GPU
 
 
+def checked(source: str, path: str, codemod: Codemod) -> tuple[str, FileReport]:
+    """The text a codemod works on and its report: ``source``, or, when its only syntax errors
+    are ones with a fix (Python 2 era ``async=True``), ``source`` with them fixed."""
+    report = check_source(source, path, target_of(codemod))
+    if report.repaired_source is not None:
+        source = report.repaired_source
+        report = check_source(source, path, target_of(codemod))
+    return source, report
+
+
 def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tuple[str, list[Fix]]:
     """``source`` after ``codemod``, and the planned fixes that could not be applied."""
-    report = check_source(source, path, target_of(codemod))
+    original = source
+    source, report = checked(source, path, codemod)
     fixes = report.fixes_for(codemod)
-    if not report.parsed or not fixes:
+    if not report.parsed:
+        return original, []
+    if not fixes:
         return source, []
     from majob.migrate.codemods import apply_fixes
 
@@ -100,12 +113,15 @@ def _plan_file(listed: tuple[Path, str], codemod: Codemod) -> tuple[FileChange |
         return None, f"{display}: cannot read ({error.strerror or error})"
     if source is None:
         return None, f"{display}: not UTF-8 text"
-    report = check_source(source, display, target_of(codemod))
+    original = source
+    source, report = checked(source, display, codemod)
     if not report.parsed:
-        finding = report.findings[0]
+        finding = next(f for f in report.findings if f.rule == "MA000")
         return None, f"{display}:{finding.line}:{finding.col}: {finding.message}"
     fixes = report.fixes_for(codemod)
     if not fixes:
+        if source != original:  # only the syntax fixes
+            return FileChange(path, display, original, source, 0), None
         return None, None
     from majob.migrate.codemods import apply_fixes
 
@@ -113,9 +129,9 @@ def _plan_file(listed: tuple[Path, str], codemod: Codemod) -> tuple[FileChange |
         after, missed = apply_fixes(source, fixes, report.top_level)
     except MigrationError as error:
         return None, f"{display}: {error.message}"
-    if after == source:
+    if after == original:
         return None, None
-    return FileChange(path, display, source, after, len(fixes), missed), None
+    return FileChange(path, display, original, after, len(fixes), missed), None
 
 
 def _backup_path(path: Path) -> Path:

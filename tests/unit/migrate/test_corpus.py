@@ -34,7 +34,7 @@ def test_recall_and_precision_per_rule_hold_the_floor() -> None:
         for rule in scores.rules()
         if scores.recall(rule) < FLOOR or scores.precision(rule) < FLOOR
     }
-    assert low == {}, (scores.false_neg, scores.false_pos)
+    assert low == {}, {rule: scores.by_rule[rule] for rule in low}
     assert scores.control_errors == []
 
 
