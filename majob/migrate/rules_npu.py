@@ -50,7 +50,9 @@ def check_npu(
     if manual_import:
         fixes = [f for f in (auto_fix, manual_import) if f]
         severity: Severity | None = None
-        if torch_version is not None and torch_version >= AUTOLOAD_FROM:
+        if facts.npu_loader is not None:
+            detail, severity = facts.npu_loader, Severity.NOTE
+        elif torch_version is not None and torch_version >= AUTOLOAD_FROM:
             shown = ".".join(map(str, torch_version))
             detail, severity = f"torch {shown} loads it by itself", Severity.NOTE
         elif not facts.candidates:

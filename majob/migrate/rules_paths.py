@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
-from majob.migrate.facts.records import ParseSite, PathConstant, PathSite
+from majob.migrate.facts.records import CallLiteral, ParseSite, PathConstant, PathSite
 from majob.migrate.findings import FileFindings, Fix
 from majob.migrate.rules import Codemod
 
@@ -207,21 +207,33 @@ def _ma101_ma102_defaults(facts: FileFacts, out: FileFindings) -> None:
         verb = "is set to" if default.origin == "config" else "defaults to"
         out.report(_RULE_OF_KIND[kind], default.span, f"{what} {verb} {default.value!r}")
     for literal in facts.call_literals:
-        params = facts.function_params.get(literal.callee, [])
-        shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
-        index = literal.index + shift
-        param = params[index] if index < len(params) else None
+        param = _bound_parameter(facts, literal)
         kind = facts.path_params.get((literal.callee, param)) if param else None
         if (
             kind is None
             or literal.node_id in facts.skip_strings
             or not pt.is_local_path_literal(literal.value)
+            or pt.is_code_file(literal.value)
         ):
             continue
         detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"
         out.report(_RULE_OF_KIND[kind], literal.span, detail)
     for site in facts.implicit_dirs:
         out.report("MA102", site.span, f"with no log_dir it writes under {site.detail}")
+
+
+def _bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:
+    """The parameter of the local function that a passed literal binds."""
+    if literal.keyword is not None:
+        known = [
+            *facts.function_params.get(literal.callee, []),
+            *facts.keyword_params.get(literal.callee, []),
+        ]
+        return literal.keyword if literal.keyword in known else None
+    params = facts.function_params.get(literal.callee, [])
+    shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+    index = literal.index + shift
+    return params[index] if index < len(params) else None
 
 
 def _ma103_channel_arguments(plan: _Plan, out: FileFindings) -> None:

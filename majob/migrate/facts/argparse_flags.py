@@ -40,8 +40,11 @@ class ArgparseFacts(FactsBase):
             self.injected_defaults.add(id(default))
         built = pathlib_literal(default)  # default=ROOT / "runs/train": a path by construction
         default = built or default
+        # choices= makes it a name among a few (--dataset cifar10|mnist), not a path
+        named = not any(k.arg == "choices" for k in node.keywords)
         if (
             dest
+            and named
             and dest not in pt.CHANNEL_FLAGS.values()
             and type(default) is ast.Constant
             and type(default.value) is str
@@ -55,6 +58,18 @@ class ArgparseFacts(FactsBase):
             self.skip_strings.add(id(default))
             self.defaults.append(
                 DefaultPath(dest, self.span(default), default.value, "argument", None)
+            )
+        elif (
+            dest
+            and named
+            and dest not in pt.PLATFORM_FLAGS
+            and type(default) is ast.Constant
+            and type(default.value) is str
+            and pt.is_local_path_literal(default.value)
+        ):
+            # --outf "." is a path only if its uses say so (see flow)
+            self.flag_candidates[dest] = DefaultPath(
+                dest, self.span(default), default.value, "argument", None
             )
         self._declared_flags(node, options, default)
 

@@ -22,7 +22,7 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
-        if node.args:
+        if node.args or node.keywords:
             self._call_literals(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.

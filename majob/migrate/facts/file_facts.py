@@ -34,6 +34,7 @@ class FileFacts(CallFacts, ImportFacts):
         self._find_path_constants(tree)
         for stmt in tree.body:
             self.visit(stmt)
+        self._settle_flag_candidates()
 
     # ------------------------------------------------------------------ statements
 
@@ -50,7 +51,11 @@ class FileFacts(CallFacts, ImportFacts):
             self._environ_write(self.qualname(target.value), target.slice, node)
         elif target is not None and type(target) is ast.Attribute:
             self._config_path(target.attr, value)
+            if type(target.value) is ast.Name and target.value.id == "self":
+                self._self_attribute(target.attr, value)
         self.children(node)
+        if name is not None:
+            self._remember_local(name, value)
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
@@ -111,6 +116,10 @@ class FileFacts(CallFacts, ImportFacts):
             for default in [*args.defaults, *(d for d in args.kw_defaults if d)]:
                 self.visit(default)
             function: str = node.name  # type: ignore[attr-defined]
+            params = [a.arg for a in [*args.posonlyargs, *args.args]]
+            if function == "__init__" and outer.class_name is not None:
+                # Logger("logs") calls Logger.__init__(self, log_dir): one function, by its class
+                function, params = outer.class_name, params[1:]
             self.functions[function] = None
             line = node.lineno  # type: ignore[attr-defined]
             self.scope = Scope(
@@ -120,11 +129,13 @@ class FileFacts(CallFacts, ImportFacts):
                 span=Span(line, 0, line, 0),
             )
             self._parameter_defaults(args, self.scope)
-            self.function_params[function] = [a.arg for a in [*args.posonlyargs, *args.args]]
+            self.function_params[function] = params
+            self.keyword_params[function] = [a.arg for a in args.kwonlyargs]
             for child in node.body:  # type: ignore[attr-defined]
                 self.visit(child)
         else:
-            self.scope = Scope(False)
+            name = node.name if type(node) is ast.ClassDef else None
+            self.scope = Scope(False, class_name=name)
             self.children(node)
         self.scope = outer
 

@@ -22,6 +22,7 @@ class Scope:
     span: Span | None = None  # the ``def`` line (name's line), for fixes at the top of the body
     # A function that loops or calls a collective is no save helper to return early from.
     loops_or_syncs: bool = False
+    class_name: str | None = None  # a class body: its __init__ is called by the class's name
 
 
 @dataclass
@@ -79,14 +80,18 @@ class DefaultPath:
 
 @dataclass(frozen=True)
 class CallLiteral:
-    """A string literal passed positionally to a function of the file (``f("./out")``)."""
+    """A string literal (or a path formatted from one) passed to a function of the file
+    (``f("./out")``, ``save(m, filename="ckpt_{}.pt".format(e))``)."""
 
     callee: str
-    index: int
+    index: int  # the position, -1 for a keyword argument
+    keyword: str | None
     method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
-    value: str
-    span: Span
+    value: str  # the literal's text (a formatted path: its text up to the first field)
+    span: Span  # the literal, or the whole formatted expression
     node_id: int  # the literal's node, to skip one that another path rule reported
+    scope: Scope | None = None
+    line: int = 0
 
 
 @dataclass

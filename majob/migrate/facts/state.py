@@ -54,8 +54,14 @@ class FactsBase:
         self.in_display = False
         self.functions: dict[str, None] = {}
         self.function_params: dict[str, list[str]] = {}  # positional parameters by function
+        self.keyword_params: dict[str, list[str]] = {}  # keyword-only parameters by function
         self.path_params: dict[tuple[str, str], pt.PathKind] = {}  # (function, param) -> kind
         self.derived: dict[tuple[int, str], str] = {}  # (scope id, local) -> parameter
+        self.local_values: dict[tuple[int, str], ast.expr] = {}  # (scope id, name) -> last value
+        self.self_attrs: dict[str, tuple[str, str]] = {}  # self.<attr> = <parameter>
+        self.attr_uses: dict[str, pt.PathKind] = {}  # <obj>.<attr> in a path position
+        self.flag_candidates: dict[str, DefaultPath] = {}  # string defaults of other flags
+        self.site_at: dict[Span, PathSite] = {}  # one path site per literal
         self.call_literals: list[CallLiteral] = []
         self.call_sites: list[CallSite] = []
         # (scope id, name) -> the rank guard every non-None value of the name was built under
@@ -74,6 +80,8 @@ class FactsBase:
         self.has_init = False
         self.imports_torch_npu = False
         self.has_transfer = False
+        # why torch_npu gets imported without the file importing it (accelerate, torch.accelerator)
+        self.npu_loader: str | None = None
         self.candidates: list[NpuCandidate] = []
         self.first_import: Span | None = None
         self.first_torch_import: Span | None = None
