@@ -21,7 +21,7 @@ def check_npu(
     facts: FileFacts, out: FileFindings, torch_version: tuple[int, int] | None = None
 ) -> None:
     """MA301-MA326: CUDA uses on an Ascend target, and the torch_npu imports that cover them."""
-    covered = {"MA301", "MA302", "MA303", "MA304", "MA306"}
+    covered = {"MA301", "MA302", "MA303", "MA304", "MA306", "MA307"}
     uncovered = [] if facts.has_transfer else [c for c in facts.candidates if c.rule in covered]
     imports_torch = facts.first_torch_import is not None
     anchor = facts.first_torch_import

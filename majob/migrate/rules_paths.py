@@ -56,6 +56,7 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
     _ma104_parse_args(facts, out)
     _ma105_writes_into_input(facts, out)
     _ma106_flag_spellings(facts, out)
+    _ma107_rejected_arguments(facts, out)
     _settle_directions(facts.paths)
     _plan_roots(plan)
     _ma101_ma102_literals(plan, out)
@@ -220,6 +221,15 @@ def _ma101_ma102_defaults(facts: FileFacts, out: FileFindings) -> None:
         out.report(_RULE_OF_KIND[kind], literal.span, detail)
     for site in facts.implicit_dirs:
         out.report("MA102", site.span, f"with no log_dir it writes under {site.detail}")
+    if not facts.lightning_root_set:
+        for site in facts.lightning_dirs:
+            detail = f"this {site.detail} writes under the working directory (./lightning_logs)"
+            out.report("MA102", site.span, detail)
+
+
+def _ma107_rejected_arguments(facts: FileFacts, out: FileFindings) -> None:
+    for site in facts.rejects_arguments:
+        out.report("MA107", site.span, site.detail)
 
 
 def _bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:

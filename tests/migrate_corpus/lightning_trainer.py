@@ -4,7 +4,7 @@ no default_root_dir (both write under the working directory), a TensorBoardLogge
 import argparse
 
 import lightning as L
-import torch  # expect: MA305
+import torch
 import torch.nn as nn
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import TensorBoardLogger

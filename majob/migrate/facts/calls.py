@@ -9,14 +9,16 @@ import ast
 from majob.migrate import patterns as pt
 from majob.migrate.facts.argparse_flags import PARSE_METHODS, ArgparseFacts
 from majob.migrate.facts.distributed import DistributedFacts
+from majob.migrate.facts.frameworks import FrameworkFacts
 from majob.migrate.facts.named_paths import NamedPathFacts
 from majob.migrate.facts.npu import NpuFacts
-from majob.migrate.facts.paths import PathFacts
 from majob.migrate.facts.records import NpuCandidate, Site
 from majob.migrate.facts.walk import TreeWalk
 
 
-class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuFacts, TreeWalk):
+class CallFacts(
+    FrameworkFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuFacts, TreeWalk
+):
     """Dispatches calls to the path, argparse, distributed and NPU collectors."""
 
     def _call(self, node: ast.Call) -> None:
@@ -24,6 +26,8 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
         self._call_site(func)
         if node.args or node.keywords:
             self._call_literals(node)
+        if type(func) is ast.Name and func.id == "exec":
+            self._exec_call(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.
             outer, self.in_display = self.in_display, True
@@ -42,6 +46,7 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
         if qual:
             self._qualified_call(node, qual)
             self._implicit_dir(node, qual)
+            self._framework_call(node, qual)
         for keyword in node.keywords:
             if type(keyword.value) is ast.Constant and keyword.arg:
                 self._config_path(keyword.arg, keyword.value)
@@ -80,6 +85,8 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
             self._pathlib_write(func.value)
         elif attr in pt.PATH_METHODS:
             self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
+        else:
+            self._framework_method(node, func)
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)

@@ -82,6 +82,20 @@ class FileFacts(CallFacts, ImportFacts):
         self.children(node)
         del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
 
+    def _try(self, node: ast.Try) -> None:
+        self.in_try += 1  # reads in a try body may be expected to fail
+        for child in node.body:
+            self.visit(child)
+        self.in_try -= 1
+        for handler in node.handlers:
+            self.visit(handler)
+        for child in [*node.orelse, *node.finalbody]:
+            self.visit(child)
+
+    def _subscript(self, node: ast.Subscript) -> None:
+        self._environ_read(node)
+        self.children(node)
+
     def _while(self, node: ast.While) -> None:
         self.scope.loops_or_syncs = True
         self.children(node)
@@ -206,6 +220,8 @@ class FileFacts(CallFacts, ImportFacts):
         ast.For: _for,
         ast.AsyncFor: _for,
         ast.While: _while,
+        ast.Try: _try,
+        ast.Subscript: _subscript,
         ast.FunctionDef: _function,
         ast.AsyncFunctionDef: _function,
         ast.ClassDef: _function,

@@ -95,6 +95,15 @@ class FactsBase:
         self.flag_spellings: list[tuple[Site, str]] = []
         self.implicit_dirs: list[Site] = []  # SummaryWriter(): detail the directory it uses
         self.inits: list[Site] = []  # init_process_group calls; detail "env" or "given"
+        # frameworks: objects built by a known call (trainer = Trainer(...)), Lightning's
+        # Trainer/ModelCheckpoint writing under the working directory, argument handling that
+        # rejects the platform's arguments, code that needs a launcher
+        self.framework_objects: dict[str, str] = {}
+        self.lightning_root_set = False
+        self.lightning_dirs: list[Site] = []
+        self.rejects_arguments: list[Site] = []
+        self.launcher_only: list[Site] = []
+        self.in_try = 0
 
     # ------------------------------------------------------------------ helpers
 

@@ -1,7 +1,7 @@
 """timm.utils style helpers: the output folder and a checkpoint saver, defined away from train.py."""
 import os
 
-import torch  # expect: MA305
+import torch
 
 
 def get_outdir(path, *paths, inc=False):
