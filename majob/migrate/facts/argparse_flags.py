@@ -42,6 +42,7 @@ class ArgparseFacts(FactsBase):
         default = built or default
         # choices= makes it a name among a few (--dataset cifar10|mnist), not a path
         named = not any(k.arg == "choices" for k in node.keywords)
+        plain = _holds_one_str(node)
         if (
             dest
             and named
@@ -57,7 +58,7 @@ class ArgparseFacts(FactsBase):
         ):
             self.skip_strings.add(id(default))
             self.defaults.append(
-                DefaultPath(dest, self.span(default), default.value, "argument", None)
+                DefaultPath(dest, self.span(default), default.value, "argument", None, None, plain)
             )
         elif (
             dest
@@ -69,9 +70,15 @@ class ArgparseFacts(FactsBase):
         ):
             # --outf "." is a path only if its uses say so (see flow)
             self.flag_candidates[dest] = DefaultPath(
-                dest, self.span(default), default.value, "argument", None
+                dest, self.span(default), default.value, "argument", None, None, plain
             )
         self._declared_flags(node, options, default)
+
+    def _rewired(self, target: ast.Attribute, value: ast.AST) -> None:
+        """``args.data = args.data_url``: the flag was moved to its channel after parsing."""
+        named = type(target.value) is ast.Name and target.value.id in self.args_names
+        if named and any(w in pt.CHANNEL_FLAGS.values() for w in self.words(value)):
+            self.rewired.add(target.attr)
 
     def _declared_flags(self, node: ast.Call, options: list[str], default: ast.AST | None) -> None:
         """Each ``--flag`` of the call, with its default's text; and a ``--world-size`` spelling
@@ -106,15 +113,16 @@ class ArgparseFacts(FactsBase):
         if type(target) is ast.Tuple and target.elts and type(target.elts[0]) is ast.Name:
             args_name = target.elts[0].id
         receiver = call.func.value
-        self.parses.append(
-            ParseSite(
-                self.scope,
-                node.end_lineno or node.lineno,
-                self.span(node),
-                args_name,
-                receiver.id if type(receiver) is ast.Name else None,
-            )
+        parse = ParseSite(
+            self.scope,
+            node.end_lineno or node.lineno,
+            self.span(node),
+            args_name,
+            receiver.id if type(receiver) is ast.Name else None,
         )
+        self.parses.append(parse)
+        if args_name:
+            self.args_names.add(args_name)
 
     def _parse_call(self, node: ast.Call, func: ast.Attribute) -> None:
         """A ``parse_args()``/``parse_known_args()`` call, wherever it stands."""
@@ -148,3 +156,16 @@ class ArgparseFacts(FactsBase):
         if parse.scope.is_module:
             return not scope.is_module or line > parse.end_line
         return parse.scope is scope and line > parse.end_line
+
+
+def _holds_one_str(node: ast.Call) -> bool:
+    """``add_argument`` keeps the default as given: no ``type=`` but str, no list of values."""
+    for keyword in node.keywords:
+        value = keyword.value
+        if keyword.arg == "type" and not (type(value) is ast.Name and value.id == "str"):
+            return False
+        if keyword.arg == "nargs" and not (type(value) is ast.Constant and value.value == "?"):
+            return False
+        if keyword.arg == "action" and not (type(value) is ast.Constant and value.value == "store"):
+            return False
+    return True

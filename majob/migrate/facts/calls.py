@@ -8,6 +8,7 @@ import ast
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts.argparse_flags import PARSE_METHODS, ArgparseFacts
+from majob.migrate.facts.args_flow import SPAWN
 from majob.migrate.facts.distributed import DistributedFacts
 from majob.migrate.facts.frameworks import FrameworkFacts
 from majob.migrate.facts.named_paths import NamedPathFacts
@@ -17,7 +18,12 @@ from majob.migrate.facts.walk import TreeWalk
 
 
 class CallFacts(
-    FrameworkFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuFacts, TreeWalk
+    FrameworkFacts,
+    NamedPathFacts,
+    ArgparseFacts,
+    DistributedFacts,
+    NpuFacts,
+    TreeWalk,
 ):
     """Dispatches calls to the path, argparse, distributed and NPU collectors."""
 
@@ -77,6 +83,9 @@ class CallFacts(
             self.candidates.append(NpuCandidate("MA326", self.span(func), ".double()"))
         elif attr == "add_argument":
             self._add_argument(node)
+            if type(func.value) is ast.Name:
+                name = func.value.id
+                self.parser_sizes[name] = self.parser_sizes.get(name, 0) + 1
         elif attr == "set_epoch":
             self.sets_epoch = True
         elif attr == "setdefault" and node.args:
@@ -114,6 +123,8 @@ class CallFacts(
             self.samplers.append((self.span(node), self._assigned_name(node)))
         elif qual in pt.DATA_LOADER:
             self._loader(node)
+        elif qual == SPAWN:
+            self._spawned(node)
         elif qual == "os.putenv" and node.args:
             self._environ_write("os.environ", node.args[0], node)
 

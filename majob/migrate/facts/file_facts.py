@@ -15,6 +15,7 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from majob.migrate.facts.args_flow import ArgsFlowFacts
 from majob.migrate.facts.calls import CallFacts
 from majob.migrate.facts.distributed import guard_words, unwrap_tested
 from majob.migrate.facts.imports import ImportFacts
@@ -44,6 +45,8 @@ class FileFacts(CallFacts, ImportFacts):
         target = node.targets[0] if len(node.targets) == 1 else None
         name = target.id if type(target) is ast.Name else None
         self._parse_assigned(node, call, target)
+        if target is not None and self.returns_args:
+            self._args_assigned(target, value, node.lineno)
         if name is not None:
             self._object_built(name, value)
             self._derived_path(name, value)
@@ -53,6 +56,8 @@ class FileFacts(CallFacts, ImportFacts):
             self._config_path(target.attr, value)
             if type(target.value) is ast.Name and target.value.id == "self":
                 self._self_attribute(target.attr, value)
+            elif self.args_names:
+                self._rewired(target, value)
         self.children(node)
         if name is not None:
             self._remember_local(name, value)
@@ -221,6 +226,7 @@ class FileFacts(CallFacts, ImportFacts):
         ast.AsyncFor: _for,
         ast.While: _while,
         ast.Try: _try,
+        ast.Return: ArgsFlowFacts._return,
         ast.Subscript: _subscript,
         ast.FunctionDef: _function,
         ast.AsyncFunctionDef: _function,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 
 from majob.migrate import patterns as pt
+from majob.migrate.facts.args_flow import ArgsFlowFacts
 from majob.migrate.facts.records import DefaultPath
-from majob.migrate.facts.state import FactsBase
 
 # Calls that keep their first argument's place: a path built on it, or the same path.
 _JOINS = frozenset({"join", "joinpath"})
@@ -75,7 +75,7 @@ def _formats_first(template: ast.AST, marker: str) -> bool:
     return text.startswith(("{}/", "{0}/", "{}\\"))
 
 
-class FlowFacts(FactsBase):
+class FlowFacts(ArgsFlowFacts):
     """Follows paths through local variables, ``self`` attributes and flags named for nothing."""
 
     def _remember_local(self, name: str, value: ast.expr) -> None:

@@ -32,9 +32,9 @@ class FrameworkFacts(PathFacts):
             if "default_root_dir" in keywords:
                 self.lightning_root_set = True
             else:
-                self.lightning_dirs.append(Site(self.span(node), "Trainer"))
+                self.lightning_dirs.append(Site(self.span(node), "Trainer", self.scope))
         elif qual in fw.LIGHTNING_CHECKPOINTS and "dirpath" not in keywords and not node.args:
-            self.lightning_dirs.append(Site(self.span(node), "ModelCheckpoint"))
+            self.lightning_dirs.append(Site(self.span(node), "ModelCheckpoint", self.scope))
         if qual in fw.REJECTING_CALLS:
             self.rejects_arguments.append(Site(self.span(node), fw.REJECTING_CALLS[qual]))
         if qual in fw.LAUNCHED_CALLS:

@@ -209,6 +209,8 @@ class PathFacts(FlowFacts):
             callee, method = func.attr, True  # obj.f(...), Data().f(...); not np.load(...)
         else:
             return
+        if self.args_names:
+            self._args_passed(node, callee, method)
         for index, arg in enumerate(node.args):
             self._call_literal(callee, method, index, None, arg)
         for keyword in node.keywords:
@@ -230,11 +232,14 @@ class PathFacts(FlowFacts):
             if type(text) is not str:
                 text = self._formatted_head(value)
             if text is not None:
+                template = self._template(value) if type(value) is not ast.Constant else None
                 self.call_literals.append(
                     CallLiteral(
                         *(callee, index, keyword, method, text, self.span(value), id(value)),
                         scope=self.scope,
                         line=getattr(value, "lineno", 0),
+                        directory=template[0] if template else "",
+                        rest=template[1] if template else None,
                     )
                 )
 
@@ -259,7 +264,8 @@ class PathFacts(FlowFacts):
     def _implicit_dir(self, node: ast.Call, qual: str) -> None:
         """``SummaryWriter()`` with no log_dir writes under ./runs, outside the output channel."""
         if qual in pt.IMPLICIT_DIR_CALLS and not node.args and not node.keywords:
-            self.implicit_dirs.append(Site(self.span(node), pt.IMPLICIT_DIR_CALLS[qual]))
+            site = Site(self.span(node), pt.IMPLICIT_DIR_CALLS[qual], self.scope)
+            self.implicit_dirs.append(site)
 
     def _default_used(self, head: ast.AST, kind: pt.PathKind) -> bool:
         """``head`` names a parameter or ``args.<flag>`` with a path default: give it ``kind``."""

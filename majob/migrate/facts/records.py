@@ -76,6 +76,7 @@ class DefaultPath:
     origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
     scope: Scope | None  # the function, for a parameter
     kind: pt.PathKind | None = None  # from a use in a path position
+    plain: bool = True  # a flag holding one str (no type= conversion, no nargs list)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,9 @@ class CallLiteral:
     node_id: int  # the literal's node, to skip one that another path rule reported
     scope: Scope | None = None
     line: int = 0
+    # a formatted path (``"ckpt/e{}.pt".format(e)``): its directory and the rest of its text
+    directory: str = ""
+    rest: str | None = None
 
 
 @dataclass
@@ -164,6 +168,11 @@ class Site:
 
     span: Span
     detail: str
+    scope: Scope | None = None  # where it is, for a fix that needs the parsed arguments
+
+    @property
+    def line(self) -> int:
+        return self.span.line
 
 
 @dataclass(frozen=True)
@@ -172,3 +181,26 @@ class ParseArgsCall:
 
     span: Span
     whole: bool
+
+
+@dataclass(frozen=True)
+class ArgsAlias:
+    """``args, text = _parse_args()``: the parsed arguments are ``name`` in ``scope`` from
+    ``line`` on."""
+
+    name: str
+    scope: Scope
+    line: int
+    source: str  # the function that returned them
+
+
+@dataclass(frozen=True)
+class ArgsPass:
+    """A call passing parsed arguments on: ``callee``'s parameter at ``index`` (or ``keyword``)."""
+
+    callee: str
+    index: int
+    keyword: str | None
+    method: bool
+    name: str
+    scope: Scope

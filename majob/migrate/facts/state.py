@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts.records import (
+    ArgsAlias,
+    ArgsPass,
     CallLiteral,
     CallSite,
     DataParallelCall,
@@ -44,6 +46,11 @@ class FactsBase:
         self.loops: list[EpochLoop] = []
         self.all_loops: list[EpochLoop] = []
         self.parses: list[ParseSite] = []
+        self.parser_sizes: dict[str, int] = {}  # add_argument calls per parser name
+        self.returns_args: dict[str, int | None] = {}  # function -> tuple index of the args
+        self.args_aliases: list[ArgsAlias] = []
+        self.args_passes: list[ArgsPass] = []
+        self.args_names: set[str] = set()  # names that hold parsed arguments somewhere
         self.flags: dict[str, str | None] = {}
         self.injected_defaults: set[int] = set()  # defaults of --init_method (ModelArts passes it)
         self.skip_strings: set[int] = set()
@@ -62,6 +69,7 @@ class FactsBase:
         self.attr_uses: dict[str, pt.PathKind] = {}  # <obj>.<attr> in a path position
         self.flag_candidates: dict[str, DefaultPath] = {}  # string defaults of other flags
         self.site_at: dict[Span, PathSite] = {}  # one path site per literal
+        self.rewired: set[str] = set()  # flags set from a channel after parsing
         self.call_literals: list[CallLiteral] = []
         self.call_sites: list[CallSite] = []
         # (scope id, name) -> the rank guard every non-None value of the name was built under

@@ -1,0 +1,120 @@
+"""Paths named before they are used (MA101/MA102): argparse defaults, parameter defaults, config
+values, literals handed to the script's own functions, and the directories a call writes when it
+is given none (``SummaryWriter()``, Lightning's ``Trainer()``).
+
+A flag's default moves to its channel right after the arguments are parsed, and only when the
+flag was not given (``if args.data == "./imagenet": args.data = args.data_url``): a path passed
+on the command line stays what it was, whatever the flag's name or kind (positional too).
+Parameter defaults and config values stay fixed by hand.
+"""
+
+from __future__ import annotations
+
+from majob.migrate import patterns as pt
+from majob.migrate.facts import FileFacts
+from majob.migrate.facts.records import CallLiteral, DefaultPath
+from majob.migrate.findings import Fix
+from majob.migrate.path_channels import py_str
+from majob.migrate.path_plan import RULE_OF_KIND, PathPlan, default_kind
+from majob.migrate.rules import Codemod
+
+
+def plan_defaults(plan: PathPlan) -> None:
+    """Every named path, planned with its fix where one is safe."""
+    facts = plan.facts
+    for default in facts.defaults:
+        if default.origin == "argument" and default.name in facts.rewired:
+            continue  # moved to its channel after parsing already
+        kind = default_kind(default.kind, default.name, default.value)
+        what = "--" + default.name if default.origin == "argument" else default.name
+        verb = "is set to" if default.origin == "config" else "defaults to"
+        fix = _flag_fix(plan, default, kind) if default.origin == "argument" else None
+        detail = f"{what} {verb} {default.value!r}"
+        plan.add(kind, default.span, detail, *([fix] if fix else []))
+    for literal in facts.call_literals:
+        _call_literal(plan, literal)
+    _implicit_dirs(plan)
+
+
+def _flag_fix(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) -> Fix | None:
+    """``if args.data == "./imagenet": args.data = args.data_url``, right after the parse."""
+    host = plan.channels.host
+    rel = plan.rel(kind, default.value)
+    if host is None or host.args_name is None or rel is None or not default.plain:
+        return None
+    if default.span.line > host.stmt.line:
+        return None  # declared after the parse (in a function defined later): left by hand
+    args = host.args_name
+    channel = plan.channels.expr(args, kind, rel)
+    code = (
+        f"if {args}.{default.name} == {py_str(default.value)}:\n"
+        f"    {args}.{default.name} = {channel}\n"
+    )
+    return Fix(Codemod.CLOUD_PATHS, RULE_OF_KIND[kind], "insert-after", host.stmt, code=code)
+
+
+def bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:
+    """The parameter of the local function that a passed literal binds."""
+    if literal.keyword is not None:
+        known = facts.function_params.get(literal.callee, [])
+        known = [*known, *facts.keyword_params.get(literal.callee, [])]
+        return literal.keyword if literal.keyword in known else None
+    params = facts.function_params.get(literal.callee, [])
+    shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+    index = literal.index + shift
+    return params[index] if index < len(params) else None
+
+
+def _call_literal(plan: PathPlan, literal: CallLiteral) -> None:
+    """A literal handed to a local function whose parameter reaches a path position."""
+    facts = plan.facts
+    param = bound_parameter(facts, literal)
+    kind = facts.path_params.get((literal.callee, param)) if param else None
+    if (
+        kind is None
+        or literal.node_id in facts.skip_strings
+        or not pt.is_local_path_literal(literal.value)
+        or pt.is_code_file(literal.value)
+    ):
+        return
+    fixes = []
+    directory = literal.directory if literal.rest is not None else literal.value
+    rel = plan.rel(kind, directory)
+    args = plan.channels.args_at(literal.scope, literal.line) if literal.scope else None
+    if rel is not None and args is not None:
+        if literal.rest is not None:
+            code = plan.channels.joined(args, kind, rel, literal.rest)
+        else:
+            code = plan.channels.expr(args, kind, rel)
+        rule = RULE_OF_KIND[kind]
+        fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", literal.span, code=code))
+    detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"
+    plan.add(kind, literal.span, detail, *fixes)
+
+
+def _implicit_dirs(plan: PathPlan) -> None:
+    """``SummaryWriter()`` writes under ./runs, Lightning under ./lightning_logs: given the
+    output channel (its ``runs`` folder, the Trainer's default_root_dir)."""
+    facts = plan.facts
+    for site in facts.implicit_dirs:
+        fixes = []
+        code = plan.channel_expr("output", "runs", site.scope, site.line) if site.scope else None
+        if code is not None:
+            fix = Fix(
+                Codemod.CLOUD_PATHS, "MA102", "set-kwarg", site.span, name="log_dir", code=code
+            )
+            fixes.append(fix)
+        plan.add("output", site.span, f"with no log_dir it writes under {site.detail}", *fixes)
+    if facts.lightning_root_set:
+        return
+    trainer_fixes = []
+    for site in facts.lightning_dirs:
+        code = plan.channel_expr("output", "", site.scope, site.line) if site.scope else None
+        if site.detail == "Trainer" and code is not None:
+            name = "default_root_dir"
+            fix = Fix(Codemod.CLOUD_PATHS, "MA102", "set-kwarg", site.span, name=name, code=code)
+            trainer_fixes.append(fix)
+    every = len(trainer_fixes) == sum(s.detail == "Trainer" for s in facts.lightning_dirs)
+    for site in facts.lightning_dirs:
+        detail = f"this {site.detail} writes under the working directory (./lightning_logs)"
+        plan.add("output", site.span, detail, *(trainer_fixes if every else []))
