@@ -11,11 +11,10 @@ Parameter defaults and config values stay fixed by hand.
 from __future__ import annotations
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts import FileFacts
 from majob.migrate.facts.records import CallLiteral, DefaultPath
 from majob.migrate.findings import Fix
 from majob.migrate.path_channels import py_str
-from majob.migrate.path_plan import RULE_OF_KIND, PathPlan, default_kind
+from majob.migrate.path_plan import RULE_OF_KIND, PathPlan, bound_parameter, default_kind
 from majob.migrate.rules import Codemod
 
 
@@ -28,9 +27,17 @@ def plan_defaults(plan: PathPlan) -> None:
         kind = default_kind(default.kind, default.name, default.value)
         what = "--" + default.name if default.origin == "argument" else default.name
         verb = "is set to" if default.origin == "config" else "defaults to"
-        fix = _flag_fix(plan, default, kind) if default.origin == "argument" else None
-        detail = f"{what} {verb} {default.value!r}"
-        plan.add(kind, default.span, detail, *([fix] if fix else []))
+        if default.origin == "argument":
+            fix = _flag_fix(plan, default, kind)
+            fixes = [fix] if fix else []
+        elif default.origin == "parameter":
+            planned = _parameter_fixes(plan, default, kind)
+            if planned is None:
+                continue  # every call in the file gives its own path: the default is not used
+            fixes = planned
+        else:
+            fixes = []
+        plan.add(kind, default.span, f"{what} {verb} {default.value!r}", *fixes)
     for literal in facts.call_literals:
         _call_literal(plan, literal)
     _implicit_dirs(plan)
@@ -53,16 +60,30 @@ def _flag_fix(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) -> Fix | 
     return Fix(Codemod.CLOUD_PATHS, RULE_OF_KIND[kind], "insert-after", host.stmt, code=code)
 
 
-def bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:
-    """The parameter of the local function that a passed literal binds."""
-    if literal.keyword is not None:
-        known = facts.function_params.get(literal.callee, [])
-        known = [*known, *facts.keyword_params.get(literal.callee, [])]
-        return literal.keyword if literal.keyword in known else None
-    params = facts.function_params.get(literal.callee, [])
-    shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
-    index = literal.index + shift
-    return params[index] if index < len(params) else None
+def _parameter_fixes(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) -> list[Fix] | None:
+    """``def save_checkpoint(state, filename="checkpoint.pth.tar")``: every call in this file
+    that leaves the parameter to its default passes it under the channel instead."""
+    facts = plan.facts
+    function = default.scope.function if default.scope else None
+    params = facts.function_params.get(function or "", [])
+    rel = plan.rel(kind, default.value)
+    calls = [c for c in facts.helper_calls if c.callee == function]
+    if function is None or not calls:
+        return []
+    index = params.index(default.name) if default.name in params else len(params)
+    fixes = []
+    for call in calls:
+        shift = 1 if call.method and params[:1] in (["self"], ["cls"]) else 0
+        if default.name in call.passed or call.positional + shift > index:
+            continue  # the caller gives its own path
+        code = plan.channel_expr(kind, rel, call.scope, call.line) if rel is not None else None
+        if code is None:
+            return []
+        rule = RULE_OF_KIND[kind]
+        fixes.append(
+            Fix(Codemod.CLOUD_PATHS, rule, "set-kwarg", call.span, name=default.name, code=code)
+        )
+    return fixes or None
 
 
 def _call_literal(plan: PathPlan, literal: CallLiteral) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
-from majob.migrate.facts.records import PathConstant, PathSite, Scope
+from majob.migrate.facts.records import CallLiteral, PathConstant, PathSite, Scope
 from majob.migrate.findings import Fix, Span
 from majob.migrate.path_channels import Channels
 
@@ -93,6 +93,7 @@ def plan_roots(plan: PathPlan) -> None:
             plan.constants[kind].append(constant)
     for kind, flag in pt.CHANNEL_FLAGS.items():
         uses = [p.use for p in facts.paths if p.use.kind == kind] + _default_uses(facts, kind)
+        uses += _literal_uses(facts, kind)
         routable = [c for c in plan.constants[kind] if c.routable]
         if flag in facts.flags:
             declared = facts.flags[flag]
@@ -139,3 +140,26 @@ def default_kind(kind: pt.PathKind | None, name: str, value: str) -> pt.PathKind
     if kind is None:
         kind = "output" if pt.looks_like_data_file(value) else "input"
     return kind
+
+
+def _literal_uses(facts: FileFacts, kind: pt.PathKind) -> list[pt.PathUse]:
+    """The literals handed to local functions as paths of the kind, as uses."""
+    found = []
+    for literal in facts.call_literals:
+        param = bound_parameter(facts, literal)
+        if param and facts.path_params.get((literal.callee, param)) == kind:
+            value = literal.directory if literal.rest is not None else literal.value
+            found.append(pt.PathUse(value, kind, literal.rest is not None))
+    return found
+
+
+def bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:
+    """The parameter of the local function that a passed literal binds."""
+    if literal.keyword is not None:
+        known = facts.function_params.get(literal.callee, [])
+        known = [*known, *facts.keyword_params.get(literal.callee, [])]
+        return literal.keyword if literal.keyword in known else None
+    params = facts.function_params.get(literal.callee, [])
+    shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+    index = literal.index + shift
+    return params[index] if index < len(params) else None

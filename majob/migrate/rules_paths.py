@@ -95,6 +95,8 @@ def _ma101_ma102_literals(plan: PathPlan) -> None:
             if rel and kind == "input":
                 # Say where the data must then be: a level under --data_url is not implied.
                 detail += f" (the {pt.CHANNEL_FLAGS[kind]} directory must then hold {rel!r})"
+        elif (sibling := _sibling_of_parameter(plan, site)) is not None:
+            fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", site.span, code=sibling))
         else:
             blocked.add(posixpath.normpath(site.use.value))
         planned.append((site, detail, fixes))
@@ -163,3 +165,17 @@ def _ma103_channel_arguments(plan: PathPlan, out: FileFindings, complete: set[pt
             )
             fixes.append(Fix(Codemod.CLOUD_PATHS, "MA103", "insert-before", host.stmt, code=code))
         out.report("MA103", host.stmt, f"--{flag}", *fixes)
+
+
+def _sibling_of_parameter(plan: PathPlan, site: PathSite) -> str | None:
+    """``shutil.copyfile(filename, "model_best.pth.tar")`` in ``save_checkpoint(state,
+    filename=...)``: a file written beside the path parameter goes where it goes."""
+    value = site.use.value
+    if site.use.kind != "output" or "/" in value or site.mkdir or site.template_rest is not None:
+        return None
+    for default in plan.facts.defaults:
+        beside = default.origin == "parameter" and default.scope is site.scope
+        if beside and default.kind == "output":
+            os_name = plan.os_name
+            return f"{os_name}.path.join({os_name}.path.dirname({default.name}), {py_str(value)})"
+    return None

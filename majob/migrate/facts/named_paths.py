@@ -39,6 +39,8 @@ class NamedPathFacts(FactsBase):
             self.defaults.append(
                 DefaultPath(arg.arg, self.span(default), default.value, "parameter", scope)
             )
+            if scope.function is not None:
+                self.default_functions.add(scope.function)
 
     def _config_path(self, name: str, value: ast.AST) -> None:
         """``cfg.OUTPUT_DIR = "./output"`` or ``SimpleNamespace(ROOT="datasets/coco")``: a path
@@ -56,9 +58,14 @@ class NamedPathFacts(FactsBase):
         self.defaults.append(DefaultPath(name, self.span(value), value.value, "config", None))
 
     def _find_path_constants(self, tree: ast.Module) -> None:
-        """Module-level ``NAME = "path"`` constants; a name assigned twice is none."""
+        """Module-level ``NAME = "path"`` constants; a name assigned twice is none. Also the
+        functions with a string parameter default, whose calls the pass records wherever they
+        come (a helper may be defined below its callers)."""
         seen: dict[str, int] = {}
         for stmt in tree.body:
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.ClassDef:
+                self._string_defaults(stmt)  # type: ignore[arg-type]
             if type(stmt) is not ast.Assign:
                 continue
             for target in stmt.targets:
@@ -72,6 +79,15 @@ class NamedPathFacts(FactsBase):
         for assigned, count in seen.items():
             if count > 1:
                 self.constants.pop(assigned, None)
+
+    def _string_defaults(self, stmt: ast.FunctionDef | ast.ClassDef) -> None:
+        defs = [stmt] if type(stmt) is ast.FunctionDef else stmt.body
+        for node in defs:
+            if type(node) is ast.FunctionDef and any(
+                type(d) is ast.Constant and type(d.value) is str for d in node.args.defaults
+            ):
+                name = node.name
+                self.default_functions.add(stmt.name if name == "__init__" else name)
 
     def _path_constant(self, name: str, stmt: ast.Assign) -> PathConstant | None:
         """``name = value`` as a path constant, if ``value`` holds a local path."""

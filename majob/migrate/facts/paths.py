@@ -8,7 +8,7 @@ import ast
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts.flow import FlowFacts, path_root
-from majob.migrate.facts.records import CallLiteral, PathSite, Site
+from majob.migrate.facts.records import CallLiteral, HelperCall, PathSite, Site
 from majob.migrate.findings import Span
 
 
@@ -211,6 +211,13 @@ class PathFacts(FlowFacts):
             return
         if self.args_names:
             self._args_passed(node, callee, method)
+        if callee in self.default_functions:
+            passed = frozenset(k.arg for k in node.keywords if k.arg)
+            call = HelperCall(
+                *(callee, self.span(node), passed, len(node.args), method, self.scope),
+                node.lineno,
+            )
+            self.helper_calls.append(call)
         for index, arg in enumerate(node.args):
             self._call_literal(callee, method, index, None, arg)
         for keyword in node.keywords:

@@ -204,3 +204,16 @@ class ArgsPass:
     method: bool
     name: str
     scope: Scope
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """A call of a local function with a path parameter default: which parameters it passes."""
+
+    callee: str
+    span: Span
+    passed: frozenset[str]  # keywords given
+    positional: int  # how many positional arguments
+    method: bool
+    scope: Scope
+    line: int

@@ -15,6 +15,7 @@ from majob.migrate.facts.records import (
     DataParallelCall,
     DefaultPath,
     EpochLoop,
+    HelperCall,
     Loader,
     NpuCandidate,
     ParseArgsCall,
@@ -70,6 +71,8 @@ class FactsBase:
         self.flag_candidates: dict[str, DefaultPath] = {}  # string defaults of other flags
         self.site_at: dict[Span, PathSite] = {}  # one path site per literal
         self.rewired: set[str] = set()  # flags set from a channel after parsing
+        self.helper_calls: list[HelperCall] = []  # calls of functions with path defaults
+        self.default_functions: set[str] = set()  # functions with a path parameter default
         self.call_literals: list[CallLiteral] = []
         self.call_sites: list[CallSite] = []
         # (scope id, name) -> the rank guard every non-None value of the name was built under
