@@ -308,10 +308,48 @@ if args.local_rank == 0:
         "    return p.parse_known_args()[0]\n",
         set(),  # nothing would read the arguments: they are not added
     ),
+    (
+        "MA107",
+        GPU,
+        "from pytorch_lightning.cli import LightningCLI\ncli = LightningCLI(M)\n",
+        set(),
+    ),
+    ("MA107", GPU, "exec(open('configurator.py').read())\n", set()),
+    ("MA107", GPU, "(a,) = parser.parse_args_into_dataclasses()\n", set()),
+    ("MA211", GPU, "import os\nrank = int(os.environ['LOCAL_RANK'])\n", set()),
+    ("MA211", GPU, "from accelerate import Accelerator\naccelerator = Accelerator()\n", set()),
+    (
+        "MA212",
+        GPU,
+        PARSER + "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(1, 1)).cuda()\n",
+        set(),
+    ),
+    ("MA307", NPU, "import torch\nm = torch.nn.Linear(1, 1).to(local_rank)\n", NPU_FIX),
+    ("MA328", NPU, "import torch\nm = torch.compile(torch.nn.Linear(1, 1))\n", set()),
 ]
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    # a dataset name among choices, code run by exec, a hub id: no paths
+    ("MA101", GPU, PARSER + "parser.add_argument('--dataset', default='cifar10', choices=['a'])\n"),
+    ("MA101", GPU, "exec(open('configurator.py').read())\n"),
+    (
+        "MA101",
+        GPU,
+        "from transformers import AutoModel\nm = AutoModel.from_pretrained('bert-base')\n",
+    ),
+    # LOCAL_RANK read under a test of the launch
+    (
+        "MA211",
+        GPU,
+        "import os\nif 'LOCAL_RANK' in os.environ:\n    r = int(os.environ['LOCAL_RANK'])\n",
+    ),
+    (
+        "MA211",
+        GPU,
+        "import os\nddp = 'RANK' in os.environ\nif ddp:\n    r = int(os.environ['RANK'])\n",
+    ),
+    ("MA307", NPU, "import torch\nm = torch.nn.Linear(1, 1).to(device)\n"),
     ("MA101", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n"),  # MA102
     ("MA101", GPU, "import os\nstat = open(f'/proc/{os.getpid()}/stat').read()\n"),
     # one finding for one path: the Path call's, not also a joined constant's MA102
