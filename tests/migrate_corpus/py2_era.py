@@ -1,6 +1,6 @@
 """PyTorch 0.3-era script (2017): .cuda(async=True) (async is a keyword since Python 3.7),
 Variable, volatile flags, a checkpoint in the working directory."""
-# data: mnist/train.npy
+# data: train.npy
 import argparse
 import os
 

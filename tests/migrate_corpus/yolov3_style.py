@@ -1,6 +1,6 @@
 """PyTorch-YOLOv3 (2019) train.py style: os.makedirs("checkpoints") and a checkpoint named
 f"checkpoints/yolov3_ckpt_%d.pth" % epoch, a Logger class writing under "logs", Variable."""
-# data: coco/train.npy
+# data: train.npy
 import argparse
 import os
 import time
