@@ -21,6 +21,9 @@ from majob.migrate.rules import Codemod
 def plan_defaults(plan: PathPlan) -> None:
     """Every named path, planned with its fix where one is safe."""
     facts = plan.facts
+    passed: dict[tuple[str, str], list[Fix]] = {}  # fixes of the literals given for a parameter
+    for literal in facts.call_literals:
+        _call_literal(plan, literal, passed)
     for default in facts.defaults:
         if default.origin == "argument" and default.name in facts.rewired:
             continue  # moved to its channel after parsing already
@@ -32,14 +35,15 @@ def plan_defaults(plan: PathPlan) -> None:
             fixes = [fix] if fix else []
         elif default.origin == "parameter":
             planned = _parameter_fixes(plan, default, kind)
-            if planned is None:
-                continue  # every call in the file gives its own path: the default is not used
+            if planned is None:  # every call gives its own path: they move, the default is unused
+                function = default.scope.function if default.scope else None
+                planned = passed.get((function or "", default.name), [])
+                if not planned:
+                    continue  # what the callers give is judged where they give it
             fixes = planned
         else:
             fixes = []
         plan.add(kind, default.span, f"{what} {verb} {default.value!r}", *fixes)
-    for literal in facts.call_literals:
-        _call_literal(plan, literal)
     _implicit_dirs(plan)
 
 
@@ -86,7 +90,9 @@ def _parameter_fixes(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) ->
     return fixes or None
 
 
-def _call_literal(plan: PathPlan, literal: CallLiteral) -> None:
+def _call_literal(
+    plan: PathPlan, literal: CallLiteral, passed: dict[tuple[str, str], list[Fix]]
+) -> None:
     """A literal handed to a local function whose parameter reaches a path position."""
     facts = plan.facts
     param = bound_parameter(facts, literal)
@@ -111,6 +117,8 @@ def _call_literal(plan: PathPlan, literal: CallLiteral) -> None:
         fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", literal.span, code=code))
     detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"
     plan.add(kind, literal.span, detail, *fixes)
+    if param is not None:
+        passed.setdefault((literal.callee, param), []).extend(fixes)
 
 
 def _implicit_dirs(plan: PathPlan) -> None:
