@@ -24,6 +24,9 @@ def plan_defaults(plan: PathPlan) -> None:
     passed: dict[tuple[str, str], list[Fix]] = {}  # fixes of the literals given for a parameter
     for literal in facts.call_literals:
         _call_literal(plan, literal, passed)
+    if facts.project is not None:
+        for literal in facts.imported_literals:
+            _call_literal(plan, literal, passed)
     for default in facts.defaults:
         if default.origin == "argument" and default.name in facts.rewired:
             continue  # moved to its channel after parsing already
@@ -95,8 +98,7 @@ def _call_literal(
 ) -> None:
     """A literal handed to a local function whose parameter reaches a path position."""
     facts = plan.facts
-    param = bound_parameter(facts, literal)
-    kind = facts.path_params.get((literal.callee, param)) if param else None
+    param, kind = bound_parameter(facts, literal)
     if (
         kind is None
         or literal.node_id in facts.skip_strings

@@ -145,21 +145,33 @@ def default_kind(kind: pt.PathKind | None, name: str, value: str) -> pt.PathKind
 def _literal_uses(facts: FileFacts, kind: pt.PathKind) -> list[pt.PathUse]:
     """The literals handed to local functions as paths of the kind, as uses."""
     found = []
-    for literal in facts.call_literals:
-        param = bound_parameter(facts, literal)
-        if param and facts.path_params.get((literal.callee, param)) == kind:
+    for literal in [*facts.call_literals, *facts.imported_literals]:
+        param, used = bound_parameter(facts, literal)
+        if param and used == kind:
             value = literal.directory if literal.rest is not None else literal.value
             found.append(pt.PathUse(value, kind, literal.rest is not None))
     return found
 
 
-def bound_parameter(facts: FileFacts, literal: CallLiteral) -> str | None:
-    """The parameter of the local function that a passed literal binds."""
+def bound_parameter(
+    facts: FileFacts, literal: CallLiteral
+) -> tuple[str | None, pt.PathKind | None]:
+    """The parameter a passed literal binds, of a local function or of a helper of the
+    project (``facts.project``), and the direction that parameter is used in there."""
+    params = facts.function_params.get(literal.callee)
+    keywords = facts.keyword_params.get(literal.callee, [])
+    kinds: dict[str, str] = {p: k for (f, p), k in facts.path_params.items() if f == literal.callee}
+    if params is None and facts.project is not None and "." in literal.callee:
+        helper = facts.project.helper(literal.callee)
+        if helper is not None:
+            params, keywords, kinds = helper
+    if params is None:
+        return None, None
     if literal.keyword is not None:
-        known = facts.function_params.get(literal.callee, [])
-        known = [*known, *facts.keyword_params.get(literal.callee, [])]
-        return literal.keyword if literal.keyword in known else None
-    params = facts.function_params.get(literal.callee, [])
-    shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
-    index = literal.index + shift
-    return params[index] if index < len(params) else None
+        param = literal.keyword if literal.keyword in [*params, *keywords] else None
+    else:
+        shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
+        index = literal.index + shift
+        param = params[index] if index < len(params) else None
+    kind = kinds.get(param) if param else None
+    return param, "output" if kind == "output" else "input" if kind == "input" else None

@@ -201,15 +201,20 @@ class PathFacts(FlowFacts):
         either branch of ``x if c else "./out"`` or through a local variable: paths when the
         parameter they bind reaches a path position."""
         func = node.func
+        into = self.call_literals
         if type(func) is ast.Name:
             callee, method = func.id, False
+            if callee in self.aliases:  # from utils import get_outdir: maybe the project's
+                callee, into = self.aliases[callee], self.imported_literals
         elif type(func) is ast.Attribute and not (
             type(func.value) is ast.Name and func.value.id in self.aliases
         ):
             callee, method = func.attr, True  # obj.f(...), Data().f(...); not np.load(...)
+        elif (qual := self.qualname(func)) is not None:
+            callee, method, into = qual, False, self.imported_literals  # utils.get_outdir(...)
         else:
             return
-        if self.args_names:
+        if self.args_names and into is self.call_literals:
             self._args_passed(node, callee, method)
         if callee in self.default_functions:
             passed = frozenset(k.arg for k in node.keywords if k.arg)
@@ -219,13 +224,19 @@ class PathFacts(FlowFacts):
             )
             self.helper_calls.append(call)
         for index, arg in enumerate(node.args):
-            self._call_literal(callee, method, index, None, arg)
+            self._call_literal(callee, method, index, None, arg, into)
         for keyword in node.keywords:
             if keyword.arg is not None:
-                self._call_literal(callee, method, -1, keyword.arg, keyword.value)
+                self._call_literal(callee, method, -1, keyword.arg, keyword.value, into)
 
     def _call_literal(
-        self, callee: str, method: bool, index: int, keyword: str | None, arg: ast.expr
+        self,
+        callee: str,
+        method: bool,
+        index: int,
+        keyword: str | None,
+        arg: ast.expr,
+        into: list[CallLiteral],
     ) -> None:
         kind = type(arg)
         if kind is ast.Name:
@@ -240,7 +251,7 @@ class PathFacts(FlowFacts):
                 text = self._formatted_head(value)
             if text is not None:
                 template = self._template(value) if type(value) is not ast.Constant else None
-                self.call_literals.append(
+                into.append(
                     CallLiteral(
                         *(callee, index, keyword, method, text, self.span(value), id(value)),
                         scope=self.scope,

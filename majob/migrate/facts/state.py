@@ -27,6 +27,7 @@ from majob.migrate.facts.records import (
     Site,
 )
 from majob.migrate.findings import Span
+from majob.migrate.project import ProjectIndex
 from majob.migrate.source_text import SourceText
 
 _BUILTINS = {"open": "builtins.open"}
@@ -74,6 +75,8 @@ class FactsBase:
         self.helper_calls: list[HelperCall] = []  # calls of functions with path defaults
         self.default_functions: set[str] = set()  # functions with a path parameter default
         self.call_literals: list[CallLiteral] = []
+        self.imported_literals: list[CallLiteral] = []  # handed to imported functions
+        self.project: ProjectIndex | None = None  # the checked project's helpers, when known
         self.call_sites: list[CallSite] = []
         # (scope id, name) -> the rank guard every non-None value of the name was built under
         self.built_under: dict[tuple[int, str], str | None] = {}
