@@ -147,7 +147,8 @@ RULES: dict[str, Rule] = {
             "hard-coded-tcp-address",
             _W,
             "a hard-coded tcp:// rendezvous address breaks on a cluster",
-            "use the --init_method the platform passes",
+            "use the --init_method the platform passes (a flag default gets that spelling)",
+            _PATHS,
         ),
         Rule(
             "MA209",

@@ -146,6 +146,8 @@ def _init_process_group(plan: _Plan) -> None:
     )
     if code:
         plan.ddp_fixes.append(Fix(Codemod.DDP, "MA201", "insert-before", parse.stmt, code=code))
+    # the flag that takes what the platform passes may keep the script's name (--dist-url)
+    dest = {flag: facts.flag_dests.get(flag, flag) for flag in pt.INJECTED_DIST_FLAGS}
     torch = plan.torch
     atexit_name = facts.binding("atexit") or "atexit"
     if facts.binding("atexit") is None:
@@ -160,15 +162,15 @@ def _init_process_group(plan: _Plan) -> None:
             "insert-after",
             parse.stmt,
             code=(
-                f"if {args}.world_size > 1:\n"
+                f"if {args}.{dest['world_size']} > 1:\n"
                 f"    if {torch}.cuda.is_available():\n"
                 f"        # one process per device: LOCAL_RANK when a launcher starts several\n"
                 f'        {torch}.cuda.set_device(int({os_name}.environ.get("LOCAL_RANK", 0)))\n'
                 f"    {plan.dist}.init_process_group(\n"
                 f'        backend="nccl" if {torch}.cuda.is_available() else "gloo",\n'
-                f"        init_method={args}.init_method,\n"
-                f"        rank={args}.rank,\n"
-                f"        world_size={args}.world_size,\n"
+                f"        init_method={args}.{dest['init_method']},\n"
+                f"        rank={args}.{dest['rank']},\n"
+                f"        world_size={args}.{dest['world_size']},\n"
                 f"    )\n"
                 # A gloo rank that exits with its group alive can die of SIGABRT at exit: a
                 # worker thread frees the last collective's tensors and needs the GIL while

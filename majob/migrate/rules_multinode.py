@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
-from majob.migrate.findings import FileFindings
+from majob.migrate.findings import FileFindings, Fix
+from majob.migrate.rules import Codemod
 
 
 def check_multinode(facts: FileFacts, out: FileFindings) -> None:
@@ -26,8 +27,17 @@ def _ma207_ma209_environment(facts: FileFacts, out: FileFindings) -> None:
 
 
 def _ma208_tcp_addresses(facts: FileFacts, out: FileFindings) -> None:
+    """A tcp:// default of a flag (``--dist-url``) gets the ``--init_method`` spelling: the
+    address ModelArts passes each node then replaces it (the ``--world_size`` the platform
+    passes turns the rendezvous on). One in the code is fixed by hand."""
     for site in facts.tcp_addresses:
-        out.report("MA208", site.span, site.detail)
+        flag = facts.tcp_flags.get(site.span)
+        fixes = []
+        if flag is not None:
+            span, declared = flag
+            code = f'{declared}, "--init_method"'
+            fixes.append(Fix(Codemod.CLOUD_PATHS, "MA208", "replace-expr", span, code=code))
+        out.report("MA208", site.span, site.detail, *fixes)
 
 
 def _ma210_rendezvous_ignores_platform(facts: FileFacts, out: FileFindings) -> None:

@@ -47,7 +47,8 @@ ONE_NODE_CHAINS = [
     (Codemod.CLOUD_PATHS, Codemod.DDP, Codemod.NPU_AUTO),
 ]
 # by hand: one writer per node, MASTER_ADDR in code, a rendezvous that ignores the platform flags
-MULTI_NODE_BLOCKERS = {"MA206", "MA207", "MA210"}
+# and a rendezvous address or a launcher-only environment left in the code
+MULTI_NODE_BLOCKERS = {"MA206", "MA207", "MA208", "MA210", "MA211"}
 
 COUNTER = """\
 import os
@@ -102,13 +103,22 @@ for job in json.loads(sys.stdin.read()):
 """
 
 
+def _header(script: Path, name: str) -> str:
+    """The text of a ``# name: ...`` header comment of a corpus script ("" without one)."""
+    prefix = f"# {name}:"
+    lines = script.read_text("utf-8").splitlines()
+    return next((line[len(prefix) :].strip() for line in lines if line.startswith(prefix)), "")
+
+
+def _expected_saves(script: Path) -> dict[str, int]:
+    """Node 0 writes the checkpoints, as many as ``# saves: N`` says (one by default)."""
+    return {"saves-0": int(_header(script, "saves") or 1)}
+
+
 def _write_data(directory: Path, script: Path) -> None:
     """The files the script's ``# data:`` header names, small and synthetic, under ``directory``."""
-    header = next(
-        (line for line in script.read_text("utf-8").splitlines() if line.startswith("# data:")), ""
-    )
     rng = np.random.default_rng(0)
-    for name in filter(None, (n.strip() for n in header[len("# data:") :].split(","))):
+    for name in filter(None, (n.strip() for n in _header(script, "data").split(","))):
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         if name.endswith(".bin"):
@@ -162,6 +172,7 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
             jobs.append(
                 {"name": name, "script": str(code / "train.py"), "cwd": str(code), "argv": argv}
                 | {"env": env, "own_process": "init_process_group" in script.read_text("utf-8")}
+                | {"saves": _expected_saves(script)}
             )
     # Scripts that start a process group themselves each get a process of their own, as on the
     # platform: one process that starts and destroys many groups in turn can hang in gloo's
@@ -171,8 +182,8 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
     assert [r["name"] for r in results] == [j["name"] for batch in batches for j in batch]
     failed = {r["name"]: r["error"][-1500:] for r in results if r["error"]}
     assert failed == {}, "\n\n".join(f"{k}: {v}" for k, v in failed.items())
-    saves = {j["name"]: _saves(Path(j["cwd"])) for j in jobs}
-    assert {name: s for name, s in saves.items() if s != {"saves-0": 1}} == {}, saves
+    saves = {j["name"]: (_saves(Path(j["cwd"])), j["saves"]) for j in jobs}
+    assert {name: s for name, (s, want) in saves.items() if s != want} == {}, saves
 
 
 def _run_in_one_process(jobs: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -256,14 +267,14 @@ def test_ascend_chain_output_runs_on_the_standin_and_rank_0_saves_once(
         except NodeFailedError as error:
             # Only gloo's teardown abort at exit, only after the script trained and saved, and
             # not every time: anything else fails the test at once.
-            teardown = TEARDOWN_ABORT in error.message and _saves(code) == {"saves-0": 1}
+            teardown = TEARDOWN_ABORT in error.message and _saves(code) == _expected_saves(script)
             if not teardown or attempt == ABORT_ATTEMPTS:
                 raise
         except RunnerError as error:  # the guard, strict: a write outside the output channel
             raise AssertionError(error.message) from None
     assert result.ok, "\n".join(lines[-40:])
     assert any("CPU STAND-IN" in line for line in lines)
-    assert _saves(code) == {"saves-0": 1}  # one checkpoint, written by node 0 only
+    assert _saves(code) == _expected_saves(script)  # the checkpoints, written by node 0 only
     # what the guard saw outside the channels is what the check still reports, line for line
     unreported = [
         f.describe()

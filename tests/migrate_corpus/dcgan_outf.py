@@ -1,6 +1,7 @@
 """pytorch/examples dcgan style: --dataset with choices (a name), --dataroot, --outf '.' used as
 '%s/netG_epoch_%d.pth' % (opt.outf, epoch), opt instead of args."""
 # data: train.npy
+# saves: 2
 import argparse
 import os
 import random

@@ -1,6 +1,7 @@
 """PyTorch tutorials style: a checkpoint PATH local to a function, an f-string name kept in a
 local and saved later, and a file name passed by keyword to the script's own save helper."""
 # data: features.npy
+# saves: 3
 import argparse
 import os
 

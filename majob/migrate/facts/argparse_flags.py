@@ -35,9 +35,22 @@ class ArgparseFacts(FactsBase):
                 None,
             ),
         )
-        if default is not None and dest in pt.INJECTED_DIST_FLAGS:
+        spellings = {o.lstrip("-").replace("-", "_") for o in options}
+        if default is not None and (dest in pt.INJECTED_DIST_FLAGS or "init_method" in spellings):
             # --init_method's default is replaced by what ModelArts passes on a cluster.
             self.injected_defaults.add(id(default))
+        elif (
+            type(default) is ast.Constant
+            and isinstance(default.value, str)
+            and default.value.startswith("tcp://")
+            and node.args
+        ):
+            # --dist-url "tcp://10.1.1.1:23456": the --init_method spelling lets the platform's
+            # rendezvous reach it
+            first = node.args[0]
+            declared = self.segment(first)
+            if declared is not None:
+                self.tcp_flags[self.span(default)] = (self.span(first), declared)
         built = pathlib_literal(default)  # default=ROOT / "runs/train": a path by construction
         default = built or default
         # choices= makes it a name among a few (--dataset cifar10|mnist), not a path
@@ -73,6 +86,9 @@ class ArgparseFacts(FactsBase):
                 dest, self.span(default), default.value, "argument", None, None, plain
             )
         self._declared_flags(node, options, default)
+        for option in options:  # --dist-url, --init_method: args.dist_url holds both
+            if dest and option.startswith("--"):
+                self.flag_dests[option[2:].replace("-", "_")] = dest
 
     def _rewired(self, target: ast.Attribute, value: ast.AST) -> None:
         """``args.data = args.data_url``: the flag was moved to its channel after parsing."""

@@ -54,6 +54,7 @@ class FactsBase:
         self.args_passes: list[ArgsPass] = []
         self.args_names: set[str] = set()  # names that hold parsed arguments somewhere
         self.flags: dict[str, str | None] = {}
+        self.flag_dests: dict[str, str] = {}  # each --option (as an identifier) -> its dest
         self.injected_defaults: set[int] = set()  # defaults of --init_method (ModelArts passes it)
         self.skip_strings: set[int] = set()
         self.paths: list[PathSite] = []
@@ -105,6 +106,8 @@ class FactsBase:
         self.data_parallel_functions: list[Site] = []
         self.environ_writes: list[Site] = []  # detail: the variable's name
         self.tcp_addresses: list[Site] = []
+        # a tcp:// flag default -> the flag's first option (its span and source), for a fix
+        self.tcp_flags: dict[Span, tuple[Span, str]] = {}
         # add_argument("--world-size") for the --world_size ModelArts passes: (site, its source)
         self.flag_spellings: list[tuple[Site, str]] = []
         self.implicit_dirs: list[Site] = []  # SummaryWriter(): detail the directory it uses
