@@ -193,7 +193,7 @@ if args.local_rank == 0:
         GPU,
         "import argparse\np = argparse.ArgumentParser()\n"
         "p.add_argument('--dist-url', default='tcp://224.66.41.62:23456')\n",
-        set(),
+        {Codemod.CLOUD_PATHS},  # the flag gets the --init_method spelling
     ),
     ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
     # ModelArts passes --world_size; argparse does not match it to a declared --world-size
