@@ -54,8 +54,12 @@ class Channels:
         return self.facts.binding("os") or "os"
 
     def args_at(self, scope: Scope, line: int) -> str | None:
-        """The name of the parsed arguments at ``line`` of ``scope``, if they are in scope."""
+        """The name of the parsed arguments at ``line`` of ``scope``, if they are in scope; ""
+        for a configurator's globals (``train_url``), after the configurator ran."""
         host = self.host
+        config = self.facts.configurator
+        if host is None and config is not None:
+            return "" if not scope.is_module or line > config.span.end_line else None
         if host is None:
             return None
         for parse in self.facts.parses:
@@ -94,7 +98,7 @@ class Channels:
 
     def expr(self, args: str, kind: pt.PathKind, rel: str) -> str:
         """``args.train_url``, or ``os.path.join(args.train_url, "rel")``."""
-        expr = f"{args}.{pt.CHANNEL_FLAGS[kind]}"
+        expr = f"{args}.{pt.CHANNEL_FLAGS[kind]}" if args else pt.CHANNEL_FLAGS[kind]
         if not rel:
             return expr
         self.needs_os = self.needs_os or self.facts.binding("os") is None
@@ -103,5 +107,6 @@ class Channels:
     def joined(self, args: str, kind: pt.PathKind, rel: str, rest: str) -> str:
         """``os.path.join(args.train_url, "rel", <rest>)`` for a formatted path."""
         self.needs_os = self.needs_os or self.facts.binding("os") is None
-        parts = [f"{args}.{pt.CHANNEL_FLAGS[kind]}", *([py_str(rel)] if rel else []), rest]
+        channel = f"{args}.{pt.CHANNEL_FLAGS[kind]}" if args else pt.CHANNEL_FLAGS[kind]
+        parts = [channel, *([py_str(rel)] if rel else []), rest]
         return f"{self.os_name}.path.join({', '.join(parts)})"

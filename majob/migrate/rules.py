@@ -82,6 +82,7 @@ RULES: dict[str, Rule] = {
             "let it ignore or declare them (a configurator needs data_url/train_url globals; "
             "HfArgumentParser: return_remaining_strings=True; LightningCLI: pass args= without "
             "them)",
+            _PATHS,
         ),
         # ---- distributed
         Rule(

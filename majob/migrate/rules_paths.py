@@ -15,7 +15,7 @@ import posixpath
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
-from majob.migrate.facts.records import PathSite
+from majob.migrate.facts.records import PathConstant, PathSite
 from majob.migrate.findings import FileFindings, Fix
 from majob.migrate.path_channels import Channels, py_str
 from majob.migrate.path_defaults import plan_defaults
@@ -37,6 +37,7 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
     plan_defaults(plan)
     complete = _ma101_ma102_report(plan, out)
     _ma103_channel_arguments(plan, out, complete)
+    _ma107_configurator_globals(plan, out, complete)
     fixes = [f for f in out.fixes if f.codemod is Codemod.CLOUD_PATHS]
     if facts.binding("os") is None and any("os." in f.code for f in fixes):
         out.fixes.append(facts.import_fix(Codemod.CLOUD_PATHS, "MA101", "import os\n"))
@@ -64,7 +65,27 @@ def _ma106_flag_spellings(facts: FileFacts, out: FileFindings) -> None:
 
 def _ma107_rejected_arguments(facts: FileFacts, out: FileFindings) -> None:
     for site in facts.rejects_arguments:
-        out.report("MA107", site.span, site.detail)
+        if facts.configurator is None or site.span.line != facts.configurator.span.line:
+            out.report("MA107", site.span, site.detail)
+
+
+def _ma107_configurator_globals(
+    plan: PathPlan, out: FileFindings, complete: set[pt.PathKind]
+) -> None:
+    """A nanoGPT-style configurator accepts ``--train_url`` once a ``train_url`` global exists:
+    declared before it runs, for each channel the file then reads everywhere."""
+    facts, config = plan.facts, plan.facts.configurator
+    site = next((s for s in facts.rejects_arguments if config and s.span.line == config.line), None)
+    if config is None or site is None:
+        return
+    code = ""
+    for kind, flag in pt.CHANNEL_FLAGS.items():
+        if flag in facts.flags or kind not in complete or plan.channels.host is not None:
+            continue
+        default = plan.default_code.get(kind) or py_str(plan.roots[kind] or pt.DEFAULT_ROOTS[kind])
+        code += f"{flag} = {default}  # ModelArts passes --{flag}: the configurator sets it\n"
+    fixes = [Fix(Codemod.CLOUD_PATHS, "MA107", "insert-before", config.span, code=code)]
+    out.report("MA107", site.span, site.detail, *(fixes if code else []))
 
 
 def _ma101_ma102_literals(plan: PathPlan) -> None:
@@ -127,7 +148,21 @@ def _ma101_ma102_constants(plan: PathPlan) -> None:
                     fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", span, code=expr))
             if len(fixes) != len(constant.uses):
                 fixes = []  # every use moves, or none does
+            if not constant.routable and not routed:
+                fixes = _in_place(plan, group_kind, constant)
             plan.add(group_kind, constant.literal_span, f"{constant.name} = {shown}", *fixes)
+
+
+def _in_place(plan: PathPlan, kind: pt.PathKind, constant: PathConstant) -> list[Fix]:
+    """``data_dir = os.path.join("data", dataset)`` after the channel exists (a configurator's
+    globals): the literal itself becomes the channel, the rest of the value stays."""
+    rel = plan.rel(kind, constant.literal_text)
+    module = plan.facts.scope
+    expr = plan.channel_expr(kind, rel, module, constant.line) if rel is not None else None
+    if expr is None:
+        return []
+    rule = RULE_OF_KIND[kind]
+    return [Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", constant.literal_span, code=expr)]
 
 
 def _ma101_ma102_report(plan: PathPlan, out: FileFindings) -> set[pt.PathKind]:

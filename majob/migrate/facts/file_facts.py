@@ -22,6 +22,8 @@ from majob.migrate.facts.imports import ImportFacts
 from majob.migrate.facts.records import EpochLoop, Scope, Site
 from majob.migrate.findings import Span
 
+CHANNEL_GLOBALS = frozenset({"data_url", "train_url"})
+
 
 class FileFacts(CallFacts, ImportFacts):
     """The facts of one file, filled by ``collect`` in a single pass over its tree.
@@ -47,9 +49,19 @@ class FileFacts(CallFacts, ImportFacts):
         self._parse_assigned(node, call, target)
         if target is not None and self.returns_args:
             self._args_assigned(target, value, node.lineno)
+        if name in CHANNEL_GLOBALS and self.scope.is_module:
+            # train_url = out_dir before a configurator: the global it lets through
+            text = value.value if type(value) is ast.Constant else None
+            self.flags[name] = text if isinstance(text, str) else None
         if name is not None:
             self._object_built(name, value)
             self._derived_path(name, value)
+        if name in CHANNEL_GLOBALS:
+            # train_url = out_dir: the constant is the channel's default, not a use of it
+            outer, self.in_add_argument = self.in_add_argument, True
+            self.children(node)
+            self.in_add_argument = outer
+            return
         if target is not None and type(target) is ast.Subscript:
             self._environ_write(self.qualname(target.value), target.slice, node)
         elif target is not None and type(target) is ast.Attribute:

@@ -89,8 +89,13 @@ class FrameworkFacts(PathFacts):
             opened = code.func.value.args[0] if code.func.value.args else None
             name = str(opened.value) if type(opened) is ast.Constant else ""
             if pt.is_code_file(name):
-                detail = f"{name} raises on --data_url and the other arguments ModelArts adds"
-                self.rejects_arguments.append(Site(self.span(node), detail))
+                missing = [f for f in pt.CHANNEL_FLAGS.values() if f not in self.flags]
+                stmt = self.stmt if self.stmt is not None else node
+                if self.scope.is_module:  # a channel global declared before it passes there
+                    self.configurator = Site(self.span(stmt), name, self.scope)
+                if missing or not self.scope.is_module:
+                    detail = f"{name} raises on --{missing[0] if missing else 'data_url'}"
+                    self.rejects_arguments.append(Site(self.span(node), detail, self.scope))
 
     def _environ_read(self, node: ast.Subscript) -> None:
         """``os.environ["LOCAL_RANK"]`` outside any test of the launch: a KeyError under python."""

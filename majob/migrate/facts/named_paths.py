@@ -145,6 +145,7 @@ def _constant(name: str, line: int, found: _ConstantValue, span: Span) -> PathCo
         kind=None,
         literal_span=span,
         routable=routable,
+        literal_text="" if routable else last,
     )
 
 

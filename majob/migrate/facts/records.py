@@ -63,6 +63,7 @@ class PathConstant:
     kind: pt.PathKind | None  # from a use in a path position, else from the name
     literal_span: Span  # where the user edits it: the literal (or the joined call)
     routable: bool = True  # False when the value keeps a variable part (join('data', name))
+    literal_text: str = ""  # the literal the user edits, when that is the fix (not routable)
     uses: list[tuple[Span, Scope, int]] = field(default_factory=list)
 
 

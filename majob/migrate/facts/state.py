@@ -121,6 +121,7 @@ class FactsBase:
         self.rejects_arguments: list[Site] = []
         self.launcher_only: list[Site] = []
         self.in_try = 0
+        self.configurator: Site | None = None  # exec(open("configurator.py").read()) at the top
 
     # ------------------------------------------------------------------ helpers
 
