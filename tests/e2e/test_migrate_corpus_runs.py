@@ -226,7 +226,8 @@ def _spec(tmp_path: Path, name: str, code: Path, nodes: int) -> Path:
         "WORLD_SIZE": 1,
     }
     (tmp_path / f"{name}-data").mkdir()
-    _write_data(tmp_path / f"{name}-data", CORPUS / f"{name}.py")
+    if (CORPUS / f"{name}.py").exists():
+        _write_data(tmp_path / f"{name}-data", CORPUS / f"{name}.py")
     spec_file.write_text(
         f"name: corpus-{name.replace('_', '-')}\ncode: {{dir: '{code}', boot_file: train.py}}\n"
         "image: {engine: Ascend-Powered-Engine, "
@@ -282,3 +283,47 @@ def test_ascend_chain_output_runs_on_the_standin_and_rank_0_saves_once(
         if int(f.where.rsplit(":", 1)[-1] or 0) - COUNTER_LINES not in by_hand
     ]
     assert unreported == []
+
+
+PROJECTS = sorted(p for p in CORPUS.iterdir() if p.is_dir() and (p / "train.py").exists())
+
+
+def _migrate_project(code: Path, chain: tuple[Codemod, ...]) -> str:
+    """Every file of the project through ``chain``, as ``majob migrate DIR --write`` does (a
+    helper of one file seen from the others); the boot file's text after it."""
+    from majob.migrate import rewrite
+
+    for codemod in chain:
+        result = rewrite.plan([code], codemod, jobs=1)
+        assert result.skipped == [] and all(c.missed == [] for c in result.changes), codemod
+        rewrite.write(result)
+    for backup in code.rglob("*.orig*"):
+        backup.unlink()
+    return (code / "train.py").read_text("utf-8")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_projects_run_after_the_ascend_chain_reading_and_writing_only_the_channels(
+    tmp_path: Path, project: Path
+) -> None:
+    code = tmp_path / "code"
+    shutil.copytree(project, code)
+    source = _migrate_project(code, ASCEND)
+    (code / "train.py").write_text("import _count_saves  # test counter\n" + source, "utf-8")
+    (code / "_count_saves.py").write_text(COUNTER, encoding="utf-8")
+    (code / "saves").mkdir()
+    left = check_source(source, "train.py", Target.GPU).findings
+    assert [f for f in left if f.rule in ("MA101", "MA102", "MA107")] == []
+    entry = project / "train.py"
+    spec_file = _spec(tmp_path, project.name, code, 1)
+    _write_data(tmp_path / f"{project.name}-data", entry)
+    lines: list[str] = []
+    try:
+        result = run_local(
+            load_spec(spec_file), runs_dir=tmp_path / "runs", on_line=lines.append, strict=True
+        )
+    except RunnerError as error:  # the guard: a read or write outside the channels
+        raise AssertionError(error.message) from None
+    assert result.ok, "\n".join(lines[-40:])
+    assert _saves(code) == _expected_saves(entry)
