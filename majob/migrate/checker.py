@@ -71,7 +71,7 @@ def check_source(
         check_npu(facts, out, torch_version)
     report = out.file_report()
     report.exports = _exports(facts)
-    report.imported = [literal.callee for literal in facts.imported_literals]
+    report.imported = list(dict.fromkeys(literal.callee for literal in facts.imported_literals))
     if parsed.problems:
         report.parsed = False
         if all(p.repairable for p in parsed.problems):

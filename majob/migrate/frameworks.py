@@ -95,6 +95,12 @@ INTEGER_DEVICE_NAMES = frozenset(
 )
 
 
+# Every qualified call this module knows: the pass asks the tables only for these.
+KNOWN_CALLS = frozenset(
+    {*PATH_ARGUMENTS, *OBJECT_METHODS, *REJECTING_CALLS, *LAUNCHED_CALLS, TORCH_COMPILE}
+)
+
+
 def explicit_local_path(value: str) -> bool:
     """``./model``, ``../x``, ``/data/x``: a path, not a hub id such as ``bert-base-uncased``."""
     return value.startswith(("./", "../", "/", "~/"))

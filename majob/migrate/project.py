@@ -18,27 +18,29 @@ from pathlib import Path
 Exports = dict[str, tuple[list[str], list[str], dict[str, str]]]
 
 
+Helper = tuple[list[str], list[str], dict[str, str]]
+
+
 @dataclass
 class ProjectIndex:
-    """The helpers of a project by module (``pkg.utils``), with what they do with each path."""
+    """The helpers of a project by name, each with the module it is in (``pkg.utils``) and what
+    it does with each path."""
 
-    modules: dict[str, Exports] = field(default_factory=dict)
+    functions: dict[str, list[tuple[str, Helper]]] = field(default_factory=dict)
 
     def add(self, module: str, exports: Exports) -> None:
-        if exports:
-            self.modules[module] = exports
+        for function, helper in exports.items():
+            self.functions.setdefault(function, []).append((module, helper))
 
-    def helper(self, qualname: str) -> tuple[list[str], list[str], dict[str, str]] | None:
+    def helper(self, qualname: str) -> Helper | None:
         """The helper ``qualname`` (``pkg.utils.get_outdir``) names, if the project has it: the
         module may be named from the project's root or from a folder above it."""
         module, _, function = qualname.rpartition(".")
-        if not module:
-            return None
-        for name, exports in self.modules.items():
-            if function in exports and (
+        for name, helper in self.functions.get(function, ()):
+            if module and (
                 name == module or name.endswith("." + module) or module.endswith("." + name)
             ):
-                return exports[function]
+                return helper
         return None
 
     def knows_any(self, qualnames: Iterable[str]) -> bool:

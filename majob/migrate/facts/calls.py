@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
 from majob.migrate.facts.argparse_flags import PARSE_METHODS, ArgparseFacts
 from majob.migrate.facts.args_flow import SPAWN
@@ -52,7 +53,8 @@ class CallFacts(
         if qual:
             self._qualified_call(node, qual)
             self._implicit_dir(node, qual)
-            self._framework_call(node, qual)
+            if qual in fw.KNOWN_CALLS:
+                self._framework_call(node, qual)
         for keyword in node.keywords:
             if type(keyword.value) is ast.Constant and keyword.arg:
                 self._config_path(keyword.arg, keyword.value)

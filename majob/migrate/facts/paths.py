@@ -11,6 +11,9 @@ from majob.migrate.facts.flow import FlowFacts, path_root
 from majob.migrate.facts.records import CallLiteral, HelperCall, PathSite, Site
 from majob.migrate.findings import Span
 
+# Arguments that may be (or format) a path literal.
+_LITERAL_LIKE = frozenset({ast.Constant, ast.IfExp, ast.JoinedStr, ast.BinOp, ast.Call})
+
 
 class PathFacts(FlowFacts):
     """Records path sites, the kind of the named paths they use, and paths passed to helpers."""
@@ -223,11 +226,22 @@ class PathFacts(FlowFacts):
                 node.lineno,
             )
             self.helper_calls.append(call)
+        locals_here = self.local_values
+        scope_id = id(self.scope)
         for index, arg in enumerate(node.args):
-            self._call_literal(callee, method, index, None, arg, into)
+            kind = type(arg)
+            # a name counts only as a local variable with a value (the common case is not)
+            if kind in _LITERAL_LIKE or (
+                kind is ast.Name and (scope_id, arg.id) in locals_here  # type: ignore[attr-defined]
+            ):
+                self._call_literal(callee, method, index, None, arg, into)
         for keyword in node.keywords:
-            if keyword.arg is not None:
-                self._call_literal(callee, method, -1, keyword.arg, keyword.value, into)
+            value = keyword.value
+            kind = type(value)
+            if keyword.arg is not None and (
+                kind in _LITERAL_LIKE or (kind is ast.Name and (scope_id, value.id) in locals_here)  # type: ignore[attr-defined]
+            ):
+                self._call_literal(callee, method, -1, keyword.arg, value, into)
 
     def _call_literal(
         self,
