@@ -22,19 +22,22 @@ class ArgparseFacts(FactsBase):
         options = [
             a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)
         ]
-        dest = pt.argument_dest(
-            options,
-            next(
-                (
-                    k.value.value
-                    for k in node.keywords
-                    if k.arg == "dest"
-                    and type(k.value) is ast.Constant
-                    and isinstance(k.value.value, str)
-                ),
-                None,
-            ),
-        )
+        given = next((k.value for k in node.keywords if k.arg == "dest"), None)
+        named_dest = given.value if type(given) is ast.Constant else None
+        dest = pt.argument_dest(options, named_dest if isinstance(named_dest, str) else None)
+        self._rendezvous_default(node, options, dest, default)
+        built = pathlib_literal(default)  # default=ROOT / "runs/train": a path by construction
+        default = built or default
+        if dest and type(default) is ast.Constant and type(default.value) is str:
+            self._path_default(node, dest, default, built is not None)
+        self._declared_flags(node, options, default)
+        for option in options:  # --dist-url, --init_method: args.dist_url holds both
+            if dest and option.startswith("--"):
+                self.flag_dests[option[2:].replace("-", "_")] = dest
+
+    def _rendezvous_default(
+        self, node: ast.Call, options: list[str], dest: str | None, default: ast.AST | None
+    ) -> None:
         spellings = {o.lstrip("-").replace("-", "_") for o in options}
         if default is not None and (dest in pt.INJECTED_DIST_FLAGS or "init_method" in spellings):
             # --init_method's default is replaced by what ModelArts passes on a cluster.
@@ -51,44 +54,22 @@ class ArgparseFacts(FactsBase):
             declared = self.segment(first)
             if declared is not None:
                 self.tcp_flags[self.span(default)] = (self.span(first), declared)
-        built = pathlib_literal(default)  # default=ROOT / "runs/train": a path by construction
-        default = built or default
-        # choices= makes it a name among a few (--dataset cifar10|mnist), not a path
-        named = not any(k.arg == "choices" for k in node.keywords)
-        plain = _holds_one_str(node)
-        if (
-            dest
-            and named
-            and dest not in pt.CHANNEL_FLAGS.values()
-            and type(default) is ast.Constant
-            and type(default.value) is str
-            and pt.is_local_path_literal(default.value)
-            and (
-                built is not None
-                or pt.path_argument_name(dest)
-                or pt.looks_like_data_file(default.value)
-            )
-        ):
+
+    def _path_default(self, node: ast.Call, dest: str, default: ast.Constant, built: bool) -> None:
+        """A flag's string default: a path by its name, value or construction, or a candidate
+        whose uses decide (``--outf "."``). A name among ``choices`` is none."""
+        value = str(default.value)
+        if any(k.arg == "choices" for k in node.keywords) or not pt.is_local_path_literal(value):
+            return
+        path = DefaultPath(dest, self.span(default), value, "argument", None, None)
+        path.plain = _holds_one_str(node)
+        if dest in pt.CHANNEL_FLAGS.values():
+            return
+        if built or pt.path_argument_name(dest) or pt.looks_like_data_file(value):
             self.skip_strings.add(id(default))
-            self.defaults.append(
-                DefaultPath(dest, self.span(default), default.value, "argument", None, None, plain)
-            )
-        elif (
-            dest
-            and named
-            and dest not in pt.PLATFORM_FLAGS
-            and type(default) is ast.Constant
-            and type(default.value) is str
-            and pt.is_local_path_literal(default.value)
-        ):
-            # --outf "." is a path only if its uses say so (see flow)
-            self.flag_candidates[dest] = DefaultPath(
-                dest, self.span(default), default.value, "argument", None, None, plain
-            )
-        self._declared_flags(node, options, default)
-        for option in options:  # --dist-url, --init_method: args.dist_url holds both
-            if dest and option.startswith("--"):
-                self.flag_dests[option[2:].replace("-", "_")] = dest
+            self.defaults.append(path)
+        elif dest not in pt.PLATFORM_FLAGS:
+            self.flag_candidates[dest] = path  # a path only if its uses say so (see flow)
 
     def _rewired(self, target: ast.Attribute, value: ast.AST) -> None:
         """``args.data = args.data_url``: the flag was moved to its channel after parsing."""

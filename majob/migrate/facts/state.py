@@ -47,6 +47,14 @@ class FactsBase:
         self.guards: list[frozenset[str]] = []
         self.loops: list[EpochLoop] = []
         self.all_loops: list[EpochLoop] = []
+        self._init_arguments()
+        self._init_paths()
+        self._init_distributed()
+        self._init_npu()
+        self._init_sites()
+
+    def _init_arguments(self) -> None:
+        """What the argument parsers declare and where the parsed arguments go."""
         self.parses: list[ParseSite] = []
         self.parser_sizes: dict[str, int] = {}  # add_argument calls per parser name
         self.returns_args: dict[str, int | None] = {}  # function -> tuple index of the args
@@ -56,6 +64,9 @@ class FactsBase:
         self.flags: dict[str, str | None] = {}
         self.flag_dests: dict[str, str] = {}  # each --option (as an identifier) -> its dest
         self.injected_defaults: set[int] = set()  # defaults of --init_method (ModelArts passes it)
+
+    def _init_paths(self) -> None:
+        """Path literals, named paths and how they flow to path positions."""
         self.skip_strings: set[int] = set()
         self.paths: list[PathSite] = []
         self.constants: dict[str, PathConstant] = {}
@@ -78,6 +89,9 @@ class FactsBase:
         self.call_literals: list[CallLiteral] = []
         self.imported_literals: list[CallLiteral] = []  # handed to imported functions
         self.project: ProjectIndex | None = None  # the checked project's helpers, when known
+
+    def _init_distributed(self) -> None:
+        """Calls of local functions and their guards, loaders, saves, wrappers."""
         self.call_sites: list[CallSite] = []
         # (scope id, name) -> the rank guard every non-None value of the name was built under
         self.built_under: dict[tuple[int, str], str | None] = {}
@@ -93,6 +107,9 @@ class FactsBase:
         self.wrapped: dict[str, None] = {}
         self.has_ddp = False
         self.has_init = False
+
+    def _init_npu(self) -> None:
+        """CUDA uses and the imports that cover them."""
         self.imports_torch_npu = False
         self.has_transfer = False
         # why torch_npu gets imported without the file importing it (accelerate, torch.accelerator)
@@ -100,7 +117,9 @@ class FactsBase:
         self.candidates: list[NpuCandidate] = []
         self.first_import: Span | None = None
         self.first_torch_import: Span | None = None
-        # Sites that rules report as they are, in the order the pass met them.
+
+    def _init_sites(self) -> None:
+        """Sites that rules report as they are, in the order the pass met them."""
         self.parse_args_calls: list[ParseArgsCall] = []
         self.writes_into_input: list[Site] = []
         self.data_parallel_functions: list[Site] = []
