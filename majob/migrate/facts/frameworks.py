@@ -72,7 +72,8 @@ class FrameworkFacts(PathFacts):
         if source is None:
             return
         span = self.span(arg)
-        fix = Fix(Codemod.NPU_MANUAL, "MA307", "replace-expr", span, code=f'f"npu:{{{source}}}"')
+        code = f'"npu:{source}"' if integer else f'f"npu:{{{source}}}"'
+        fix = Fix(Codemod.NPU_MANUAL, "MA307", "replace-expr", span, code=code)
         self.candidates.append(NpuCandidate("MA307", span, f".to({source})", fix))
 
     def _exec_call(self, node: ast.Call) -> None:
