@@ -72,10 +72,10 @@ class NamedPathFacts(FactsBase):
                 for sub in ast.walk(target):
                     if type(sub) is ast.Name:
                         seen[sub.id] = seen.get(sub.id, 0) + 1
-            target = stmt.targets[0] if len(stmt.targets) == 1 else None
+            only = stmt.targets[0] if len(stmt.targets) == 1 else None
             # data_url = "./data" before a configurator is the channel, not a path in the code
-            if type(target) is ast.Name and target.id not in pt.CHANNEL_FLAGS.values():
-                constant = self._path_constant(target.id, stmt)
+            if type(only) is ast.Name and only.id not in pt.CHANNEL_FLAGS.values():
+                constant = self._path_constant(only.id, stmt)
                 if constant is not None:
                     self.constants[constant.name] = constant
         for assigned, count in seen.items():
