@@ -154,6 +154,7 @@ def _saves(code: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 3 chains of ~35 scripts; ~2 min alone, past 5 on a loaded machine
 def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: Path) -> None:
     jobs = []
     for script in SCRIPTS:
@@ -198,7 +199,7 @@ def _run_in_one_process(jobs: list[dict[str, Any]]) -> list[dict[str, str]]:
         capture_output=True,
         text=True,
         env=env,
-        timeout=270,
+        timeout=570,
         check=False,
     )
     results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
