@@ -101,6 +101,13 @@ KNOWN_CALLS = frozenset(
 )
 
 
+# Every method name this module knows, whatever the receiver (the pass asks only for these).
+KNOWN_METHODS = frozenset(
+    {*PATH_METHODS, "from_pretrained", HF_PARSE, "to"}
+    | {name for methods in OBJECT_METHODS.values() for name in methods}
+)
+
+
 def explicit_local_path(value: str) -> bool:
     """``./model``, ``../x``, ``/data/x``: a path, not a hub id such as ``bert-base-uncased``."""
     return value.startswith(("./", "../", "/", "~/"))

@@ -96,7 +96,7 @@ class CallFacts(
             self._pathlib_write(func.value)
         elif attr in pt.PATH_METHODS:
             self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
-        else:
+        elif attr in fw.KNOWN_METHODS:
             self._framework_method(node, func)
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:

@@ -64,7 +64,7 @@ class NamedPathFacts(FactsBase):
         seen: dict[str, int] = {}
         for stmt in tree.body:
             kind = type(stmt)
-            if kind is ast.FunctionDef or kind is ast.ClassDef:
+            if kind is ast.FunctionDef or kind is ast.ClassDef or kind is ast.AsyncFunctionDef:
                 self._string_defaults(stmt)  # type: ignore[arg-type]
             if type(stmt) is not ast.Assign:
                 continue
@@ -83,12 +83,20 @@ class NamedPathFacts(FactsBase):
                 self.constants.pop(assigned, None)
 
     def _string_defaults(self, stmt: ast.FunctionDef | ast.ClassDef) -> None:
-        defs = [stmt] if type(stmt) is ast.FunctionDef else stmt.body
+        """The functions and methods the file defines (and those nested one level in a
+        function), and which have a string parameter default."""
+        if type(stmt) is ast.ClassDef:
+            self.defined_names.add(stmt.name)
+            defs = stmt.body
+        else:
+            defs = [stmt, *stmt.body]
         for node in defs:
-            if type(node) is ast.FunctionDef and any(
-                type(d) is ast.Constant and type(d.value) is str for d in node.args.defaults
-            ):
-                name = node.name
+            if type(node) is not ast.FunctionDef and type(node) is not ast.AsyncFunctionDef:
+                continue
+            name = node.name
+            self.defined_names.add(name)
+            defaults = node.args.defaults
+            if any(type(d) is ast.Constant and type(d.value) is str for d in defaults):
                 self.default_functions.add(stmt.name if name == "__init__" else name)
 
     def _path_constant(self, name: str, stmt: ast.Assign) -> PathConstant | None:

@@ -217,6 +217,8 @@ class PathFacts(FlowFacts):
             callee, method, into = qual, False, self.imported_literals  # utils.get_outdir(...)
         else:
             return
+        if into is self.call_literals and callee not in self.defined_names:
+            return  # not a function of this file: its parameters are unknown
         if self.args_names and into is self.call_literals:
             self._args_passed(node, callee, method)
         if callee in self.default_functions:

@@ -86,6 +86,7 @@ class FactsBase:
         self.rewired: set[str] = set()  # flags set from a channel after parsing
         self.helper_calls: list[HelperCall] = []  # calls of functions with path defaults
         self.default_functions: set[str] = set()  # functions with a path parameter default
+        self.defined_names: set[str] = set()  # functions, methods and classes the file defines
         self.call_literals: list[CallLiteral] = []
         self.imported_literals: list[CallLiteral] = []  # handed to imported functions
         self.project: ProjectIndex | None = None  # the checked project's helpers, when known
