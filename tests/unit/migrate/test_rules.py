@@ -545,3 +545,39 @@ def test_missing_torch_npu_import_depends_on_the_code_and_the_torch_version() ->
     assert _ma305(cuda, (2, 1)) == [Severity.ERROR]
     assert _ma305(cuda, (2, 5)) == [Severity.NOTE]  # torch_npu loads itself from torch 2.5
     assert _ma305("import torch\nx = torch.zeros(2)\n") == [Severity.NOTE]  # device-agnostic
+
+
+def test_python2_async_is_reported_with_its_fix_and_the_rest_is_checked() -> None:
+    source = "import torch\nx = torch.zeros(1).cuda(async=True)\ntorch.save(x, 'x.pt')\n"
+    report = check_source(source, "old.py", NPU)
+    rules = [(f.line, f.rule) for f in report.findings]
+    assert (2, "MA000") in rules and (2, "MA303") in rules  # the line is checked too
+    assert report.repaired_source is not None
+    assert "cuda(non_blocking=True)" in report.repaired_source
+    ma000 = next(f for f in report.findings if f.rule == "MA000")
+    assert set(ma000.fixed_by) == set(Codemod) and "non_blocking=True" in ma000.message
+
+
+def test_a_python2_print_is_reported_and_the_rest_is_checked() -> None:
+    report = check_source('print "epoch"\nimport torch\nx = torch.zeros(1).cuda()\n', "p.py", NPU)
+    assert [(f.line, f.rule) for f in report.findings if f.rule in ("MA000", "MA303")] == [
+        (1, "MA000"),
+        (3, "MA303"),
+    ]
+    assert report.repaired_source is None  # a print statement is fixed by hand
+
+
+def test_apex_is_one_finding_per_import_line() -> None:
+    report = check_source("from apex import amp\nfrom apex.parallel import DDP\n", "a.py", NPU)
+    assert [(f.line, f.rule) for f in report.findings if f.rule == "MA327"] == [
+        (1, "MA327"),
+        (2, "MA327"),
+    ]
+
+
+def test_missing_torch_npu_is_a_note_beside_accelerate_or_torch_accelerator() -> None:
+    cuda = "\nx = torch.zeros(1).cuda()\n"
+    assert _ma305("import torch\nimport accelerate" + cuda) == [Severity.NOTE]
+    assert _ma305("import torch\nd = torch.accelerator.current_accelerator()" + cuda) == [
+        Severity.NOTE
+    ]
