@@ -141,7 +141,8 @@ RULES: dict[str, Rule] = {
             "hard-coded-master-addr",
             _W,
             "MASTER_ADDR/MASTER_PORT set in code breaks on a cluster",
-            "use the --init_method the platform passes (or the launcher's environment)",
+            "pass init_method=args.init_method (the tcp://host:port ModelArts gives each node) "
+            "and set MASTER_ADDR/MASTER_PORT only when it is missing (a single-node run)",
         ),
         Rule(
             "MA208",
