@@ -42,6 +42,11 @@ PATH_ARGUMENTS: dict[str, tuple[PathArg, ...]] = {
         PathArg(-1, "data_dir", "input", True),
     ),
     "datasets.load_from_disk": (PathArg(0, "dataset_path", "input", True),),
+    # image and model files written by the example scripts of GANs, VAEs, style transfer
+    "torchvision.utils.save_image": (PathArg(1, "fp", "output", False),),
+    "torch.onnx.export": (PathArg(2, "f", "output", False),),
+    "imageio.imwrite": (PathArg(0, "uri", "output", False),),
+    "imageio.imread": (PathArg(0, "uri", "input", False),),
 }
 
 # Methods distinctive enough to know by name, whatever the receiver.

@@ -138,8 +138,13 @@ def default_kind(kind: pt.PathKind | None, name: str, value: str) -> pt.PathKind
     """A default's direction: from its uses, else its name, else its value."""
     kind = kind or pt.kind_from_name(name) or pt.kind_from_name(value)
     if kind is None:
-        kind = "output" if pt.looks_like_data_file(value) else "input"
+        # a checkpoint-like file is written; a picture, a sound or a table is read
+        read = value.lower().endswith(_READ_EXTENSIONS)
+        kind = "output" if pt.looks_like_data_file(value) and not read else "input"
     return kind
+
+
+_READ_EXTENSIONS = (".jpg", ".jpeg", ".png", ".wav", ".mp4", ".csv", ".parquet", ".txt", ".json")
 
 
 def _literal_uses(facts: FileFacts, kind: pt.PathKind) -> list[pt.PathUse]:

@@ -240,7 +240,8 @@ _PATH_ARGUMENTS = frozenset(
     }
 )
 _DATA_FILE = re.compile(
-    r"\.(?:pt|pth|tar|ckpt|bin|npy|npz|pkl|pickle|csv|json|jsonl|txt|h5|hdf5|safetensors)$"
+    r"\.(?:pt|pth|tar|ckpt|bin|npy|npz|pkl|pickle|csv|json|jsonl|txt|h5|hdf5|safetensors"
+    r"|jpg|jpeg|png|wav|mp4|parquet|onnx|model)$"
 )
 
 

@@ -326,6 +326,19 @@ if args.local_rank == 0:
     ),
     ("MA307", NPU, "import torch\nm = torch.nn.Linear(1, 1).to(local_rank)\n", NPU_FIX),
     ("MA328", NPU, "import torch\nm = torch.compile(torch.nn.Linear(1, 1))\n", set()),
+    (
+        "MA102",
+        GPU,
+        PARSER
+        + "from torchvision.utils import save_image\nsave_image(x, 'results/s_' + str(e) + '.png')\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    (
+        "MA101",
+        GPU,
+        PARSER + "parser.add_argument('--style-image', default='images/mosaic.jpg')\n",
+        set(),
+    ),
 ]
 
 # (rule, target, source): the rule must stay quiet.
