@@ -33,7 +33,7 @@ def render_text(reports: Sequence[FileReport]) -> str:
         lines.append(f"    hint: {f.hint}")
     counts = Counter(f.severity.label for f in findings)
     fixable = sum(1 for f in findings if f.fixable)
-    skipped = sum(1 for r in reports if not r.parsed)
+    broken = sum(1 for r in reports if not r.parsed)  # checked around their syntax errors
     summary = (
         f"{len(reports)} file{'s' if len(reports) != 1 else ''} checked, "
         f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
@@ -41,8 +41,8 @@ def render_text(reports: Sequence[FileReport]) -> str:
     if findings:
         parts = [f"{counts[s]} {s}" for s in ("error", "warning", "note") if counts[s]]
         summary += f" ({', '.join(parts)}; {fixable} auto-fixable)"
-    if skipped:
-        summary += f", {skipped} unparsable file{'s' if skipped != 1 else ''} skipped"
+    if broken:
+        summary += f", {broken} file{'s' if broken != 1 else ''} with syntax errors (MA000)"
     lines.append(summary)
     return "\n".join(lines) + "\n"
 
