@@ -81,6 +81,27 @@ def settle_directions(sites: list[PathSite]) -> None:
             site.use = pt.PathUse(site.use.value, "output", site.use.is_dir or over)
 
 
+def adopt_strings_under_outputs(facts: FileFacts) -> None:
+    """A folder and the paths built under it move together: a string naming a file under a
+    directory the script writes (``"checkpoints/last.pth"`` handed to any call, beside
+    ``os.makedirs("checkpoints")``) is an output path too, rewritten with the folder."""
+    written = {
+        posixpath.normpath(s.use.value)
+        for s in facts.paths
+        if s.use.kind == "output" and s.use.is_dir and not s.neutral
+    }
+    written.discard(".")
+    if not written:
+        return
+    for site, node_id in zip(facts.slash_strings, facts.slash_ids, strict=True):
+        value = posixpath.normpath(site.use.value)
+        if node_id in facts.skip_strings or not pt.is_local_path_literal(site.use.value):
+            continue
+        if any(value.startswith(w + "/") for w in written) and site.span not in facts.site_at:
+            facts.site_at[site.span] = site
+            facts.paths.append(site)
+
+
 def plan_roots(plan: PathPlan) -> None:
     """The old root each channel replaces: the declared default of a channel flag the script
     has, the one path constant, or the common directory of every path of the kind."""

@@ -19,7 +19,13 @@ from majob.migrate.facts.records import PathConstant, PathSite
 from majob.migrate.findings import FileFindings, Fix
 from majob.migrate.path_channels import Channels, py_str
 from majob.migrate.path_defaults import plan_defaults
-from majob.migrate.path_plan import RULE_OF_KIND, PathPlan, plan_roots, settle_directions
+from majob.migrate.path_plan import (
+    RULE_OF_KIND,
+    PathPlan,
+    adopt_strings_under_outputs,
+    plan_roots,
+    settle_directions,
+)
 from majob.migrate.rules import Codemod
 
 
@@ -31,6 +37,7 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
     _ma106_flag_spellings(facts, out)
     _ma107_rejected_arguments(facts, out)
     settle_directions(facts.paths)
+    adopt_strings_under_outputs(facts)
     plan_roots(plan)
     _ma101_ma102_literals(plan)
     _ma101_ma102_constants(plan)

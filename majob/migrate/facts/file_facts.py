@@ -15,11 +15,12 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from majob.migrate import patterns as pt
 from majob.migrate.facts.args_flow import ArgsFlowFacts
 from majob.migrate.facts.calls import CallFacts
 from majob.migrate.facts.distributed import guard_words, unwrap_tested
 from majob.migrate.facts.imports import ImportFacts
-from majob.migrate.facts.records import EpochLoop, Scope, Site
+from majob.migrate.facts.records import EpochLoop, PathSite, Scope, Site
 from majob.migrate.findings import Span
 
 CHANNEL_GLOBALS = frozenset({"data_url", "train_url"})
@@ -200,6 +201,14 @@ class FileFacts(CallFacts, ImportFacts):
             self._cuda_string(node, value, device_rule="MA304", nccl_rule="MA301")
         if value.startswith("tcp://") and id(node) not in self.injected_defaults:
             self.tcp_addresses.append(Site(self.span(node), value))
+        elif "/" in value and not self.in_display and not self.in_add_argument:
+            # "checkpoints/last.pth" anywhere: it moves with a "checkpoints" the script writes
+            self.slash_strings.append(
+                PathSite(
+                    self.span(node), pt.PathUse(value, "output", False), self.scope, node.lineno
+                )
+            )
+            self.slash_ids.append(id(node))
 
     def _joined_str(self, node: ast.JoinedStr) -> None:
         first = node.values[0] if node.values else None

@@ -83,6 +83,9 @@ class FactsBase:
         self.attr_uses: dict[str, pt.PathKind] = {}  # <obj>.<attr> in a path position
         self.flag_candidates: dict[str, DefaultPath] = {}  # string defaults of other flags
         self.site_at: dict[Span, PathSite] = {}  # one path site per literal
+        # every short string with a slash outside a path position, and its node's id
+        self.slash_strings: list[PathSite] = []
+        self.slash_ids: list[int] = []
         self.rewired: set[str] = set()  # flags set from a channel after parsing
         self.helper_calls: list[HelperCall] = []  # calls of functions with path defaults
         self.default_functions: set[str] = set()  # functions with a path parameter default

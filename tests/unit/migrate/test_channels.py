@@ -116,3 +116,22 @@ def test_a_cross_file_helper_is_known_in_a_directory_check(tmp_path: Path) -> No
     assert 'helpers.get_outdir(os.path.join(args.train_url, "train"), "exp")' in after.replace(
         "'exp'", '"exp"'
     )
+
+
+def test_a_folder_and_the_paths_built_under_it_move_together() -> None:
+    after = _migrated(
+        """
+        import argparse
+        import os
+        import torch
+        import helpers
+        parser = argparse.ArgumentParser()
+        args = parser.parse_known_args()[0]
+        os.makedirs("checkpoints", exist_ok=True)
+        helpers.keep("checkpoints/last.pth")
+        """
+    )
+    # the folder is the channel's old root, the file stays under it
+    assert 'default="./checkpoints"' in after
+    assert "os.makedirs(args.train_url, exist_ok=True)" in after
+    assert 'helpers.keep(os.path.join(args.train_url, "last.pth"))' in after
