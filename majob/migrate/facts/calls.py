@@ -52,12 +52,14 @@ class CallFacts(
         qual = self.qualname(func)
         if qual:
             self._qualified_call(node, qual)
-            self._implicit_dir(node, qual)
+            if qual in pt.IMPLICIT_DIR_CALLS:
+                self._implicit_dir(node, qual)
             if qual in fw.KNOWN_CALLS:
                 self._framework_call(node, qual)
         for keyword in node.keywords:
-            if type(keyword.value) is ast.Constant and keyword.arg:
-                self._config_path(keyword.arg, keyword.value)
+            value = keyword.value
+            if type(value) is ast.Constant and type(value.value) is str and keyword.arg:
+                self._config_path(keyword.arg, value)
         self.children(node)
 
     def _is_display(self, func: ast.AST) -> bool:
