@@ -51,7 +51,14 @@ def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
 
 
 def _ma104_parse_args(facts: FileFacts, out: FileFindings) -> None:
+    """argparse's parse_args; an optparse parser's (``add_option``, ``(options, args) =
+    parser.parse_args()``) has no parse_known_args and is left alone."""
+    optparse = any(q == "optparse" or q.startswith("optparse.") for q in facts.aliases.values())
     for call in facts.parse_args_calls:
+        receiver = call.receiver or ""
+        known = receiver in facts.argparse_parsers or facts.parser_sizes.get(receiver)
+        if optparse and not known:
+            continue
         name = "tuple" if call.whole else "index"
         fix = Fix(Codemod.CLOUD_PATHS, "MA104", "parse-known-args", call.span, name=name)
         out.report("MA104", call.span, "", fix)

@@ -138,7 +138,8 @@ class ArgparseFacts(FactsBase):
                 and len(stmt.targets) == 1
                 and type(stmt.targets[0]) is ast.Name
             )
-            self.parse_args_calls.append(ParseArgsCall(self.span(node), whole))
+            name = func.value.id if type(func.value) is ast.Name else None
+            self.parse_args_calls.append(ParseArgsCall(self.span(node), whole, name))
 
     def entry_parse(self) -> ParseSite | None:
         """The first ``args = parser.parse_args()`` with both names known: fixes refer to them."""

@@ -24,6 +24,7 @@ from majob.migrate.facts.records import EpochLoop, PathSite, Scope, Site
 from majob.migrate.findings import Span
 
 CHANNEL_GLOBALS = frozenset({"data_url", "train_url"})
+ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser", "transformers.HfArgumentParser"})
 
 
 class FileFacts(CallFacts, ImportFacts):
@@ -54,6 +55,12 @@ class FileFacts(CallFacts, ImportFacts):
             # train_url = out_dir before a configurator: the global it lets through
             text = value.value if type(value) is ast.Constant else None
             self.flags[name] = text if isinstance(text, str) else None
+        if (
+            name is not None
+            and type(value) is ast.Call
+            and self.qualname(value.func) in ARGUMENT_PARSERS
+        ):
+            self.argparse_parsers.add(name)  # parser = argparse.ArgumentParser(...)
         if name is not None:
             self._object_built(name, value)
             self._derived_path(name, value)

@@ -182,6 +182,7 @@ class ParseArgsCall:
 
     span: Span
     whole: bool
+    receiver: str | None = None  # the parser's name, when it is a name
 
 
 @dataclass(frozen=True)

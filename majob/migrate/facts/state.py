@@ -57,6 +57,7 @@ class FactsBase:
         """What the argument parsers declare and where the parsed arguments go."""
         self.parses: list[ParseSite] = []
         self.parser_sizes: dict[str, int] = {}  # add_argument calls per parser name
+        self.argparse_parsers: set[str] = set()  # names bound to argparse.ArgumentParser(...)
         self.returns_args: dict[str, int | None] = {}  # function -> tuple index of the args
         self.args_aliases: list[ArgsAlias] = []
         self.args_passes: list[ArgsPass] = []
