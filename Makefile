@@ -27,6 +27,7 @@ bytecode: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: setup
 	$(BIN)/mypy --strict majob

@@ -149,10 +149,10 @@ def mnist(runs: int) -> tuple[float, float]:
 
 
 def second_sync(work: Path, runs: int) -> list[float]:
+    from majob.service.code import sync_code
     from majob.service.connect import open_store
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
-    from majob.storage.sync import sync_code
 
     profile = load_profile("emulator")
     spec = load_spec(work / "spec.yaml", profile=profile)

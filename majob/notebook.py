@@ -1,10 +1,11 @@
-"""The notebook side: short reprs, Jupyter displays, metric frames and plots.
+"""The notebook side: Jupyter displays, metric frames and plots of majob's values.
 
-``RunResult``, ``Job``, ``StageResult`` and ``PipelineResult`` show themselves here: a one-line
-``repr`` a person can read (stage, phase, duration, a short id), and a ``_repr_html_`` table with
-the outputs and a small metrics plot (an inline SVG, so no plotting library is needed to see
-it). ``metrics()`` gives a pandas DataFrame when pandas is installed and a plain mapping
-otherwise; ``plot()`` needs matplotlib (``pip install 'majob[plot]'``).
+``RunResult``, ``Job``, ``StageResult`` and ``PipelineResult`` hand their views to
+``majob.display``; this module registers what draws them (it imports them, never the reverse):
+a ``_repr_html_`` table with the outputs and a small metrics plot (an inline SVG, so no plotting
+library is needed to see it), ``metrics()`` as a pandas DataFrame when pandas is installed and
+a plain mapping otherwise, and ``plot()`` (``pip install 'majob[plot]'``). The façade imports
+this module the first time a view is asked for.
 """
 
 from __future__ import annotations
@@ -13,30 +14,17 @@ import contextlib
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from majob import display
 from majob.errors import UserInputError
-from majob.text import counted
-
-if TYPE_CHECKING:
-    from majob.pipeline.flow import PipelineResult, StageResult
-    from majob.runner.local import RunResult
-    from majob.service.base import Job
+from majob.pipeline.flow import PipelineResult, StageResult
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.metrics import read_metrics
+from majob.runner.result import RunResult
+from majob.service.base import Job
 
 SeriesMap = Mapping[str, Mapping[str, Sequence[float]]]
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 60:
-        return f"{value:.1f}s"
-    minutes, seconds = divmod(int(value), 60)
-    return f"{minutes}m{seconds:02d}s"
-
-
-def _short(text: str, keep: int = 8) -> str:
-    return text[:keep] if text else "-"
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -137,20 +125,11 @@ def _files(files: Sequence[str], limit: int = 8) -> str:
 # -- RunResult (the local stage) ----------------------------------------------------------------
 
 
-def run_result_repr(result: RunResult) -> str:
-    outputs = len(result.outputs)
-    return (
-        f"<RunResult {result.stage} {result.status} in {_seconds(result.duration)}, "
-        f"{counted(len(result.nodes), 'node')}, {counted(outputs, 'output file')}, "
-        f"run {result.run_id}>"
-    )
-
-
 def run_result_html(result: RunResult) -> str:
     rows = [
         ("stage", html.escape(result.stage)),
         ("status", html.escape(result.status)),
-        ("duration", _seconds(result.duration)),
+        ("duration", display.seconds(result.duration)),
         ("run", html.escape(result.run_id)),
         ("outputs", _files([f"{o.channel}/{o.path}" for o in result.outputs])),
         ("logs", html.escape(str(Path(result.run_dir) / "logs"))),
@@ -161,13 +140,6 @@ def run_result_html(result: RunResult) -> str:
 # -- Job (a cloud job) ----------------------------------------------------------------------------
 
 
-def job_repr(job: Job) -> str:
-    return (
-        f"<Job {job.name} {job.phase} {_seconds(job.duration_ms / 1000)}, "
-        f"{counted(job.node_count, 'node')}, id {job.id}>"
-    )
-
-
 def job_html(job: Job) -> str:
     rows = [
         ("job", html.escape(f"{job.name} ({job.id})")),
@@ -175,7 +147,7 @@ def job_html(job: Job) -> str:
             "phase",
             html.escape(job.phase + (f" ({job.secondary_phase})" if job.secondary_phase else "")),
         ),
-        ("duration", _seconds(job.duration_ms / 1000)),
+        ("duration", display.seconds(job.duration_ms / 1000)),
         ("flavor", html.escape(job.flavor or "-")),
         ("nodes", str(job.node_count)),
     ]
@@ -191,11 +163,7 @@ def job_series(
     """The job's metric series: read from its log with ``definitions``, or (without them) as
     the pipeline recorded them in the ledger."""
     if definitions is not None:
-        from majob.pipeline.metrics import read_metrics
-
         return read_metrics(definitions, job.logs())
-    from majob.pipeline.ledger import Ledger
-
     with Ledger(ledger) as opened:
         record = opened.by_job(job.id)
     if record is None:
@@ -209,19 +177,11 @@ def job_series(
 # -- pipeline results -----------------------------------------------------------------------------
 
 
-def stage_result_repr(result: StageResult) -> str:
-    job = f", job {result.job_id}" if result.job_id else ""
-    reason = f": {result.reason}" if result.reason else ""
-    return (
-        f"<StageResult {result.stage} {result.result} in {_seconds(result.duration)}{job}{reason}>"
-    )
-
-
 def stage_result_html(result: StageResult) -> str:
     rows = [
         ("stage", html.escape(result.stage)),
         ("result", html.escape(result.result)),
-        ("duration", _seconds(result.duration)),
+        ("duration", display.seconds(result.duration)),
     ]
     if result.job_id:
         phase = f" ({result.job.phase})" if result.job is not None else ""
@@ -234,12 +194,34 @@ def stage_result_html(result: StageResult) -> str:
     return _table(f"{result.stage} stage", rows, result.series)
 
 
-def pipeline_result_repr(result: PipelineResult) -> str:
-    stages = ", ".join(f"{s.stage} {s.result}" for s in result.stages)
-    return f"<PipelineResult {result.spec_name}: {stages}>"
-
-
 def pipeline_result_html(result: PipelineResult) -> str:
     parts = [f"<p><b>{html.escape(result.spec_name)}</b>: {html.escape(result.message)}</p>"]
     parts += [stage_result_html(stage) for stage in result.stages]
     return "".join(parts)
+
+
+# -- what each value offers (``majob.display`` hands the views here) -------------------------
+
+
+def job_metrics(job: Job, definitions: Mapping[str, str] | None = None) -> Any:
+    return series_frame(job_series(job, definitions))
+
+
+def job_plot(
+    job: Job, metric: str | None = None, definitions: Mapping[str, str] | None = None
+) -> Any:
+    return plot_series(job_series(job, definitions), metric, title=job.name)
+
+
+def stage_metrics(result: StageResult) -> Any:
+    return series_frame(result.series)
+
+
+def stage_plot(result: StageResult, metric: str | None = None) -> Any:
+    return plot_series(result.series, metric, title=f"{result.stage} stage")
+
+
+display.register(RunResult, html=run_result_html)
+display.register(Job, html=job_html, metrics=job_metrics, plot=job_plot)
+display.register(StageResult, html=stage_result_html, metrics=stage_metrics, plot=stage_plot)
+display.register(PipelineResult, html=pipeline_result_html)

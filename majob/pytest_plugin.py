@@ -7,9 +7,11 @@ it needs when used, so the plugin costs a pytest run that does not use it nothin
 - ``fake_obs_server``: a fake OBS in the test process, with the bucket ``FAKE_BUCKET``;
 - ``obs_store``: the real OBS backend (esdk-obs-python) pointed at it;
 - ``obs_env``: the environment variables that point the CLI and ``open_store`` at it;
-- ``emulated_cloud_env``: the fake OBS and the fake ModelArts in the test process, found by
+- ``emulated_cloud_servers``: the fake OBS and the fake ModelArts in the test process (an
+  ``EmulatedCloud``: its servers take faults, its backends hold the state), found by
   ``--profile emulator`` (``MAJOB_EMULATOR_DIR`` points at their state; an empty config dir keeps
-  the user's own profiles out).
+  the user's own profiles out);
+- ``emulated_cloud_env``: where they listen and the keys to call them with.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from majob.emulator.endpoints import EmulatorEndpoints
+    from majob.emulator.cloud import EmulatedCloud
     from majob.emulator.obs import FakeObsServer
+    from majob.emulator.statefile import EmulatorEndpoints
     from majob.storage.obs import ObsObjectStore
 
 
@@ -54,9 +57,15 @@ def obs_env(fake_obs_server: FakeObsServer) -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture
-def emulated_cloud_env(tmp_path: Path) -> Iterator[EmulatorEndpoints]:
+def emulated_cloud_servers(tmp_path: Path) -> Iterator[EmulatedCloud]:
     """Both fakes in this process, found by ``--profile emulator``."""
-    from majob.testing import emulated_cloud, emulator_environment
+    from majob.testing import emulated_cloud_environment
 
-    with emulator_environment(tmp_path) as state_dir, emulated_cloud(state_dir) as endpoints:
-        yield endpoints
+    with emulated_cloud_environment(tmp_path) as cloud:
+        yield cloud
+
+
+@pytest.fixture
+def emulated_cloud_env(emulated_cloud_servers: EmulatedCloud) -> EmulatorEndpoints:
+    """Where ``emulated_cloud_servers`` listen, and the identity to call them with."""
+    return emulated_cloud_servers.endpoints

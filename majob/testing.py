@@ -19,8 +19,12 @@ The emulated cloud (fake OBS + fake ModelArts that really runs the jobs)::
 
     with emulated_cloud(tmp_dir) as endpoints:   # both fakes in threads, on free ports
         ...                                       # endpoints.obs, endpoints.modelarts, keys
+    with emulated_cloud_environment(tmp_dir) as cloud:  # and ``--profile emulator`` finds it
+        cloud.modelarts.add_fault(status=503, count=1)  # the servers themselves
 
-and the fixture ``emulated_cloud_env``, which also points ``--profile emulator`` at it.
+and the fixtures ``emulated_cloud_servers`` (that ``EmulatedCloud``) and ``emulated_cloud_env``
+(its endpoints). ``wait_until`` polls for what a test waits on (a job's phase, a file) with a
+deadline instead of fixed sleeps.
 """
 
 from __future__ import annotations
@@ -29,21 +33,24 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from majob.emulator.cloud import EmulatedCloud, emulated_cloud
-from majob.emulator.endpoints import EmulatorEndpoints
+from majob.emulator.defaults import DEFAULT_BUCKETS
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsServer, fake_obs
+from majob.emulator.statefile import EmulatorEndpoints
 from majob.storage.config import Credentials, ObsConfig, Signature
 
 if TYPE_CHECKING:
     from majob.storage.obs import ObsObjectStore
 
 FAKE_BUCKET = "majob-test"
+T = TypeVar("T")
 FAKE_CREDENTIALS = Credentials(DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, source="test")
 
 
@@ -217,6 +224,35 @@ def emulator_environment(root: Path) -> Iterator[Path]:
         yield state
 
 
+@contextmanager
+def emulated_cloud_environment(
+    root: Path, buckets: Sequence[str] = DEFAULT_BUCKETS
+) -> Iterator[EmulatedCloud]:
+    """Both fakes in threads of this process, with their state in ``root/emulator`` and the
+    environment of ``emulator_environment(root)``: ``--profile emulator`` finds them."""
+    with emulator_environment(root) as state, EmulatedCloud(state, buckets=buckets) as cloud:
+        yield cloud
+
+
+def wait_until(
+    check: Callable[[], T],
+    what: str | Callable[[], str],
+    *,
+    timeout: float = 60.0,
+    interval: float = 0.05,
+) -> T:
+    """Call ``check`` every ``interval`` seconds until it returns something true, and return
+    that. After ``timeout`` seconds (generous: a deadline catches a hang, it measures nothing),
+    raise ``AssertionError`` saying what was awaited (``what``, or what it returns then)."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        if time.monotonic() > deadline:
+            awaited = what if isinstance(what, str) else what()
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {awaited}")
+        time.sleep(interval)
+    return value
+
+
 __all__ = [
     "EmulatedCloud",
     "EmulatorEndpoints",
@@ -225,10 +261,12 @@ __all__ = [
     "FakeObsProcess",
     "HOST_CLOUD_VARIABLES",
     "emulated_cloud",
+    "emulated_cloud_environment",
     "emulator_environment",
     "fake_obs_process",
     "fake_obs_server_running",
     "obs_config",
     "obs_environment",
     "obs_store_for",
+    "wait_until",
 ]

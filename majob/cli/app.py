@@ -21,6 +21,7 @@ from majob.cli import (
     run,
     runs,
     spec_commands,
+    submit,
     sync,
 )
 from majob.cli.helpformat import PlainHelpGroup
@@ -44,7 +45,7 @@ def _print_version(value: bool) -> None:
     try:
         installed = version("majob")
     except PackageNotFoundError:  # run from a source tree that was never installed
-        from majob import __version__ as installed
+        from majob.version import __version__ as installed
     typer.echo(f"majob {installed}")
     raise typer.Exit()
 
@@ -68,6 +69,7 @@ for _group in (
     spec_commands.commands,
     run.commands,
     runs.runs_app,
+    submit.commands,
     jobs.commands,
     pipeline.commands,
     migrate.commands,

@@ -8,12 +8,16 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import FrameType
-from typing import Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 
 from majob.errors import MajobError
+
+if TYPE_CHECKING:
+    from majob.storage.plan import SyncPlan
 
 # Options several commands take, spelled once.
 SetOption = Annotated[
@@ -23,6 +27,11 @@ SetOption = Annotated[
 ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
+]
+SpecFileArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
+LedgerOption = Annotated[
+    Path | None,
+    typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
 ]
 
 P = ParamSpec("P")
@@ -71,3 +80,15 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def print_sync_plan(plan: SyncPlan, files: int | None = 0) -> None:
+    """A sync plan's summary, then ``files`` of its per-file lines (None: all of them), then its
+    warnings (on stderr)."""
+    for line in plan.summary_lines():
+        typer.echo(line)
+    if files != 0:
+        for line in plan.file_lines(files):
+            typer.echo(line)
+    for line in plan.warning_lines():
+        typer.echo(line, err=True)

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import user_errors
+from majob.cli.common import print_sync_plan, user_errors
 from majob.errors import ConfigError, StorageNotFound, UserInputError
 from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.storage.base import ObjectStore
-    from majob.storage.plan import SyncPlan
     from majob.storage.transfer import TransferOptions
     from majob.storage.uri import ObsUri
 
@@ -140,17 +139,6 @@ def _options(jobs: int | None, part_size: int, threshold: int) -> TransferOption
 HEAD_LINES = 20  # files a dry run lists without -v (rclone-style: a head, then a count)
 
 
-def _print_plan(plan: SyncPlan, files: int | None = 0) -> None:
-    """The plan's summary, then ``files`` of its per-file lines (None: all of them)."""
-    for line in plan.summary_lines():
-        typer.echo(line)
-    if files != 0:
-        for line in plan.file_lines(files):
-            typer.echo(line)
-    for line in plan.warning_lines():
-        typer.echo(line, err=True)
-
-
 @obs_app.command("ls")
 @user_errors
 def ls(
@@ -236,7 +224,7 @@ def _upload(
             src,
             dst.as_dir(),
             options=options,
-            on_plan=_print_plan,
+            on_plan=print_sync_plan,
             allow_secrets=allow_secrets,
         )
         assert result is not None
@@ -335,7 +323,7 @@ def sync(
             delete=delete,
             dry_run=dry_run,
             options=options,
-            on_plan=lambda plan: _print_plan(
+            on_plan=lambda plan: print_sync_plan(
                 plan, None if verbose else HEAD_LINES if dry_run else 0
             ),
             allow_secrets=allow_secrets,

@@ -11,17 +11,19 @@ from typing import Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
+from majob.cli.common import (
+    LedgerOption,
+    ProfileOption,
+    SetOption,
+    sigterm_as_ctrl_c,
+    user_errors,
+)
 from majob.errors import UserInputError
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")]
-LedgerOption = Annotated[
-    Path | None,
-    typer.Option("--ledger", help="The ledger file (default ./.majob/ledger.db)."),
-]
 
 
 @commands.command("pipeline")
@@ -88,7 +90,7 @@ def _history_table(records: list[object], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from majob.pipeline.ledger import StageRecord
+    from majob.pipeline.ledger_schema import StageRecord
 
     table = Table(title=title, title_justify="left")
     for column in (

@@ -8,11 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
+from majob.cli.common import (
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    sigterm_as_ctrl_c,
+    user_errors,
+)
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -83,79 +89,82 @@ def _summary(result: RunResult) -> list[str]:
     return lines
 
 
+# The options of `majob run`, spelled here so that the command reads as what it does.
+StageOption = Annotated[str, typer.Option("--stage", help="local (this machine), debug or formal.")]
+NodesOption = Annotated[
+    int | None, typer.Option("--nodes", min=1, help="Override the stage's node count.")
+]
+InputOption = Annotated[
+    list[str] | None,
+    typer.Option("--input", help="NAME=PATH: local data for an input. Repeatable."),
+]
+PythonOption = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        envvar="MAJOB_PYTHON",
+        help="Interpreter the nodes run, e.g. a project venv (default: majob's own).",
+    ),
+]
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="Fail when the guard finds writes/reads to fix.")
+]
+TimeoutOption = Annotated[
+    str | None, typer.Option("--timeout", help="Stop the run after this long, e.g. 90s, 10m.")
+]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Let a passed run replace files that differ in an output's local path "
+        "(default: keep them; the run's files stay in its run directory).",
+    ),
+]
+RunsDirOption = Annotated[
+    Path | None,
+    typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
+]
+AllowSecretsOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-secrets",
+        help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
+    ),
+]
+DumpOption = Annotated[
+    bool,
+    typer.Option(
+        "--dump",
+        help="Dump with msprobe as the spec's `precision:` says (for `majob compare`); "
+        "needs majob[precision].",
+    ),
+]
+
+
 @commands.command()
 @user_errors
 def run(
-    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
-    stage: Annotated[
-        str, typer.Option("--stage", help="local (this machine), debug or formal.")
-    ] = "local",
-    nodes: Annotated[
-        int | None, typer.Option("--nodes", min=1, help="Override the stage's node count.")
-    ] = None,
+    spec: SpecFileArgument,
+    stage: StageOption = "local",
+    nodes: NodesOption = None,
     set_: SetOption = None,
-    input_: Annotated[
-        list[str] | None,
-        typer.Option("--input", help="NAME=PATH: local data for an input. Repeatable."),
-    ] = None,
-    python: Annotated[
-        str | None,
-        typer.Option(
-            "--python",
-            envvar="MAJOB_PYTHON",
-            help="Interpreter the nodes run, e.g. a project venv (default: majob's own).",
-        ),
-    ] = None,
-    strict: Annotated[
-        bool, typer.Option("--strict", help="Fail when the guard finds writes/reads to fix.")
-    ] = False,
-    timeout: Annotated[
-        str | None, typer.Option("--timeout", help="Stop the run after this long, e.g. 90s, 10m.")
-    ] = None,
-    overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--overwrite",
-            help="Let a passed run replace files that differ in an output's local path "
-            "(default: keep them; the run's files stay in its run directory).",
-        ),
-    ] = False,
-    runs_dir: Annotated[
-        Path | None,
-        typer.Option("--runs-dir", help="Where run records go (default: ./.majob/runs)."),
-    ] = None,
+    input_: InputOption = None,
+    python: PythonOption = None,
+    strict: StrictOption = False,
+    timeout: TimeoutOption = None,
+    overwrite: OverwriteOption = False,
+    runs_dir: RunsDirOption = None,
     profile: ProfileOption = None,
-    allow_secrets: Annotated[
-        bool,
-        typer.Option(
-            "--allow-secrets",
-            help="Copy files that look like secrets (.env, id_rsa*, *.pem...) with the code.",
-        ),
-    ] = False,
-    dump: Annotated[
-        bool,
-        typer.Option(
-            "--dump",
-            help="Dump with msprobe as the spec's `precision:` says (for `majob compare`); "
-            "needs majob[precision].",
-        ),
-    ] = False,
+    allow_secrets: AllowSecretsOption = False,
+    dump: DumpOption = False,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
-    if stage != "local" and dump:
-        raise UserInputError(
-            f"--dump with --stage {stage}: a cloud stage's dump is staged by submit",
-            hint=f"run `majob submit {spec} --stage {stage} --dump --wait`",
-        )
     if stage != "local":
-        # The cloud stages are a submit that waits: the same checks, upload and create.
-        from majob.cli.jobs import run_cloud_stage
-
-        extra = [f"resources.nodes={nodes}"] if nodes else []
-        run_cloud_stage(spec, stage, [*(set_ or []), *extra], profile)
+        _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
+    from majob.precision.dumpconfig import for_local_run
     from majob.runner.local import run_local
     from majob.spec.load import load_spec
 
@@ -180,10 +189,25 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                dump=dump,
+                prepare_env=for_local_run if dump else None,
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
     for line in _summary(result):
         typer.echo(line)
+
+
+def _run_in_cloud(
+    spec: Path, stage: str, nodes: int | None, overrides: list[str], profile: str | None, dump: bool
+) -> None:
+    """The cloud stages are a submit that waits: the same checks, upload and create."""
+    if dump:
+        raise UserInputError(
+            f"--dump with --stage {stage}: a cloud stage's dump is staged by submit",
+            hint=f"run `majob submit {spec} --stage {stage} --dump --wait`",
+        )
+    from majob.cli.submit import submit_and_wait
+
+    extra = [f"resources.nodes={nodes}"] if nodes else []
+    submit_and_wait(spec, stage, [*overrides, *extra], profile)

@@ -168,22 +168,10 @@ def clean(
     runs_dir: RunsDir = None,
 ) -> None:
     """Remove old runs: all but the newest --keep that are older than --older-than."""
-    from majob.runner.runs import Retention, list_runs, remove_runs, select_old
-    from majob.spec.durations import parse_duration
+    from majob.runner.runs import list_runs, remove_runs, select_old
     from majob.text import counted, human_bytes
 
-    if all_ and (keep is not None or older_than is not None):
-        raise UserInputError("--all removes every run: leave out --keep and --older-than")
-    policy = Retention.from_env() or Retention()
-    max_age: int | None = policy.max_age
-    if older_than is not None:
-        try:
-            max_age = parse_duration(older_than)
-        except ValueError as error:
-            raise UserInputError(f"--older-than {older_than!r}: {error}") from None
-    count = policy.keep if keep is None else keep
-    if all_:
-        count, max_age = 0, None
+    count, max_age = _kept(keep, older_than, all_)
     where = _runs_dir(runs_dir)
     runs = list_runs(where)
     old = select_old(runs, keep=count, max_age=max_age, now=dt.datetime.now(dt.timezone.utc))
@@ -203,3 +191,23 @@ def clean(
             f"could not remove {counted(len(old) - len(gone), 'run')}",
             hint=f"check the permissions under {where}",
         )
+
+
+def _kept(keep: int | None, older_than: str | None, all_: bool) -> tuple[int, int | None]:
+    """How many of the newest runs are kept, and the age (seconds) past which the others go:
+    the options, else MAJOB_RUNS_KEEP and MAJOB_RUNS_MAX_AGE, else the defaults."""
+    from majob.runner.runs import Retention
+    from majob.spec.durations import parse_duration
+
+    if all_ and (keep is not None or older_than is not None):
+        raise UserInputError("--all removes every run: leave out --keep and --older-than")
+    policy = Retention.from_env() or Retention()  # read (and checked) even for --all
+    if all_:
+        return 0, None
+    max_age: int | None = policy.max_age
+    if older_than is not None:
+        try:
+            max_age = parse_duration(older_than)
+        except ValueError as error:
+            raise UserInputError(f"--older-than {older_than!r}: {error}") from None
+    return (policy.keep if keep is None else keep), max_age

@@ -50,7 +50,7 @@ def validate(
             failed = True
             continue
         if online:
-            from majob.cli.jobs import validate_online
+            from majob.cli.submit import validate_online
 
             problems = validate_online(path, stage, set_ or [], profile)
             if problems:

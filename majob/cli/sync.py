@@ -1,18 +1,23 @@
 """``majob sync SPEC``: put the spec's code at ``code.obs``, exactly as ``majob submit`` does.
 
-Both commands go through ``storage.sync.sync_code`` with the spec at the same stage, so the set
+Both commands go through ``service.code.sync_code`` with the spec at the same stage, so the set
 of files sent (``code.dir`` minus ``code.ignore``, .gitignore/.majobignore and likely secrets)
 cannot differ. Heavy modules (the spec models, the OBS SDK) load inside the command body.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, SetOption, user_errors
+from majob.cli.common import (
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    print_sync_plan,
+    user_errors,
+)
 
 commands = typer.Typer()
 
@@ -22,7 +27,7 @@ DRY_RUN_LINES = 20  # files a dry run lists without -v
 @commands.command("sync")
 @user_errors
 def sync(
-    spec: Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)],
+    spec: SpecFileArgument,
     stage: Annotated[
         str, typer.Option("--stage", help="debug or formal: the stage whose code is sent.")
     ] = "debug",
@@ -50,31 +55,26 @@ def sync(
 
     Honours code.ignore, .gitignore, .majobignore; deletes what under code.obs left the code.
     """
-    from majob.service.api import cloud_stage
+    from majob.service.code import sync_code
     from majob.service.connect import open_store
+    from majob.service.submit import cloud_stage
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
-    from majob.storage.plan import SyncPlan
-    from majob.storage.sync import sync_code
 
     chosen = cloud_stage(stage)
     selected = load_profile(profile)
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected).at_stage(chosen)
 
-    def show(plan: SyncPlan) -> None:
-        for line in plan.summary_lines():
-            typer.echo(line)
-        files = None if verbose else DRY_RUN_LINES if dry_run else 0
-        if files != 0:
-            for line in plan.file_lines(files):
-                typer.echo(line)
-        for line in plan.warning_lines():
-            typer.echo(line, err=True)
-
+    # Every planned file with -v; a dry run lists the first few; a real sync only counts them.
+    listed = None if verbose else DRY_RUN_LINES if dry_run else 0
     store = open_store(selected)
     try:
         _, result = sync_code(
-            job_spec, store, dry_run=dry_run, on_plan=show, allow_secrets=allow_secrets
+            job_spec,
+            store,
+            dry_run=dry_run,
+            on_plan=lambda plan: print_sync_plan(plan, listed),
+            allow_secrets=allow_secrets,
         )
     finally:
         store.close()

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from majob import container
 from majob.errors import CompileError
-from majob.spec.models import JobSpec, Stage, render_scalar
+from majob.spec.fields import render_scalar
+from majob.spec.models import JobSpec, Stage
 from majob.storage.uri import ObsUri
 
 MAX_NAME = 64

@@ -152,9 +152,22 @@ class EstimatorCall:
 def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
     """The ``Estimator(...)`` and ``fit(...)`` arguments that submit ``spec`` as ``stage``."""
     effective = spec.at_stage(stage)
-    code = code_location(effective)
     notes: list[str] = []
+    estimator = _estimator_args(effective, notes)
+    fit = _fit_args(effective, stage, notes)
+    hours = auto_stop_hours(spec, stage)
+    if hours is not None:
+        notes.append(
+            f"auto_stop after {hours} h has no Estimator argument; the REST body carries it "
+            "(majob compile --target rest), or stop the job yourself"
+        )
+    return EstimatorCall(estimator=estimator, fit=fit, notes=tuple(notes))
 
+
+def _estimator_args(effective: JobSpec, notes: list[str]) -> dict[str, SdkValue]:
+    """``Estimator(...)``'s arguments, in the order the snippet shows them; what they cannot say
+    goes to ``notes``."""
+    code = code_location(effective)
     estimator: dict[str, SdkValue] = {}
     if effective.image.is_custom:
         # A custom image runs its command; the code directory is still downloaded first.
@@ -175,19 +188,7 @@ def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
     parameters = rendered_parameters(effective)
     if parameters:
         estimator["parameters"] = [dict(p) for p in parameters]
-    if effective.image.is_custom:
-        assert effective.image.swr is not None and effective.image.command is not None
-        estimator["user_image_url"] = effective.image.swr
-        estimator["user_command"] = effective.image.command
-        if effective.image.uid is not None:
-            notes.append(
-                f"image.uid {effective.image.uid} has no Estimator argument; the image must "
-                "already run as that user"
-            )
-    else:
-        assert effective.image.engine is not None and effective.image.version is not None
-        estimator["framework_type"] = effective.image.engine
-        estimator["framework_version"] = effective.image.version
+    estimator.update(_image_args(effective, notes))
     estimator["train_instance_type"] = effective.resources.flavor
     estimator["train_instance_count"] = effective.resources.nodes
     cwd = working_dir(effective, code)
@@ -202,7 +203,26 @@ def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
         estimator["pool_id"] = effective.resources.pool
     if effective.description:
         estimator["job_description"] = effective.description
+    return estimator
 
+
+def _image_args(effective: JobSpec, notes: list[str]) -> dict[str, SdkValue]:
+    """A custom image and its command, or a preset engine and its version."""
+    image = effective.image
+    if image.is_custom:
+        assert image.swr is not None and image.command is not None
+        if image.uid is not None:
+            notes.append(
+                f"image.uid {image.uid} has no Estimator argument; the image must "
+                "already run as that user"
+            )
+        return {"user_image_url": image.swr, "user_command": image.command}
+    assert image.engine is not None and image.version is not None
+    return {"framework_type": image.engine, "framework_version": image.version}
+
+
+def _fit_args(effective: JobSpec, stage: Stage, notes: list[str]) -> dict[str, SdkValue]:
+    """``estimator.fit(...)``'s arguments: the inputs, no waiting, the stage's job name."""
     fit: dict[str, SdkValue] = {}
     if effective.inputs:
         fit["inputs"] = [InputData(obs_path=i.obs.uri, name=i.name) for i in effective.inputs]
@@ -214,14 +234,7 @@ def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
                 )
     fit["wait"] = False
     fit["job_name"] = stage_job_name(effective.name, stage)
-
-    hours = auto_stop_hours(spec, stage)
-    if hours is not None:
-        notes.append(
-            f"auto_stop after {hours} h has no Estimator argument; the REST body carries it "
-            "(majob compile --target rest), or stop the job yourself"
-        )
-    return EstimatorCall(estimator=estimator, fit=fit, notes=tuple(notes))
+    return fit
 
 
 # -- rendering ---------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """An emulated cloud: the fake OBS and the fake ModelArts together, on free ports of 127.0.0.1.
 
 ``EmulatedCloud`` runs both in threads of this process (the jobs still run as subprocesses); the
-fake ModelArts reads and writes the fake OBS's state directly. It writes the state file
-``running_emulator()`` reads, so ``--profile emulator`` finds it; the daemon
-(``majob emulator start``) is an ``EmulatedCloud`` in a process of its own.
+fake ModelArts reads and writes the fake OBS's state directly. It publishes the state file
+(``statefile.py``) a client's ``--profile emulator`` reads; the daemon (``majob emulator start``)
+is an ``EmulatedCloud`` in a process of its own.
 
 State lives in ``state_dir``: ``modelarts/`` (sqlite database, job trees), ``obs/`` (the fake
 OBS's objects), ``state.json`` (endpoints, pid and start time), ``emulator.pid`` (the process
@@ -14,26 +14,19 @@ and removed at the end.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from majob.emulator import statedir
-from majob.emulator.endpoints import (
-    DEFAULT_REQUEST_TIMEOUT,
-    PID_FILE,
-    STATE_FILE,
-    EmulatorEndpoints,
-)
+from majob.emulator import statedir, statefile
+from majob.emulator.defaults import DEFAULT_BUCKETS, DEFAULT_REQUEST_TIMEOUT
 from majob.emulator.modelarts.server import FakeModelArtsServer
 from majob.emulator.modelarts.storage import FakeObsStorage
 from majob.emulator.obs.server import FakeObsServer
+from majob.emulator.statefile import EmulatorEndpoints
 from majob.processes import ProcessRef
-
-DEFAULT_BUCKETS = ("majob-demo",)
 
 
 class EmulatedCloud:
@@ -58,8 +51,10 @@ class EmulatedCloud:
         self._lock = statedir.hold(self.state_dir)
         try:
             # Left by an emulator that died: it names a process that no longer serves.
-            (self.state_dir / STATE_FILE).unlink(missing_ok=True)
-            statedir.write_private(self.state_dir / PID_FILE, ProcessRef.current().to_text())
+            statefile.remove_state(self.state_dir)
+            statedir.write_private(
+                self.state_dir / statedir.PID_FILE, ProcessRef.current().to_text()
+            )
             self.obs = FakeObsServer(
                 port=obs_port, data_dir=self.state_dir / "obs", request_timeout=request_timeout
             )
@@ -67,9 +62,7 @@ class EmulatedCloud:
             self._release()
             raise
         try:
-            for name in buckets:
-                if name not in self.obs.backend.buckets:
-                    self.obs.backend.create_bucket(name)
+            self.obs.backend.ensure_buckets(buckets)
             self.modelarts = FakeModelArtsServer(
                 self.state_dir / "modelarts",
                 storage=FakeObsStorage(self.obs.backend),
@@ -88,28 +81,15 @@ class EmulatedCloud:
     def endpoints(self) -> EmulatorEndpoints:
         return EmulatorEndpoints(obs=self.obs.endpoint, modelarts=self.modelarts.endpoint)
 
-    def write_state(self) -> None:
-        """Publish the endpoints (and this process: pid and start time) for
-        ``running_emulator()``."""
-        this = ProcessRef.current()
-        state: dict[str, object] = {
-            **self.endpoints.to_dict(),
-            "pid": this.pid,
-            "started": this.started,
-        }
-        del state["secret_key"]  # a test key, but the state file needs none of the identity
-        del state["access_key"]
-        statedir.write_private(self.state_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
-
     def start(self) -> EmulatedCloud:
         self.obs.start()
         self.modelarts.start()
-        self.write_state()
+        statefile.write_state(self.state_dir, self.endpoints, ProcessRef.current())
         return self
 
     def stop(self) -> None:
         """Stop the jobs (they end Abnormal), then both servers; remove the state file."""
-        (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+        statefile.remove_state(self.state_dir)
         try:
             self.modelarts.stop()
         finally:
@@ -122,7 +102,7 @@ class EmulatedCloud:
         """Give the state dir up (the pid file first: it names the holder); once."""
         if not self._lock.is_locked:
             return  # stopped before: the files may be another emulator's by now
-        (self.state_dir / PID_FILE).unlink(missing_ok=True)
+        (self.state_dir / statedir.PID_FILE).unlink(missing_ok=True)
         self._lock.release()
         if self._temporary:
             shutil.rmtree(self.state_dir, ignore_errors=True)

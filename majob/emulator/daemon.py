@@ -25,16 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from majob.emulator import statedir
-from majob.emulator.endpoints import (
-    DEFAULT_REQUEST_TIMEOUT,
-    PID_FILE,
-    STATE_FILE,
-    EmulatorEndpoints,
-    read_state,
-    running_emulator,
-    state_process,
-)
+from majob.emulator import statedir, statefile
+from majob.emulator.defaults import DEFAULT_REQUEST_TIMEOUT
+from majob.emulator.statefile import EmulatorEndpoints
 from majob.errors import ConfigError, MajobError
 from majob.processes import ProcessRef, pid_alive, signal_if_ours
 
@@ -60,12 +53,8 @@ def _answers(endpoint: str) -> bool:
 
 
 def _running(state_dir: Path) -> tuple[EmulatorEndpoints, int] | None:
-    try:
-        endpoints = running_emulator(state_dir)
-    except ConfigError:
-        return None
-    daemon = state_process(read_state(state_dir) or {})
-    return (endpoints, daemon.pid) if daemon is not None else None
+    found = statefile.running(state_dir)
+    return (found[0], found[1].pid) if found is not None else None
 
 
 def start(
@@ -173,8 +162,7 @@ def stop(state_dir: Path) -> int | None:
 def _recorded_daemon(state_dir: Path) -> ProcessRef | None:
     """The daemon the state file names, else the one the pid file names (it is written
     first)."""
-    state = read_state(state_dir)
-    daemon = state_process(state) if state is not None else None
+    daemon = statefile.publisher(state_dir)
     return daemon if daemon is not None else statedir.recorded_holder(state_dir)
 
 
@@ -182,8 +170,8 @@ def _clear_stale_records(state_dir: Path) -> None:
     """Remove the files a dead daemon left, unless a live one holds the state dir."""
     if statedir.held_elsewhere(state_dir):
         return
-    for name in (STATE_FILE, PID_FILE):
-        (state_dir / name).unlink(missing_ok=True)
+    statefile.remove_state(state_dir)
+    (state_dir / statedir.PID_FILE).unlink(missing_ok=True)
 
 
 def _reap(pid: int) -> None:
@@ -192,8 +180,9 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def job_counts(endpoints: EmulatorEndpoints) -> dict[str, int]:
-    with urllib.request.urlopen(f"{endpoints.modelarts}/_majob/jobs", timeout=5) as answer:
+def job_counts(modelarts: str) -> dict[str, int]:
+    """How many jobs the fake ModelArts at ``modelarts`` has in each phase."""
+    with urllib.request.urlopen(f"{modelarts}/_majob/jobs", timeout=5) as answer:
         counts: dict[str, int] = json.loads(answer.read())
     return counts
 

@@ -27,45 +27,61 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 CONTROL_PREFIX = "/_majob/"  # not a bucket name nor a ModelArts path: the control plane
 
 
-@dataclass
+@pydantic_dataclass(config=ConfigDict(extra="forbid", strict=True))
 class FaultRule:
-    """One fault. Empty matchers match everything; ``count=None`` fires without limit."""
+    """One fault. Empty matchers match everything; ``count=None`` fires without limit.
 
-    status: int | None = None
+    Every field is checked for its type and range when a rule is made, from a test's keywords
+    or the control plane's JSON alike (no coercion: ``"count": "1"`` is refused); a bad rule is
+    a ``ValueError`` (pydantic's), which the control plane answers with 400."""
+
+    status: int | None = Field(default=None, ge=100, le=599)
     code: str | None = None
     reset: bool = False  # drop the connection half-way through the request or response body
-    latency: float = 0.0  # seconds added before the request is handled
+    latency: float = Field(default=0.0, ge=0.0, le=600.0)  # seconds added before handling
     method: str | None = None
     path: str | None = None  # regex searched in the decoded path, e.g. r"^/bkt/data/"
     query: str | None = None  # regex searched in the raw query string, e.g. r"partNumber=3\b"
-    count: int | None = None
+    count: int | None = Field(default=None, ge=0)
     probability: float = 1.0
-    fired: int = field(default=0, compare=False)
+    fired: int = field(default=0, init=False, compare=False)  # counted here, never given
 
-    def __post_init__(self) -> None:
-        if self.status is None and not self.reset and self.latency <= 0:
-            raise ValueError("a fault rule needs a status, reset=True or a latency")
-        if not 0.0 <= self.probability <= 1.0:
+    @field_validator("probability")
+    @classmethod
+    def _a_probability(cls, probability: float) -> float:
+        if not 0.0 <= probability <= 1.0:
             raise ValueError("probability must be between 0 and 1")
-        for name, pattern in (("path", self.path), ("query", self.query)):
-            if pattern is not None:
-                try:
-                    re.compile(pattern)
-                except re.error as error:  # not a ValueError: the control API would answer 500
-                    raise ValueError(
-                        f"{name} {pattern!r} is not a regular expression: {error}"
-                    ) from None
+        return probability
+
+    @field_validator("path", "query")
+    @classmethod
+    def _a_regex(cls, pattern: str | None, info: ValidationInfo) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as error:  # not a ValueError: the control API would answer 500
+                raise ValueError(
+                    f"{info.field_name} {pattern!r} is not a regular expression: {error}"
+                ) from None
+        return pattern
+
+    @model_validator(mode="after")
+    def _does_something(self) -> FaultRule:
+        if self.status is None and not self.reset and self.latency <= 0:
+            raise ValueError("a fault rule needs a status, reset=true or a latency")
+        return self
 
     def matches(self, method: str, path: str, query: str) -> bool:
         return (
@@ -76,61 +92,32 @@ class FaultRule:
 
     @classmethod
     def from_dict(cls, data: Any) -> FaultRule:
-        """A rule from untrusted input (the control plane's JSON): every field is checked for
-        its type and range (no coercion: ``"count": "1"`` is refused), ``ValueError`` with the
-        reasons otherwise."""
+        """A rule from untrusted input (the control plane's JSON); ``ValueError`` with the
+        reasons, on one line, otherwise."""
+        if not isinstance(data, dict):
+            raise ValueError("a fault rule must be an object")
         try:
-            checked = _FaultRuleInput.model_validate(data)
+            return cls(**data)
         except ValidationError as error:
             raise ValueError(_reasons(error)) from None
-        return cls(**checked.model_dump())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-class _FaultRuleInput(BaseModel):
-    """The control plane's schema of a rule: strict types, ranges, compilable regexes."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    status: int | None = Field(default=None, ge=100, le=599)
-    code: str | None = None
-    reset: bool = False
-    latency: float = Field(default=0.0, ge=0.0, le=600.0)
-    method: str | None = None
-    path: str | None = None
-    query: str | None = None
-    count: int | None = Field(default=None, ge=0)
-    probability: float = Field(default=1.0, ge=0.0, le=1.0)
-
-    @field_validator("path", "query")
-    @classmethod
-    def _regex(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
-        return pattern
-
-    @model_validator(mode="after")
-    def _does_something(self) -> _FaultRuleInput:
-        if self.status is None and not self.reset and self.latency <= 0:
-            raise ValueError("a fault rule needs a status, reset=true or a latency")
-        return self
-
-
 def _reasons(error: ValidationError) -> str:
     """One line: each wrong field and why (``count: Input should be a valid integer``)."""
-    unknown = [str(e["loc"][-1]) for e in error.errors() if e["type"] == "extra_forbidden"]
+    problems = error.errors()
+    unknown = [str(e["loc"][-1]) for e in problems if e["type"] == "unexpected_keyword_argument"]
     reasons = [f"unknown fault rule fields: {', '.join(sorted(unknown))}"] if unknown else []
-    for e in error.errors():
-        if e["type"] == "extra_forbidden":
+    for e in problems:
+        if e["type"] == "unexpected_keyword_argument":
             continue
         message = e["msg"].removeprefix("Value error, ")
         where = ".".join(map(str, e["loc"]))
-        reasons.append(f"{where}: {message}" if where else message)
+        reasons.append(
+            f"{where}: {message}" if where and not message.startswith(where) else message
+        )
     return "; ".join(reasons)
 
 

@@ -14,17 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from majob.emulator.endpoints import LOCK_FILE, PID_FILE
+from filelock import BaseFileLock, FileLock, Timeout
+
 from majob.errors import ConfigError
 from majob.processes import ProcessRef
 
-if TYPE_CHECKING:
-    from filelock import BaseFileLock
-
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
+PID_FILE = "emulator.pid"  # the process holding the dir, written first
+LOCK_FILE = "emulator.lock"
 
 
 def make_private_dir(path: Path) -> None:
@@ -49,9 +48,6 @@ def write_private(path: Path, text: str) -> None:
 
 
 def _lock(state_dir: Path) -> BaseFileLock:
-    # Imported here: reading the emulator's endpoints (every --profile emulator) needs no lock.
-    from filelock import FileLock
-
     # Not thread-local: the thread that stops an emulator need not be the one that started it.
     return FileLock(state_dir / LOCK_FILE, mode=PRIVATE_FILE, thread_local=False)
 
@@ -59,8 +55,6 @@ def _lock(state_dir: Path) -> BaseFileLock:
 def hold(state_dir: Path) -> BaseFileLock:
     """Take the state dir for this process, or raise ``ConfigError`` naming the emulator that
     holds it."""
-    from filelock import Timeout
-
     lock = _lock(state_dir)
     try:
         lock.acquire(timeout=0)
@@ -77,8 +71,6 @@ def hold(state_dir: Path) -> BaseFileLock:
 
 def held_elsewhere(state_dir: Path) -> bool:
     """Another process holds the state dir right now."""
-    from filelock import Timeout
-
     if not (state_dir / LOCK_FILE).exists():
         return False
     lock = _lock(state_dir)

@@ -1,8 +1,8 @@
 """The preset engines majob knows, each with the versions its id names.
 
-The list itself lives in ``majob.service.catalog`` (the one catalogue the emulator and
-pre-flight also read); this module only adds the parsed versions and the look-up that suggests
-the closest ids when a spec names one the catalogue does not have.
+The list itself is the documented catalogue (``majob.spec.catalog``); this module only adds the
+parsed versions and the look-up that suggests the closest ids when a spec names one the
+catalogue does not have.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 
 from majob.image.engine_ids import EngineIdError, EngineVersion, closest_ids, parse_engine_version
+from majob.spec.catalog import ENGINES
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,8 @@ class PresetEngine:
 @functools.cache
 def preset_engines() -> tuple[PresetEngine, ...]:
     """Every engine of the catalogue, in its order."""
-    from majob.service.catalog import ENGINES
-
     return tuple(
-        PresetEngine(engine.engine_name, parse_engine_version(engine.engine_version))
-        for engine in ENGINES
+        PresetEngine(engine.name, parse_engine_version(engine.version)) for engine in ENGINES
     )
 
 

@@ -17,47 +17,35 @@ The tarball is untrusted input: every member is checked to lie inside the file, 
 header before it is read (``tarscan.py``), a JSON document may hold at most ``MAX_JSON_BYTES``,
 and an OCI index may nest ``MAX_INDEX_DEPTH`` deep and never list itself. Whatever the file
 holds, the answer is a report or one ``ImageTarError``.
+
+``archive.py`` reads the outer tarball (members, JSON documents, manifests), ``layers.py`` one
+layer; this module puts the report together and checks it against the limits.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gzip
-import json
 import os
 import tarfile
-import zlib
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import Any, Literal
 
-from majob.errors import UserInputError
+from majob.image.archive import (
+    ImageTarError,
+    Manifest,
+    error_line,
+    history,
+    index_members,
+    manifests,
+    member_name,
+)
+from majob.image.layers import GZIP_MAGIC, Layer, read_layer
 from majob.image.sizes import format_size
-from majob.image.tarscan import TarDamaged, count_entries, count_stream_entries
 from majob.text import one_line
 
 GB = 10**9
 
-GZIP_MAGIC = b"\x1f\x8b"
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_OTHER_MAGIC = {b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz"}
-MAX_JSON_BYTES = 16 << 20  # manifests, indexes and configs are kilobytes
-MAX_INDEX_DEPTH = 8  # an OCI index may list indexes; real ones nest one or two deep
-_INDEX_MEDIA = (
-    "application/vnd.oci.image.index.v1+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-)
-
 Level = Literal["error", "warning"]
-
-
-class ImageTarError(UserInputError):
-    """The file is not a readable image tarball (not a tar, truncated, no manifest...). Its
-    message quotes names the tarball chose: made one printable line whatever they hold."""
-
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(one_line(message), hint=hint)
 
 
 @dataclass(frozen=True)
@@ -74,17 +62,6 @@ class Limits:
 class ImageFinding:
     level: Level
     message: str
-
-
-@dataclass
-class Layer:
-    index: int  # 1-based, base layer first
-    blob: str  # the member of the tarball holding the layer
-    compression: str  # "none", "gzip" or "zstd"
-    compressed_bytes: int
-    uncompressed_bytes: int
-    entries: int  # files, directories, links... every tar entry of the layer
-    created_by: str | None  # the history entry that made the layer, when the config says
 
 
 @dataclass
@@ -131,181 +108,20 @@ def inspect_image(path: str | Path, limits: Limits | None = None) -> list[ImageR
         )
     try:
         with path.open("rb") as raw, tarfile.open(fileobj=raw, mode="r:") as outer:
-            members = _index(outer, path, os.fstat(raw.fileno()).st_size)
+            members = index_members(outer, path, os.fstat(raw.fileno()).st_size)
             layers: dict[str, Layer] = {}  # a layer several images share is read once
             reports = [
                 _inspect_one(outer, raw.fileno(), members, path, manifest, limits, layers)
-                for manifest in _manifests(outer, members, path)
+                for manifest in manifests(outer, members, path)
             ]
     except (tarfile.TarError, ValueError, OverflowError) as error:
         # tarfile reports some malformed headers as ValueError (a GNU sparse map, a seek
         # past what an offset can hold) rather than ReadError.
         raise ImageTarError(
-            f"{path}: not a readable tar file ({_one_line(error)})",
+            f"{path}: not a readable tar file ({error_line(error)})",
             hint="give the file written by `docker save -o IMAGE.tar` or an OCI-layout archive",
         ) from None
     return reports
-
-
-# -- the outer tarball -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Manifest:
-    tags: list[str]
-    format: Literal["docker-save", "oci"]
-    config: str | None
-    layers: list[str]
-
-
-def _index(outer: tarfile.TarFile, path: Path, file_size: int) -> dict[str, tarfile.TarInfo]:
-    members: dict[str, tarfile.TarInfo] = {}
-    try:
-        for member in outer:
-            # Nothing is read from a member whose header puts its data past the end of the file.
-            if member.offset_data + member.size > file_size:
-                raise tarfile.ReadError(
-                    f"{member.name!r} claims {member.size} bytes, past the end of the file"
-                )
-            members[_norm(member.name)] = member
-    except (tarfile.TarError, ValueError, OverflowError) as error:
-        raise ImageTarError(
-            f"{path}: truncated or damaged after {len(members)} entries ({_one_line(error)})",
-            hint="write the tarball again (docker save -o IMAGE.tar); is the disk full?",
-        ) from None
-    return members
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
-
-
-def _norm(name: str) -> str:
-    return name[2:] if name.startswith("./") else name
-
-
-def _read_json(
-    outer: tarfile.TarFile, members: dict[str, tarfile.TarInfo], name: str, path: Path
-) -> Any:
-    member = members.get(_norm(name))
-    if member is None or not member.isfile():
-        raise ImageTarError(
-            f"{path}: {name} is missing: the tarball is truncated or not an image",
-            hint="write it again with docker save -o IMAGE.tar",
-        )
-    if member.size > MAX_JSON_BYTES:
-        raise ImageTarError(
-            f"{path}: {name} is {format_size(member.size)}, over the "
-            f"{format_size(MAX_JSON_BYTES)} an image's JSON documents hold: not an image tarball"
-        )
-    stream = outer.extractfile(member)
-    assert stream is not None  # a regular file always has a stream
-    try:
-        return json.loads(stream.read())
-    except (ValueError, tarfile.TarError) as error:
-        raise ImageTarError(f"{path}: {name} is not valid JSON ({_one_line(error)})") from None
-    except RecursionError:
-        raise ImageTarError(f"{path}: {name} is not valid JSON (nested too deeply)") from None
-
-
-@contextlib.contextmanager
-def _shape(path: Path, document: str) -> Iterator[None]:
-    """Turn a JSON document of the wrong shape (a missing key, a list for a dict) into one line."""
-    try:
-        yield
-    except (KeyError, TypeError, AttributeError) as error:
-        raise ImageTarError(
-            f"{path}: {document} has an unexpected shape ({type(error).__name__}: {error})",
-            hint="is this an image tarball? docker save -o IMAGE.tar IMAGE writes one",
-        ) from None
-
-
-def _blob(digest: str) -> str:
-    algorithm, _, hexdigest = digest.partition(":")
-    return f"blobs/{algorithm}/{hexdigest}"
-
-
-def _manifests(
-    outer: tarfile.TarFile, members: dict[str, tarfile.TarInfo], path: Path
-) -> list[_Manifest]:
-    # Docker ≥ 25 writes both manifest.json and an OCI layout; manifest.json carries the tags.
-    if "manifest.json" in members:
-        entries = _read_json(outer, members, "manifest.json", path)
-        if not isinstance(entries, list) or not entries:
-            raise ImageTarError(f"{path}: manifest.json lists no image")
-        with _shape(path, "manifest.json"):
-            return [
-                _Manifest(
-                    tags=_strings(entry.get("RepoTags") or [], "RepoTags"),
-                    format="docker-save",
-                    config=_optional_string(entry.get("Config"), "Config"),
-                    layers=_strings(entry.get("Layers") or [], "Layers"),
-                )
-                for entry in entries
-            ]
-    if "index.json" in members:
-        found: list[_Manifest] = []
-        index = _read_json(outer, members, "index.json", path)
-        with _shape(path, "index.json or an image manifest"):
-            _walk_index(outer, members, path, index, found, ["index.json"], set())
-        if not found:
-            raise ImageTarError(f"{path}: index.json lists no image manifest")
-        return found
-    raise ImageTarError(
-        f"{path}: not an image tarball: no manifest.json (docker save) or index.json (OCI)",
-        hint="create it with docker save -o IMAGE.tar IMAGE (or skopeo copy to oci-archive:)",
-    )
-
-
-def _strings(value: Any, field: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise TypeError(f"{field} is not a list of strings")
-    return value
-
-
-def _optional_string(value: Any, field: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"{field} is not a string")
-    return value
-
-
-def _walk_index(
-    outer: tarfile.TarFile,
-    members: dict[str, tarfile.TarInfo],
-    path: Path,
-    index: Any,
-    found: list[_Manifest],
-    chain: list[str],
-    walked: set[str],
-) -> None:
-    """Add the image manifests ``index`` lists to ``found``; ``chain`` names the indexes that
-    led here (the first is index.json), so an index that lists itself is found, not followed;
-    ``walked`` the indexes already read, so one listed many times is read once."""
-    if len(chain) > MAX_INDEX_DEPTH:
-        raise ImageTarError(
-            f"{path}: {chain[0]} nests indexes more than {MAX_INDEX_DEPTH} deep: not an image "
-            "tarball majob reads"
-        )
-    for descriptor in index.get("manifests") or []:
-        name = _blob(descriptor["digest"])
-        if name in chain:
-            raise ImageTarError(f"{path}: {name} lists itself (through {' -> '.join(chain)})")
-        if name in walked:
-            continue
-        document = _read_json(outer, members, name, path)
-        if descriptor.get("mediaType") in _INDEX_MEDIA or "manifests" in document:
-            walked.add(name)
-            _walk_index(outer, members, path, document, found, [*chain, name], walked)
-            continue
-        tag = (descriptor.get("annotations") or {}).get("org.opencontainers.image.ref.name")
-        found.append(
-            _Manifest(
-                tags=_strings([tag] if tag else [], "annotations"),
-                format="oci",
-                config=_blob(document["config"]["digest"]),
-                layers=[_blob(layer["digest"]) for layer in document.get("layers") or []],
-            )
-        )
 
 
 def _inspect_one(
@@ -313,118 +129,25 @@ def _inspect_one(
     fd: int,
     members: dict[str, tarfile.TarInfo],
     path: Path,
-    manifest: _Manifest,
+    manifest: Manifest,
     limits: Limits,
     seen: dict[str, Layer],
 ) -> ImageReport:
-    history = _history(outer, members, path, manifest)
+    made_by = history(outer, members, path, manifest)
     report = ImageReport(path=str(path), format=manifest.format, tags=manifest.tags)
     for number, name in enumerate(manifest.layers, start=1):
-        member = members.get(_norm(name))
+        member = members.get(member_name(name))
         if member is None or not member.isfile():
             raise ImageTarError(
                 f"{path}: layer {number} ({name}) is missing: the tarball is truncated",
                 hint="write it again with docker save -o IMAGE.tar",
             )
-        created_by = history[number - 1] if len(history) == len(manifest.layers) else None
+        created_by = made_by[number - 1] if len(made_by) == len(manifest.layers) else None
         if member.name not in seen:
-            seen[member.name] = _layer(outer, fd, member, number, created_by, path)
+            seen[member.name] = read_layer(outer, fd, member, number, created_by, path)
         report.layers.append(replace(seen[member.name], index=number, created_by=created_by))
     report.findings = _check(report, limits)
     return report
-
-
-def _history(
-    outer: tarfile.TarFile, members: dict[str, tarfile.TarInfo], path: Path, manifest: _Manifest
-) -> list[str]:
-    """``created_by`` of each history entry that made a layer (empty layers left out)."""
-    if manifest.config is None:
-        return []
-    config = _read_json(outer, members, manifest.config, path)
-    with _shape(path, f"the image config {manifest.config}"):
-        return [
-            str(entry.get("created_by", "")).strip()
-            for entry in config.get("history") or []
-            if not entry.get("empty_layer")
-        ]
-
-
-# -- one layer -------------------------------------------------------------------------------
-
-
-def _layer(
-    outer: tarfile.TarFile,
-    fd: int,
-    member: tarfile.TarInfo,
-    number: int,
-    created_by: str | None,
-    path: Path,
-) -> Layer:
-    stream = outer.extractfile(member)
-    assert stream is not None
-    magic = stream.read(6)
-    stream.seek(0)
-    where = f"{path}: layer {number} ({member.name})"
-    for prefix, name in _OTHER_MAGIC.items():
-        if magic.startswith(prefix):
-            raise ImageTarError(f"{where} is {name}-compressed, which majob does not read")
-    try:
-        if magic.startswith(GZIP_MAGIC):
-            compression = "gzip"
-            size, entries = count_stream_entries(gzip.GzipFile(fileobj=stream, mode="rb"))
-        elif magic.startswith(ZSTD_MAGIC):
-            compression = "zstd"
-            size, entries = count_stream_entries(_zstd_reader(stream, where))
-        else:
-            compression = "none"
-            # Read in place: headers only, content skipped (see tarscan.py).
-            size = member.size
-            entries = count_entries(fd, member.offset_data, member.size)
-    except (tarfile.TarError, EOFError, OSError, zlib.error, TarDamaged) as error:
-        raise ImageTarError(
-            f"{where} is truncated or damaged ({_one_line(error)})",
-            hint="write the tarball again (docker save -o IMAGE.tar)",
-        ) from None
-    return Layer(
-        index=number,
-        blob=_norm(member.name),
-        compression=compression,
-        compressed_bytes=member.size,
-        uncompressed_bytes=size,
-        entries=entries,
-        created_by=created_by,
-    )
-
-
-class _Readable(Protocol):
-    def read(self, size: int = -1, /) -> bytes: ...
-
-
-class _ZstdErrorsAsOSError:
-    """zstandard's ``ZstdError`` (corrupt data) is no ``OSError``: say it as one, like gzip."""
-
-    def __init__(self, reader: _Readable, error: type[Exception]) -> None:
-        self.reader = reader
-        self.error = error
-
-    def read(self, size: int = -1, /) -> bytes:
-        try:
-            return self.reader.read(size)
-        except self.error as error:
-            raise OSError(f"zstd: {error}") from None
-
-
-def _zstd_reader(stream: IO[bytes], where: str) -> _Readable:
-    try:
-        import zstandard
-    except ImportError:
-        raise ImageTarError(
-            f"{where} is zstd-compressed and the zstandard package is not installed",
-            hint="pip install 'majob[image]'",
-        ) from None
-    # zstd:chunked layers are many frames, one after the other: read them all.
-    reader: _Readable = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
-    return _ZstdErrorsAsOSError(reader, zstandard.ZstdError)
 
 
 # -- checks ----------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 ``checker`` (stdlib ``ast``) finds problems and plans fixes: ``facts`` records what one pass over
 a file sees, ``rules_paths``, ``rules_distributed`` and ``rules_npu`` decide the findings and fixes.
 ``rewrite`` applies one codemod's fixes through ``codemods`` (libcst, imported only when a
-migration runs); ``standin`` lets NPU code run on CPU. This package module stays light:
-``majob --help`` imports it.
+migration runs). The CPU stand-in that lets NPU code run without NPUs is the runner's
+(``majob.runner.standin``). This package module stays light: ``majob --help`` imports it.
 """
 
 from __future__ import annotations

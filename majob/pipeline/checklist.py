@@ -15,7 +15,8 @@ from majob.errors import MajobError
 from majob.migrate.findings import Finding
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import passed_for
-from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
 from majob.pipeline.metrics import summary
 from majob.spec.models import STAGES, JobSpec
 from majob.text import counted
@@ -103,24 +104,33 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
         prefix: [f for f in findings if f.rule.startswith(prefix)]
         for prefix in ("MA1", "MA2", "MA3")
     }
-    items = []
+    return [
+        _paths_item(by_prefix["MA1"], code),
+        _image_item(formal, spec_path),
+        _data_item(formal),
+        _ddp_item(formal, by_prefix["MA2"], code),
+        _npu_item(formal, by_prefix["MA3"], code),
+        _manual_item([f for f in findings if not f.fixable], code),
+        *_ledger_items(spec, ledger),
+    ]
 
-    paths = by_prefix["MA1"]
-    items.append(
-        Item(
-            "paths",
-            "paths parameterised",
-            "todo" if paths else "done",
-            f"{counted(len(paths), 'path finding')}: {_where(paths)}"
-            if paths
-            else "majob check finds no hard-coded data or output paths",
-            f"majob migrate {code} --to cloud-paths --write, then read each input and output "
-            "from its --<name> argument"
-            if paths
-            else "",
-        )
+
+def _paths_item(paths: Sequence[Finding], code: str) -> Item:
+    return Item(
+        "paths",
+        "paths parameterised",
+        "todo" if paths else "done",
+        f"{counted(len(paths), 'path finding')}: {_where(paths)}"
+        if paths
+        else "majob check finds no hard-coded data or output paths",
+        f"majob migrate {code} --to cloud-paths --write, then read each input and output "
+        "from its --<name> argument"
+        if paths
+        else "",
     )
-    items.append(_image_item(formal, spec_path))
+
+
+def _data_item(formal: JobSpec) -> Item:
     sizes = []
     large = []
     for channel in formal.inputs:
@@ -131,80 +141,83 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
                 large.append(channel.name)
         else:
             sizes.append(f"{channel.name} (on OBS only)")
-    items.append(
-        Item(
-            "data",
-            "large data planned",
-            "todo" if large else "done",
-            f"inputs read from OBS: {', '.join(sizes) or 'none'}",
-            f"{', '.join(large)} is 1 GB or more: upload it once (majob obs sync) and keep it "
-            "on OBS; for many nodes reading the same large data, consider SFS Turbo"
-            if large
-            else "",
-        )
+    return Item(
+        "data",
+        "large data planned",
+        "todo" if large else "done",
+        f"inputs read from OBS: {', '.join(sizes) or 'none'}",
+        f"{', '.join(large)} is 1 GB or more: upload it once (majob obs sync) and keep it "
+        "on OBS; for many nodes reading the same large data, consider SFS Turbo"
+        if large
+        else "",
     )
+
+
+def _ddp_item(formal: JobSpec, ddp: Sequence[Finding], code: str) -> Item:
     cards = formal.cards_per_node or 1
     multi = formal.resources.nodes > 1 or cards > 1
-    ddp = by_prefix["MA2"]
-    items.append(
-        Item(
+    if not multi:
+        return Item(
             "ddp",
             "DDP done for multi-card",
-            ("todo" if ddp else "done") if multi else "not needed",
-            (
-                f"{counted(formal.resources.nodes, 'node')} x {counted(cards, 'card')}; "
-                + (
-                    f"{counted(len(ddp), 'distributed finding')}: {_where(ddp)}"
-                    if ddp
-                    else "DDP set up"
-                )
-            )
-            if multi
-            else "the formal stage runs on one node with one card",
-            f"majob migrate {code} --to ddp --write" if multi and ddp else "",
+            "not needed",
+            "the formal stage runs on one node with one card",
         )
+    found = f"{counted(len(ddp), 'distributed finding')}: {_where(ddp)}" if ddp else "DDP set up"
+    return Item(
+        "ddp",
+        "DDP done for multi-card",
+        "todo" if ddp else "done",
+        f"{counted(formal.resources.nodes, 'node')} x {counted(cards, 'card')}; {found}",
+        f"majob migrate {code} --to ddp --write" if ddp else "",
     )
-    npu = by_prefix["MA3"]
-    items.append(
-        Item(
+
+
+def _npu_item(formal: JobSpec, npu: Sequence[Finding], code: str) -> Item:
+    if not formal.is_ascend:
+        return Item(
             "npu",
             "NPU prepared",
-            ("todo" if npu else "done") if formal.is_ascend else "not needed",
-            (f"{counted(len(npu), 'NPU finding')}: {_where(npu)}" if npu else "no NPU findings")
-            if formal.is_ascend
-            else f"the formal stage runs on {formal.resources.flavor}, not on Ascend",
-            f"majob migrate {code} --to npu-auto --write" if formal.is_ascend and npu else "",
+            "not needed",
+            f"the formal stage runs on {formal.resources.flavor}, not on Ascend",
         )
+    return Item(
+        "npu",
+        "NPU prepared",
+        "todo" if npu else "done",
+        f"{counted(len(npu), 'NPU finding')}: {_where(npu)}" if npu else "no NPU findings",
+        f"majob migrate {code} --to npu-auto --write" if npu else "",
     )
-    manual = [f for f in findings if not f.fixable]
-    items.append(
-        Item(
-            "manual",
-            "manual replacements done",
-            "todo" if manual else "done",
-            f"{counted(len(manual), 'finding')} no codemod fixes: {_where(manual)}"
-            if manual
-            else "majob check reports nothing left to replace by hand",
-            f"edit by hand; `majob check {code}` explains each" if manual else "",
-        )
+
+
+def _manual_item(manual: Sequence[Finding], code: str) -> Item:
+    return Item(
+        "manual",
+        "manual replacements done",
+        "todo" if manual else "done",
+        f"{counted(len(manual), 'finding')} no codemod fixes: {_where(manual)}"
+        if manual
+        else "majob check reports nothing left to replace by hand",
+        f"edit by hand; `majob check {code}` explains each" if manual else "",
     )
+
+
+def _ledger_items(spec: JobSpec, ledger: Ledger) -> list[Item]:
+    """The precision check and the staged runs, from what passed for this code and spec."""
     fingerprint = Fingerprint.of(spec)
     passed = {stage: passed_for(ledger, spec.name, stage, fingerprint) for stage in STAGES}
     debug = passed["debug"]
     seen = ", ".join(f"{k} {v:g}" for k, v in summary(debug.metrics).items()) if debug else ""
-    items.append(_precision_item(spec.name, debug, seen))
     done = [stage for stage in STAGES if passed[stage] is not None]
     missing = [stage for stage in STAGES if passed[stage] is None]
-    items.append(
-        Item(
-            "stages",
-            "staged runs passed",
-            "done" if not missing else "todo",
-            f"passed for this code and spec: {', '.join(done) or 'none'}",
-            f"majob pipeline SPEC (runs {', '.join(missing)})" if missing else "",
-        )
+    stages = Item(
+        "stages",
+        "staged runs passed",
+        "done" if not missing else "todo",
+        f"passed for this code and spec: {', '.join(done) or 'none'}",
+        f"majob pipeline SPEC (runs {', '.join(missing)})" if missing else "",
     )
-    return items
+    return [_precision_item(spec.name, debug, seen), stages]
 
 
 def _precision_item(name: str, debug: StageRecord | None, seen: str) -> Item:

@@ -5,20 +5,24 @@ overrides): a debug stage that runs one epoch checks the same spec the formal st
 the spec as written where a ``${VAR}`` filled a hyperparameter or env value
 (``JobSpec.as_written``): the ledger keeps ``${TOKEN}``, never the token, and a rotated token
 leaves the digest, and so the gates, as they were. The
-code digest covers exactly the files the upload would send (the sync's ignore rules, its hash
-cache), so a file the upload leaves out never closes a gate.
+code digest covers exactly the files the upload sends (``majob.service.code``: the one scan a
+submit makes serves both), so a file the upload leaves out never closes a gate.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from majob.service.code import code_digest, file_digests, scan_code
 from majob.spec.models import JobSpec
+
+if TYPE_CHECKING:
+    from majob.storage.plan import LocalFile
 
 
 def normalised_spec(spec: JobSpec) -> dict[str, Any]:
@@ -32,25 +36,6 @@ def spec_digest(spec: JobSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def code_files(spec: JobSpec, *, cache_dir: Path | None = None) -> dict[str, str]:
-    """Each file the upload would send (relative path) and its content MD5."""
-    from majob.storage.localstate import HashCache
-    from majob.storage.plan import scan_local
-
-    root = Path(spec.code.dir).resolve()
-    cache = HashCache.for_root(root, cache_dir)
-    files = scan_local(root, spec.code.ignore, cache)
-    cache.save()
-    return {f.rel: f.md5 or f"size={f.size};mtime={f.mtime_ns}" for f in files}
-
-
-def code_digest(files: Mapping[str, str]) -> str:
-    digest = hashlib.sha256()
-    for rel in sorted(files):
-        digest.update(f"{rel}\0{files[rel]}\n".encode())
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class Fingerprint:
     """The code and spec a stage runs, digested (and kept whole, to name what changed)."""
@@ -59,11 +44,22 @@ class Fingerprint:
     code_digest: str
     spec_json: Mapping[str, Any] = field(default_factory=dict)
     code_files: Mapping[str, str] = field(default_factory=dict)
+    # The scan the code digest was taken from: the upload sends these very files.
+    files: tuple[LocalFile, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
-    def of(cls, spec: JobSpec, *, cache_dir: Path | None = None) -> Fingerprint:
-        files = code_files(spec, cache_dir=cache_dir)
-        return cls(spec_digest(spec), code_digest(files), normalised_spec(spec), files)
+    def of(
+        cls,
+        spec: JobSpec,
+        *,
+        files: Sequence[LocalFile] | None = None,
+        cache_dir: Path | None = None,
+    ) -> Fingerprint:
+        """``spec``'s fingerprint; ``files``: the scan of its code that is uploaded, when the
+        caller made it (else the code is scanned here, as an upload would)."""
+        scanned = tuple(files) if files is not None else scan_code(spec, cache_dir=cache_dir)
+        digests = file_digests(scanned)
+        return cls(spec_digest(spec), code_digest(digests), normalised_spec(spec), digests, scanned)
 
     def matches(self, spec_digest: str, code_digest: str) -> bool:
         return (self.spec_digest, self.code_digest) == (spec_digest, code_digest)

@@ -13,23 +13,25 @@ next run follows the job the killed one left running instead of submitting a sec
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from majob import display
 from majob.errors import MajobError, StageRefused, UserInputError
 from majob.pipeline.digests import Fingerprint
-from majob.pipeline.expect import check_expect
 from majob.pipeline.gate import StagePlan, gate, plan_stages
-from majob.pipeline.ledger import Ledger, StageRecord
+from majob.pipeline.judge import judge_expect
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
 from majob.pipeline.metrics import Series, summary
-from majob.pipeline.stages import Outcome, Report, run_cloud_stage, run_local_stage
+from majob.pipeline.record import StageRecorder
+from majob.pipeline.stages import Report, run_cloud_stage, run_local_stage
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
-    from majob.runner.local import RunResult
+    from majob.runner.result import RunResult
     from majob.service.base import Job, TrainingService
     from majob.spec.profiles import Profile
 
@@ -69,25 +71,22 @@ class StageResult:
     def metrics(self) -> Any:
         """Each node's metric series: a pandas DataFrame (node, metric, step, value) when pandas
         is installed, else ``{node: {metric: [values]}}``."""
-        from majob.notebook import series_frame
-
-        return series_frame(self.series)
+        return display.metrics(self)
 
     def plot(self, metric: str | None = None) -> Any:
         """Draw the series with matplotlib (``pip install 'majob[plot]'``); the Axes."""
-        from majob.notebook import plot_series
-
-        return plot_series(self.series, metric, title=f"{self.stage} stage")
+        return display.plot(self, metric)
 
     def __repr__(self) -> str:
-        from majob.notebook import stage_result_repr
+        job = f", job {self.job_id}" if self.job_id else ""
+        reason = f": {self.reason}" if self.reason else ""
+        return (
+            f"<StageResult {self.stage} {self.result} in {display.seconds(self.duration)}"
+            f"{job}{reason}>"
+        )
 
-        return stage_result_repr(self)
-
-    def _repr_html_(self) -> str:
-        from majob.notebook import stage_result_html
-
-        return stage_result_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 @dataclass
@@ -113,14 +112,11 @@ class PipelineResult:
         raise KeyError(stage)
 
     def __repr__(self) -> str:
-        from majob.notebook import pipeline_result_repr
+        stages = ", ".join(f"{s.stage} {s.result}" for s in self.stages)
+        return f"<PipelineResult {self.spec_name}: {stages}>"
 
-        return pipeline_result_repr(self)
-
-    def _repr_html_(self) -> str:
-        from majob.notebook import pipeline_result_html
-
-        return pipeline_result_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 class Pipeline:
@@ -256,17 +252,10 @@ class Pipeline:
 
     def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
         resume = self._left_running(stage, fingerprint) if stage != "local" else None
-        record_id = self.ledger.start(
-            spec_name=self.name,
-            spec_path=self.spec_path,
-            stage=stage,
-            spec_digest=fingerprint.spec_digest,
-            code_digest=fingerprint.code_digest,
-            override=override,
-            spec_json=fingerprint.spec_json,
-            code_files=fingerprint.code_files,
+        recorder = StageRecorder(
+            self.ledger, self.name, stage, fingerprint, spec_path=self.spec_path, override=override
         )
-        started = time.monotonic()
+        recorder.start()
         try:
             if stage == "local":
                 outcome = run_local_stage(self.spec, self.report)
@@ -276,25 +265,40 @@ class Pipeline:
                     stage,
                     self.profile,
                     self.report,
+                    files=fingerprint.files or None,
                     upload_inputs=self.upload_inputs,
                     resume_job=resume,
-                    on_job=lambda job: self._started(record_id, job),
+                    on_job=lambda job: self._started(recorder, job),
                 )
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
-            self.ledger.finish(
-                record_id,
-                result="failed",
-                reason=error.message.splitlines()[0],
-                duration=time.monotonic() - started,
-            )
+            recorder.stopped("failed", error.message.splitlines()[0])
             raise
         except BaseException:  # Ctrl-C: the record says so; a cloud job keeps running
-            self.ledger.finish(record_id, result="interrupted", duration=time.monotonic() - started)
+            recorder.stopped("interrupted")
             raise
-        return self._judge(stage, record_id, outcome)
+        outcome = judge_expect(self.spec.expect, outcome)
+        record = recorder.finish(outcome)
+        if outcome.passed:
+            last = summary(outcome.metrics)
+            shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
+            self.report(
+                f"[majob] {stage}: passed in {outcome.duration:.1f}s"
+                + (f" ({shown})" if shown else "")
+            )
+        return StageResult(
+            stage,
+            "passed" if outcome.passed else "failed",
+            reason=outcome.reason,
+            duration=outcome.duration,
+            outputs=tuple(outcome.outputs),
+            series=outcome.metrics,
+            record=record,
+            job=outcome.job,
+            run=outcome.run,
+        )
 
-    def _started(self, record_id: int, job: Job) -> None:
-        self.ledger.set_job(record_id, job.id)
+    def _started(self, recorder: StageRecorder, job: Job) -> None:
+        recorder.job(job.id)
         if job.service is not None:
             self._services.append(job.service)
 
@@ -309,47 +313,6 @@ class Pipeline:
             ):
                 return record.job_id
         return None
-
-    def _judge(self, stage: Stage, record_id: int, outcome: Outcome) -> StageResult:
-        failures = (
-            check_expect(
-                self.spec.expect,
-                outputs=outcome.outputs,
-                lines=outcome.lines,
-                metrics=outcome.metrics,
-            )
-            if outcome.passed
-            else []
-        )
-        passed = outcome.passed and not failures
-        reason = outcome.reason or "; ".join(failures)
-        self.ledger.finish(
-            record_id,
-            result="passed" if passed else "failed",
-            reason=reason,
-            duration=outcome.duration,
-            metrics=outcome.metrics,
-            outputs=outcome.outputs,
-            job_id=outcome.job.id if outcome.job is not None else None,
-        )
-        if passed:
-            last = summary(outcome.metrics)
-            shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
-            self.report(
-                f"[majob] {stage}: passed in {outcome.duration:.1f}s"
-                + (f" ({shown})" if shown else "")
-            )
-        return StageResult(
-            stage,
-            "passed" if passed else "failed",
-            reason=reason,
-            duration=outcome.duration,
-            outputs=tuple(outcome.outputs),
-            series=outcome.metrics,
-            record=self.ledger.get(record_id),
-            job=outcome.job,
-            run=outcome.run,
-        )
 
 
 def _skipped(plan: StagePlan) -> StageResult:

@@ -2,16 +2,20 @@
 
 A stage's gate is open when the stage before it passed for the same spec and code digests
 (local has no gate). When it is closed, the refusal says what changed since that stage last
-passed: the files (added, removed, changed) and the spec fields.
+passed: the files (added, removed, changed) and the spec fields. ``majob submit --stage
+formal`` meets the same gate (``override_for``): ``--force --reason`` passes it, and the reason
+is kept in the ledger.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from majob.errors import StageRefused, UserInputError
 from majob.pipeline.digests import Fingerprint, changed_fields, changed_files
-from majob.pipeline.ledger import Ledger, StageRecord
-from majob.spec.models import STAGES, Stage
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import StageRecord
+from majob.spec.models import STAGES, JobSpec, Stage
 
 PREVIOUS: dict[str, Stage] = {"debug": "local", "formal": "debug"}
 
@@ -111,3 +115,47 @@ def plan_stages(
         running = True
         plans.append(StagePlan(stage, "run", why))
     return plans
+
+
+# -- the formal gate of a submit by hand (``majob submit --stage formal``) --------------------
+# A debug submit is not gated on the local stage: it is the small joint-debug job, cheap by
+# design, and ``majob run`` keeps no ledger.
+
+
+def formal_gate_line(ledger: Ledger, spec: JobSpec, fingerprint: Fingerprint) -> str:
+    """What a dry run says about the formal gate."""
+    state = gate(ledger, spec.name, "formal", fingerprint)
+    if state.open:
+        return "formal gate: open (debug passed for this code and spec)"
+    return f"formal gate: closed, a submit would be refused: {state.why}"
+
+
+def override_for(
+    ledger: Ledger,
+    spec: JobSpec,
+    fingerprint: Fingerprint,
+    stage: Stage,
+    force_reason: str | None,
+    spec_file: str,
+) -> str:
+    """The gate override to record for submitting ``spec`` as ``stage`` ("" when none is
+    needed); ``StageRefused`` when the formal gate is closed and no reason was given."""
+    if force_reason is not None and not force_reason.strip():
+        raise UserInputError("--force needs --reason '...': the override is kept in the ledger")
+    if stage != "formal":
+        if force_reason is not None:
+            raise UserInputError(
+                f"--force overrides the formal gate; a {stage} submit has none to override"
+            )
+        return ""
+    state = gate(ledger, spec.name, stage, fingerprint)
+    if state.open:
+        return ""
+    if force_reason is None:
+        raise StageRefused(
+            f"formal refused for {spec.name}: {state.why}",
+            hint=f"pass the debug stage first (majob submit {spec_file} --stage debug --wait, "
+            f"or majob pipeline {spec_file}), or override with --force --reason '...' "
+            f"(kept in the ledger: {ledger.path})",
+        )
+    return force_reason.strip()

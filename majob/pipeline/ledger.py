@@ -14,9 +14,9 @@ and the pid's start time) and finished when it ends. A ``running`` record of thi
 process is gone (or whose pid another process has taken since) reads as ``interrupted``; one of
 another host stays ``running``: its process cannot be seen from here.
 
-The schema is versioned with ``PRAGMA user_version`` and grown by the ``MIGRATIONS`` below, in
-order. A ledger written by a newer majob (a higher version) is refused before anything is
-written to it.
+The schema is versioned with ``PRAGMA user_version`` and grown by the ``MIGRATIONS`` of
+``ledger_schema.py``, in order. A ledger written by a newer majob (a higher version) is refused
+before anything is written to it.
 """
 
 from __future__ import annotations
@@ -27,120 +27,26 @@ import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tenacity
 
 from majob.errors import LedgerError
+from majob.pipeline.ledger_schema import (
+    MIGRATIONS,
+    RESULTS,
+    SCHEMA_VERSION,
+    StageRecord,
+    record_from_row,
+)
 from majob.pipeline.netfs import Mount, network_filesystem
-from majob.processes import ProcessRef, pid_alive, this_host
+from majob.processes import ProcessRef, this_host
+from majob.version import __version__
 
 LEDGER_FILE = Path(".majob") / "ledger.db"
 LEDGER_VARIABLE = "MAJOB_LEDGER"  # one ledger for every working directory (CI, a shared disk)
 BUSY_TIMEOUT_MS = 30_000
-
-# Each entry takes the ledger from version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE records (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        spec_name TEXT NOT NULL,
-        spec_path TEXT NOT NULL DEFAULT '',
-        stage TEXT NOT NULL,
-        spec_digest TEXT NOT NULL,
-        code_digest TEXT NOT NULL,
-        result TEXT NOT NULL,
-        reason TEXT NOT NULL DEFAULT '',
-        job_id TEXT NOT NULL DEFAULT '',
-        duration REAL,
-        metrics TEXT NOT NULL DEFAULT '{}',
-        outputs TEXT NOT NULL DEFAULT '[]',
-        majob_version TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        override TEXT NOT NULL DEFAULT '',
-        pid INTEGER NOT NULL DEFAULT 0,
-        spec_json TEXT NOT NULL DEFAULT '{}',
-        code_files TEXT NOT NULL DEFAULT '{}'
-    );
-    CREATE INDEX records_by_spec ON records (spec_name, stage, id);
-    """,
-    # Who runs a record: a pid means nothing on another host, nor once another process has it.
-    """
-    ALTER TABLE records ADD COLUMN host TEXT NOT NULL DEFAULT '';
-    ALTER TABLE records ADD COLUMN pid_started TEXT NOT NULL DEFAULT ''
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-RESULTS = ("running", "passed", "failed", "interrupted")
-
-
-@dataclass(frozen=True)
-class StageRecord:
-    """One stage run as the ledger keeps it.
-
-    ``metrics`` holds each node's series (``{"worker-0": {"loss": [..]}}``), ``outputs`` the
-    output files seen, ``override`` the reason given with ``--force``, ``spec_json`` the
-    normalised spec and ``code_files`` each uploaded file's digest (what a refusal compares)."""
-
-    id: int
-    spec_name: str
-    stage: str
-    spec_digest: str
-    code_digest: str
-    result: str
-    reason: str = ""
-    job_id: str = ""
-    duration: float | None = None
-    metrics: Mapping[str, Mapping[str, list[float]]] = field(default_factory=dict)
-    outputs: tuple[str, ...] = ()
-    majob_version: str = ""
-    started_at: str = ""
-    override: str = ""
-    pid: int = 0
-    spec_path: str = ""
-    spec_json: Mapping[str, Any] = field(default_factory=dict)
-    code_files: Mapping[str, str] = field(default_factory=dict)
-    host: str = ""  # where its pipeline ran ("": an older majob's record)
-    pid_started: str = ""  # when its pid started (``majob.processes``)
-
-    @property
-    def passed(self) -> bool:
-        return self.result == "passed"
-
-    @property
-    def elsewhere(self) -> bool:
-        """Written by a pipeline on another host."""
-        return bool(self.host) and self.host != this_host()
-
-    @property
-    def effective_result(self) -> str:
-        """``running`` only while its pipeline process lives (or may: on another host);
-        ``interrupted`` after."""
-        if self.result != "running" or self.elsewhere:
-            return self.result
-        if self.pid_started:
-            alive = ProcessRef(self.pid, self.pid_started).is_running()
-        else:  # an older majob's record: its bare pid is all there is
-            alive = pid_alive(self.pid)
-        return "running" if alive else "interrupted"
-
-    def last_metrics(self) -> dict[str, float]:
-        """Each metric's last value (the last node that reported it wins)."""
-        out: dict[str, float] = {}
-        for series in self.metrics.values():
-            for name, values in series.items():
-                if values:
-                    out[name] = values[-1]
-        return out
-
-
-def _version() -> str:
-    from majob import __version__
-
-    return __version__
 
 
 def _now() -> str:
@@ -259,7 +165,7 @@ class Ledger:
     def _newer(self, version: int) -> LedgerError:
         return LedgerError(
             f"{self.path} was written by a newer majob (ledger schema {version}; this majob "
-            f"{_version()} reads up to {SCHEMA_VERSION})",
+            f"{__version__} reads up to {SCHEMA_VERSION})",
             hint="upgrade majob (pip install -U majob); the ledger was not changed",
         )
 
@@ -351,7 +257,7 @@ class Ledger:
                     stage,
                     spec_digest,
                     code_digest,
-                    _version(),
+                    __version__,
                     _now(),
                     override,
                     this.pid,
@@ -422,14 +328,14 @@ class Ledger:
             sql += f" LIMIT {int(limit)}"
         with self._read() as db:
             rows = db.execute(sql, args).fetchall()
-        return [_record(row) for row in rows]
+        return [record_from_row(row) for row in rows]
 
     def get(self, record_id: int) -> StageRecord:
         with self._read() as db:
             row = db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
         if row is None:
             raise LedgerError(f"the ledger {self.path} has no record {record_id}")
-        return _record(row)
+        return record_from_row(row)
 
     def by_job(self, job_id: str) -> StageRecord | None:
         """The newest record of the cloud job ``job_id``."""
@@ -439,32 +345,7 @@ class Ledger:
             row = db.execute(
                 "SELECT * FROM records WHERE job_id = ? ORDER BY id DESC LIMIT 1", (job_id,)
             ).fetchone()
-        return _record(row) if row is not None else None
-
-
-def _record(row: sqlite3.Row) -> StageRecord:
-    return StageRecord(
-        id=int(row["id"]),
-        spec_name=row["spec_name"],
-        stage=row["stage"],
-        spec_digest=row["spec_digest"],
-        code_digest=row["code_digest"],
-        result=row["result"],
-        reason=row["reason"],
-        job_id=row["job_id"],
-        duration=row["duration"],
-        metrics=json.loads(row["metrics"] or "{}"),
-        outputs=tuple(json.loads(row["outputs"] or "[]")),
-        majob_version=row["majob_version"],
-        started_at=row["started_at"],
-        override=row["override"],
-        pid=int(row["pid"]),
-        spec_path=row["spec_path"],
-        spec_json=json.loads(row["spec_json"] or "{}"),
-        code_files=json.loads(row["code_files"] or "{}"),
-        host=row["host"],
-        pid_started=row["pid_started"],
-    )
+        return record_from_row(row) if row is not None else None
 
 
 def _is_locked(error: BaseException) -> bool:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from majob.errors import ConfigError
+from majob.runner.layout import ContainerPaths
 from majob.spec.models import JobSpec, Precision
 
 DUMP_DIR = "precision-dump"
@@ -72,3 +73,9 @@ def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
         "PYTHONHASHSEED": str(precision.seed),
         "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
     }
+
+
+def for_local_run(spec: JobSpec, paths: ContainerPaths, run_dir: Path) -> dict[str, str]:
+    """``run_local(..., prepare_env=for_local_run)``: the dump of a local run goes into its first
+    output channel, the configuration into ``<run dir>/precision``."""
+    return prepare(spec, paths.outputs[dump_channel(spec)], run_dir / "precision")

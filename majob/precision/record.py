@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from majob.spec.models import NAME_PATTERN
+from majob.spec.fields import NAME_PATTERN
 
 PRECISION_DIR = Path(".majob") / "precision"
 

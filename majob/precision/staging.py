@@ -24,7 +24,7 @@ BOOT_ENV = "MAJOB_PRECISION_BOOT"
 
 def staged_for_dump(spec: JobSpec, staging: Path) -> JobSpec:
     """``spec`` with its code copied into ``staging`` and the bootstrap as its boot file."""
-    from majob.runner.local import copy_code
+    from majob.runner.tree import copy_code
 
     if spec.image.command:
         raise ConfigError(

@@ -26,12 +26,12 @@ from pathlib import Path, PurePosixPath
 
 from majob import container
 from majob.masking import MASK
+from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
 from majob.spec.models import Channel, JobSpec, render_scalar
 
 CONTAINER_HOME = container.HOME
 LOCAL_HOST = "127.0.0.1"
-TASK_NAME = "worker"
 
 
 @dataclass(frozen=True)
@@ -81,23 +81,6 @@ def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
         inputs={c.name: mount / "inputs" / f"{c.name}_0" for c in spec.inputs},
         outputs={c.name: mount / "outputs" / f"{c.name}_0" for c in spec.outputs},
     )
-
-
-@dataclass(frozen=True)
-class NodeCommand:
-    """How to start one node: ``argv`` (run with ``env``, in ``cwd``). ``shown`` is ``argv`` as
-    majob writes it (records, messages): values the spec took from the environment are
-    ``***``."""
-
-    index: int
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
-    cwd: Path
-    shown: tuple[str, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return f"{TASK_NAME}-{self.index}"
 
 
 def job_name(run_id: str) -> str:

@@ -35,7 +35,7 @@ DEFAULT_MAX_AGE = 86400  # seconds: one day
 INCOMPLETE_GRACE = 86400  # a run without a record may still be running: a day more
 KEEP_ENV = "MAJOB_RUNS_KEEP"
 MAX_AGE_ENV = "MAJOB_RUNS_MAX_AGE"
-# <UTC stamp>-<spec name>-<6 hex>: what runner.local.new_run_id makes.
+# <UTC stamp>-<spec name>-<6 hex>: what runner.record.new_run_id makes.
 _RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-([A-Za-z0-9_-]{1,64})-([0-9a-f]{6})$")
 
 

@@ -16,9 +16,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from majob import display
+from majob.service.logs import LogChunk as LogChunk  # the seam speaks in it
+from majob.service.logs import iter_logs
+from majob.service.watch import WaitResult, wait_for
+
+# Flavor and Engine are the catalogue's types (spec/catalog.py): what a service lists and what
+# the reference documents are read into one type each.
+from majob.spec.catalog import Engine as Engine
+from majob.spec.catalog import Flavor as Flavor
+from majob.text import counted
+
 if TYPE_CHECKING:
     from majob.masking import Masker
-    from majob.service.watch import WaitResult
 
 #: The phases of reference §2.4. A job in a terminal phase never changes again.
 PHASES = (
@@ -138,11 +148,9 @@ class Job:
         on_update: Callable[[Job], None] | None = None,
         on_line: Callable[[str], None] | None = None,
         masker: Masker | None = None,
-    ) -> WaitResult:
+    ) -> WaitResult[Job]:
         """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed),
         each secret of ``masker`` shown as ``***``."""
-        from majob.service.watch import wait_for
-
         return wait_for(
             lambda: self._bound(),
             self.id,
@@ -156,37 +164,30 @@ class Job:
     def logs(self, *, task: str | None = None, follow: bool = False) -> Iterator[str]:
         """The job's log lines, all tasks merged with ``[worker-i]`` prefixes unless ``task``
         is given; ``follow`` keeps reading until the job ends."""
-        from majob.service.logs import iter_logs
-
         return iter_logs(self._bound(), self.id, task=task, follow=follow)
 
     def with_service(self, service: TrainingService) -> Job:
         return replace(self, service=service)
 
-    # -- the notebook side (majob/notebook.py) -------------------------------------------------
+    # -- in a notebook: drawn by majob.notebook, through majob.display ------------------------
 
     def metrics(self, definitions: Mapping[str, str] | None = None) -> Any:
         """The metric series per node (a pandas DataFrame when pandas is installed, else a
         mapping): as the pipeline recorded them, or read from the log with ``definitions``."""
-        from majob.notebook import job_series, series_frame
-
-        return series_frame(job_series(self, definitions))
+        return display.metrics(self, definitions)
 
     def plot(self, metric: str | None = None, definitions: Mapping[str, str] | None = None) -> Any:
         """Draw the metric series with matplotlib (``pip install 'majob[plot]'``)."""
-        from majob.notebook import job_series, plot_series
-
-        return plot_series(job_series(self, definitions), metric, title=self.name)
+        return display.plot(self, metric, definitions)
 
     def __repr__(self) -> str:
-        from majob.notebook import job_repr
+        return (
+            f"<Job {self.name} {self.phase} {display.seconds(self.duration_ms / 1000)}, "
+            f"{counted(self.node_count, 'node')}, id {self.id}>"
+        )
 
-        return job_repr(self)
-
-    def _repr_html_(self) -> str:
-        from majob.notebook import job_html
-
-        return job_html(self)
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def _int_or_none(value: object) -> int | None:
@@ -199,75 +200,6 @@ def _int_or_none(value: object) -> int | None:
 
 
 @dataclass(frozen=True)
-class Flavor:
-    """A resource flavor the service offers (``GET training-job-flavors``)."""
-
-    id: str
-    name: str = ""
-    type: str = ""  # CPU, GPU, Ascend
-    max_num: int = 1
-    cpu: str = ""
-    gpu: str = ""
-    npu: str = ""
-    memory: str = ""
-
-    @property
-    def is_ascend(self) -> bool:
-        return self.type.lower() == "ascend" or bool(self.npu)
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Flavor:
-        info = data.get("flavor_info") or {}
-
-        def describe(part: object) -> str:
-            if isinstance(part, Mapping):
-                return " ".join(f"{k}={v}" for k, v in part.items() if v not in (None, ""))
-            return "" if part is None else str(part)
-
-        return cls(
-            id=str(data.get("flavor_id", "")),
-            name=str(data.get("flavor_name") or ""),
-            type=str(data.get("flavor_type") or ""),
-            max_num=_int_or_none(info.get("max_num")) or 1,
-            cpu=describe(info.get("cpu")),
-            gpu=describe(info.get("gpu")),
-            npu=describe(info.get("npu")),
-            memory=describe(info.get("memory")),
-        )
-
-    def to_cache(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in Flavor.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class Engine:
-    """A preset engine (``GET training-job-engines``)."""
-
-    name: str
-    version: str
-    id: str = ""
-    image: str = ""
-
-    @property
-    def is_ascend(self) -> bool:
-        text = f"{self.name} {self.version}".lower()
-        return "ascend" in text or "cann" in text
-
-    @classmethod
-    def from_wire(cls, data: Mapping[str, Any]) -> Engine:
-        image = data.get("image_info") or {}
-        return cls(
-            name=str(data.get("engine_name", "")),
-            version=str(data.get("engine_version", "")),
-            id=str(data.get("engine_id") or ""),
-            image=str(image.get("gpu_image_url") or image.get("cpu_image_url") or ""),
-        )
-
-    def to_cache(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in Engine.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
 class Event:
     """One line of a job's event list."""
 
@@ -275,15 +207,6 @@ class Event:
     level: str
     message: str
     source: str = ""
-
-
-@dataclass(frozen=True)
-class LogChunk:
-    """Lines of one task's log after ``base_line`` (``end_line`` is the next base line)."""
-
-    task: str
-    lines: tuple[str, ...]
-    end_line: int
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def is_emulated(profile: Profile) -> bool:
 
 
 def _emulator_credentials() -> Credentials:
-    from majob.emulator.endpoints import running_emulator
+    from majob.spec.emulator_state import running_emulator
 
     endpoints = running_emulator()
     return Credentials(endpoints.access_key, endpoints.secret_key, source="emulator")

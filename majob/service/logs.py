@@ -4,18 +4,70 @@ ModelArts keeps one log per task. ``LogCursor`` remembers, per task, the last li
 (``base_line``) and asks each task for what came after, so following a job costs one small
 request per task and poll. A task whose log is not ready yet (``ModelArts.2776``, or a 404 for
 a task that has not started) simply has no lines this time.
+
+Following a job asks little of it and of its service: the two protocols below say what.
+``majob.service.base`` (``Job``, ``TrainingService``) meets them and builds ``job.logs()`` and
+``job.wait()`` on this module and ``watch.py``, which therefore import nothing from it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from majob.errors import ServiceError, ServiceNotFound
-from majob.service.base import Job, TrainingService
 
 LOG_NOT_READY = "ModelArts.2776"
 PAGE = 500  # the most lines one request returns
+
+
+@dataclass(frozen=True)
+class LogChunk:
+    """Lines of one task's log after ``base_line`` (``end_line`` is the next base line)."""
+
+    task: str
+    lines: tuple[str, ...]
+    end_line: int
+
+
+class JobState(Protocol):
+    """What following a job reads of it (``majob.service.base.Job`` is one)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def phase(self) -> str: ...
+
+    @property
+    def secondary_phase(self) -> str: ...
+
+    @property
+    def tasks(self) -> tuple[str, ...]: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    def task_names(self) -> tuple[str, ...]: ...
+
+
+J = TypeVar("J", bound=JobState)
+J_co = TypeVar("J_co", bound=JobState, covariant=True)
+
+
+class JobSource(Protocol[J_co]):
+    """What following a job asks of its service (``majob.service.base.TrainingService``)."""
+
+    def get(self, job_id: str) -> J_co: ...
+
+    def log_lines(
+        self, job_id: str, task: str, base_line: int = 0, lines: int = 500
+    ) -> LogChunk: ...
 
 
 class LogCursor:
@@ -27,7 +79,7 @@ class LogCursor:
         self.prefix = prefix and task is None
         self.base_lines: dict[str, int] = {}
 
-    def poll(self, service: TrainingService, job: Job) -> list[str]:
+    def poll(self, service: JobSource[JobState], job: JobState) -> list[str]:
         """Every line written since the last poll, task by task."""
         tasks = (self.task,) if self.task else job.task_names()
         out: list[str] = []
@@ -51,7 +103,7 @@ class LogCursor:
 
 
 def iter_logs(
-    service: TrainingService,
+    service: JobSource[JobState],
     job_id: str,
     *,
     task: str | None = None,

@@ -1,8 +1,8 @@
 """``RestTrainingService``: the ``TrainingService`` protocol on the official ModelArts client.
 
-This is the only module that imports ``huaweicloudsdkcore`` and ``huaweicloudsdkmodelarts``,
-and only when a service is opened. The v2 training-job operations live in the SDK's ``v1``
-package (``ModelArtsClient.create_training_job`` is ``POST /v2/{project_id}/training-jobs``).
+The SDK is loaded by ``service/modelarts_sdk.py`` (lazily, when a service is opened). The v2
+training-job operations live in the SDK's ``v1`` package (``ModelArtsClient.create_training_job``
+is ``POST /v2/{project_id}/training-jobs``).
 
 Two choices, both because the SDK's models lag behind the service:
 
@@ -10,63 +10,32 @@ Two choices, both because the SDK's models lag behind the service:
   as it is, so the wire body is exactly what ``majob submit --dry-run`` prints.
 - Answers are read from the response's raw JSON, not from the SDK's model objects: its
   deserialiser silently drops keys it does not model, and its error handler drops
-  ``error_solution`` (the remedy ModelArts gives); ``_SolutionHandler`` keeps it.
+  ``error_solution`` (the remedy ModelArts gives); ``modelarts_sdk.solution_handler_class``
+  keeps it.
 
-``service_error`` is the one mapping from an SDK or ``requests`` failure to the
-``ServiceError`` tree; secrets are masked in every message. Idempotent calls (everything but
-create) are retried on 429, 5xx and connection failures with exponential back-off, within
-``timeout`` seconds in all. Create is never retried here: ``majob.service.submit`` looks the
-job up by its submit id before sending it again.
+Failures become ``ServiceError``s in one place (``service/rest_failures.py``); secrets are masked
+in every message. Idempotent calls (everything but create) are retried by the one retry loop
+(``majob.retry``) on 429, 5xx and connection failures with exponential back-off, within
+``timeout`` seconds in all. Create is never retried here: ``majob.service.submit`` looks the job
+up by its submit id before sending it again.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.util
 import json
-import logging
-import re
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from tenacity import (
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_after_delay,
-    wait_exponential,
-    wait_random,
-)
-
-from majob.errors import (
-    MajobError,
-    ServiceAuthError,
-    ServiceError,
-    ServiceNotFound,
-    ServiceUnreachable,
-    UserInputError,
-)
+from majob.errors import MajobError, ServiceError
 from majob.masking import Masker
-from majob.service.base import (
-    CREATE_LANDING_WINDOW,
-    Engine,
-    Event,
-    Flavor,
-    Job,
-    JobFilter,
-    LogChunk,
-)
+from majob.retry import call_retrying
+from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter, LogChunk
+from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
+from majob.service.rest_failures import is_retryable, service_error, shortened
+from majob.spec.catalog import Engine, Flavor
 from majob.storage.config import Credentials
 
-T = TypeVar("T")
-INSTALL_HINT = "install the ModelArts extra: pip install 'majob[modelarts]'"
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-#: Codes the gateway and IAM use for a refused signature or token (besides 401/403).
-AUTH_CODES = frozenset({"APIGW.0301", "APIGW.0101", "APIGW.0303", "APIGW.0305"})
 MAX_SEARCH_LIMIT = 50  # the service's page size limit (reference §2.2)
 
 
@@ -86,164 +55,13 @@ class ServiceConfig:
     create_wait: float = CREATE_LANDING_WINDOW
 
 
-_IMPORT_LINE = re.compile(r"^from ([\w.]+) import (\w+)\s*$", re.MULTILINE)
-_LAZY_PACKAGES = ("huaweicloudsdkmodelarts.v1", "huaweicloudsdkmodelarts.v1.model")
-
-
-def _lazy_package(name: str) -> None:
-    """Register package ``name`` with its names loaded on first use (PEP 562 ``__getattr__``).
-
-    The SDK's ``v1`` and ``v1.model`` package ``__init__`` files import all ~1,280 model modules
-    at once: about 0.5 s on an idle machine (1.4 s on a loaded one), most of what ``majob
-    submit`` spends before its first request, for the twenty models majob touches. The lazy
-    package reads the ``from <module> import <Name>`` lines of that ``__init__`` and imports a
-    model's module when the name is first asked for (the client's deserialiser asks with
-    ``hasattr``), so every name still resolves, as with the eager import.
-    """
-    if name in sys.modules:
-        return
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None or spec.submodule_search_locations is None:
-        return
-    where = {
-        attr: module for module, attr in _IMPORT_LINE.findall(Path(spec.origin).read_text("utf-8"))
-    }
-    package = importlib.util.module_from_spec(spec)
-
-    def load(attr: str) -> Any:
-        target = where.get(attr)
-        if target is None:
-            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
-        value = getattr(importlib.import_module(target), attr)
-        setattr(package, attr, value)
-        return value
-
-    package.__getattr__ = load  # type: ignore[method-assign]
-    sys.modules[name] = package
-    parent, _, last = name.rpartition(".")
-    setattr(sys.modules[parent], last, package)
-
-
-def _import_sdk() -> tuple[Any, Any, Any]:
-    try:
-        from huaweicloudsdkcore.auth import credentials
-        from huaweicloudsdkcore.http.http_config import HttpConfig
-
-        for name in _LAZY_PACKAGES:
-            _lazy_package(name)
-        from huaweicloudsdkmodelarts import v1
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise UserInputError(
-            "the ModelArts SDK (huaweicloudsdkmodelarts) is not installed", hint=INSTALL_HINT
-        ) from error
-    return credentials, HttpConfig, v1
-
-
-@functools.cache
-def _solution_handler_class() -> Any:
-    """The SDK's default exception handler, plus the ``error_solution`` of the error body."""
-    from huaweicloudsdkcore.exceptions.exception_handler import DefaultExceptionHandler
-    from huaweicloudsdkcore.exceptions.exceptions import ServiceResponseException
-
-    class SolutionHandler(DefaultExceptionHandler):  # type: ignore[misc]
-        def handle_exception(self, request: Any, response: Any) -> None:
-            try:
-                super().handle_exception(request, response)
-            except ServiceResponseException as error:
-                try:
-                    body = json.loads(response.text)
-                except ValueError:
-                    body = None
-                solution = body.get("error_solution") if isinstance(body, dict) else None
-                error.error_solution = str(solution) if solution else None
-                raise
-
-    return SolutionHandler
-
-
-@functools.cache
-def _silence_sdk_logger(client_class: type) -> None:
-    """The SDK logs each failed try on a logger of its own (``ConnectionException occurred.
-    ...``), which nothing handles, so logging's last resort writes it to stderr: raw, once per
-    try, and quoting what failed unmasked. majob reports each failure itself, as one line."""
-    sdk_logger = logging.getLogger(f"HuaweiCloud-SDK-{client_class.__name__}")
-    sdk_logger.addHandler(logging.NullHandler())
-    sdk_logger.propagate = False  # as the SDK sets it: an application's root handler gets none
-
-
-def service_error(
-    failure: BaseException, *, action: str, secrets: Sequence[str] = ()
-) -> ServiceError:
-    """The one mapping from an SDK (or ``requests``) failure to the ``ServiceError`` tree;
-    ``secrets`` are masked in every message."""
-    clean = Masker(secrets).text
-    status = getattr(failure, "status_code", None)
-    if isinstance(status, int):
-        code = str(getattr(failure, "error_code", "") or "") or None
-        if code == str(status):
-            code = None  # the SDK puts the status there when the body had no code
-        message = clean(str(getattr(failure, "error_msg", "") or f"HTTP {status}"))
-        details: dict[str, Any] = {
-            "code": code,
-            "remedy": clean(str(getattr(failure, "error_solution", "") or "")) or None,
-            "request_id": getattr(failure, "request_id", None) or None,
-            "status": status,
-        }
-        text = f"{action}: {message}"
-        if status == 404:
-            return ServiceNotFound(text, **details)
-        if status in (401, 403) or code in AUTH_CODES:
-            return ServiceAuthError(
-                text,
-                hint="check the access key and secret key (HUAWEICLOUD_SDK_AK / "
-                "HUAWEICLOUD_SDK_SK or the credentials file) and the profile's project_id",
-                **details,
-            )
-        return ServiceError(text, **details)
-    name = type(failure).__name__
-    reason = clean(str(getattr(failure, "error_msg", "") or failure) or name)
-    if "Timeout" in name or "timed out" in reason.lower():
-        return ServiceUnreachable(
-            f"{action}: ModelArts did not answer in time ({name})",
-            hint="check the endpoint and the network, or raise MAJOB_MODELARTS_TIMEOUT",
-        )
-    if "Connection" in name or "HostUnreachable" in name or isinstance(failure, OSError):
-        return ServiceUnreachable(
-            f"{action}: cannot reach ModelArts ({_short(reason)})",
-            hint="check the profile's endpoint or MAJOB_MODELARTS_ENDPOINT "
-            "(for the emulator: is `majob emulator status` running?)",
-        )
-    return ServiceError(f"{action} failed: {name}: {_short(reason)}")
-
-
-def _short(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def is_retryable(error: BaseException) -> bool:
-    """Worth another try for an idempotent call: 429, 5xx, or the connection failed."""
-    if isinstance(error, ServiceUnreachable):
-        return True
-    if isinstance(error, (ServiceAuthError, ServiceNotFound)):
-        return False
-    return isinstance(error, ServiceError) and (error.status or 0) in RETRYABLE_STATUS
-
-
-def is_ambiguous(error: BaseException) -> bool:
-    """A create that failed this way may still have made the job (the answer was lost)."""
-    if isinstance(error, ServiceUnreachable):
-        return True
-    return isinstance(error, ServiceError) and (error.status or 0) in RETRYABLE_STATUS
-
-
 class RestTrainingService:
     """``TrainingService`` over one ``ModelArtsClient`` (keep-alive, safe to use from threads)."""
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
         self._secrets = config.credentials.secrets()
-        credentials, http_config, self._v1 = _import_sdk()
+        credentials, http_config, self._v1 = import_sdk()
         creds = credentials.BasicCredentials(
             config.credentials.access_key, config.credentials.secret_key, config.project_id
         )
@@ -257,11 +75,10 @@ class RestTrainingService:
             .with_credentials(creds)
             .with_endpoints([config.endpoint])
             .with_http_config(http)
-            .with_exception_handler(_solution_handler_class()())
+            .with_exception_handler(solution_handler_class()())
             .build()
         )
-        _silence_sdk_logger(self._v1.ModelArtsClient)
-        self._stop = stop_after_attempt(config.retries + 1) | stop_after_delay(config.timeout)
+        silence_sdk_logger(self._v1.ModelArtsClient)
 
     # -- plumbing ----------------------------------------------------------------------------
 
@@ -286,19 +103,17 @@ class RestTrainingService:
         try:
             return json.loads(raw)
         except ValueError:
-            raise ServiceError(f"{action}: the answer is not JSON: {_short(repr(raw))}") from None
+            text = shortened(repr(raw))
+            raise ServiceError(f"{action}: the answer is not JSON: {text}") from None
 
     def _call(self, action: str, call: Callable[[], Any]) -> Any:
         """``_send``, retried with back-off while the failure is worth retrying."""
-        for attempt in Retrying(
-            stop=self._stop,
-            wait=wait_exponential(multiplier=0.2, max=4.0) + wait_random(0, 0.2),
-            retry=retry_if_exception(is_retryable),
-            reraise=True,
-        ):
-            with attempt:
-                return self._send(action, call)
-        raise AssertionError("unreachable: tenacity re-raises the last error")  # pragma: no cover
+        return call_retrying(
+            lambda: self._send(action, call),
+            retry_if=is_retryable,
+            retries=self.config.retries,
+            timeout=self.config.timeout,
+        )
 
     def _job(self, data: Any, action: str) -> Job:
         if not isinstance(data, Mapping) or not isinstance(data.get("metadata"), Mapping):

@@ -1,37 +1,26 @@
-"""``majob submit``: compile, check everything, upload, create the job exactly once.
+"""A submit: compile, check everything, upload, create the job exactly once.
 
 ::
 
     spec ─compile─▶ body + submit id ─pre-flight─▶ inputs (--upload-inputs) ─▶ code sync ─▶ create
 
-Idempotent create: the body carries ``metadata.annotations["majob/submit-id"]``, a digest of
-the body, the code's content and the stage. When a create fails in a way that leaves its fate
-unknown (a time-out, a dropped connection, a 5xx), majob does not send it again blindly: the
-first create may still be running in the service, so it searches for a job with that submit id
-until the first create can no longer land, and only sends the create again when none did. A
-create the service turned away (429, 503) is sent again after one search. One ``majob submit``
-makes at most one job.
+This is the one way a job is submitted: ``majob submit``, ``majob.submit`` and the pipeline's
+cloud stages all call ``submit_plan``. The code is scanned once, in ``plan_submit`` (or by the
+caller, who passes the scan in): the same files make the submit id and are what is uploaded.
+How the create stays single when connections fail is ``service/create.py``.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from majob.errors import CompileError, MajobError, PreflightError, ServiceError, ServiceUnreachable
-from majob.service.base import (
-    CREATE_LANDING_WINDOW,
-    SUBMIT_ID_ANNOTATION,
-    Job,
-    JobFilter,
-    TrainingService,
-)
+from majob.errors import CompileError, MajobError, PreflightError, ServiceError, UserInputError
+from majob.service.base import CREATE_LANDING_WINDOW, Job, TrainingService
+from majob.service.code import code_digest, file_digests, scan_code
+from majob.service.create import NAME_TAKEN, create_once, submit_id, tagged
 from majob.spec.models import JobSpec, Stage
 from majob.text import counted
 
@@ -40,159 +29,19 @@ if TYPE_CHECKING:
     from majob.storage.base import ObjectStore
     from majob.storage.plan import LocalFile, SyncPlan
 
-RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-CREATE_BUDGET = 120.0  # seconds a submit keeps trying to create its one job
-CLOCK_SLACK_MS = 120_000  # the service's clock may run behind ours
-TURNED_AWAY_STATUS = frozenset({429, 503})
-LANDING_POLL = 2.0  # seconds between searches while a create may still land
+CLOUD_STAGES = ("debug", "formal")
 
 
-def is_ambiguous(error: BaseException) -> bool:
-    """A create that failed this way may have made the job anyway, or may succeed if sent
-    again: the connection failed, the service had a 5xx moment, or it throttled (429)."""
-    if isinstance(error, ServiceUnreachable):
-        return True
-    return isinstance(error, ServiceError) and (error.status or 0) in RETRYABLE_STATUS
-
-
-def code_digest(files: list[LocalFile]) -> str:
-    """A digest of the code as uploaded: each file's path and content digest."""
-    digest = hashlib.sha256()
-    for file in sorted(files, key=lambda f: f.rel):
-        content = file.md5 or f"size={file.size};mtime={file.mtime_ns}"
-        digest.update(f"{file.rel}\0{content}\n".encode())
-    return digest.hexdigest()
-
-
-def submit_id(body: Mapping[str, Any], code: str, stage: Stage) -> str:
-    """The submit id: spec (its compiled body), code and stage, digested together."""
-    spec_digest = hashlib.sha256(
-        json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
-    ).hexdigest()
-    whole = hashlib.sha256(f"{spec_digest}\n{code}\n{stage}".encode()).hexdigest()
-    return whole[:32]
-
-
-def tagged(body: Mapping[str, Any], submit_id: str) -> dict[str, Any]:
-    """``body`` with the submit id among its annotations."""
-    out = copy.deepcopy(dict(body))
-    metadata = out.setdefault("metadata", {})
-    annotations = dict(metadata.get("annotations") or {})
-    annotations[SUBMIT_ID_ANNOTATION] = submit_id
-    metadata["annotations"] = annotations
-    return out
-
-
-def find_submitted(
-    service: TrainingService, name: str, submit_id: str, since_ms: int
-) -> Job | None:
-    """The job this submit created, if the service has it."""
-    jobs, _ = service.search(JobFilter(name=name, created_after=since_ms - CLOCK_SLACK_MS))
-    return next((j for j in jobs if j.name == name and j.submit_id == submit_id), None)
-
-
-def create_once(
-    service: TrainingService,
-    body: Mapping[str, Any],
-    *,
-    budget: float = CREATE_BUDGET,
-    landing_window: float = CREATE_LANDING_WINDOW,
-    report: Callable[[str], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Job:
-    """Create the job ``body`` describes (it must carry a submit id) exactly once.
-
-    A create the service turned away (429, 503) made no job: after one search confirms it, it
-    is sent again. A create whose answer was lost (a time-out, a dropped connection, another
-    5xx) may still be running in the service and land later: it is looked for by its submit id
-    until ``landing_window`` seconds after it was sent, and only sent again when none landed.
-    """
-    annotations = (body.get("metadata") or {}).get("annotations") or {}
-    sid = annotations.get(SUBMIT_ID_ANNOTATION)
-    if not sid:
-        raise ValueError("create_once needs a body tagged with a submit id")
-    name = str(body["metadata"]["name"])
-    started_ms = int(time.time() * 1000)
-    deadline = time.monotonic() + budget
-    say = report or (lambda line: None)
-    delay = 0.2
-    attempt = 0
-    while True:
-        attempt += 1
-        sent = time.monotonic()
-        try:
-            return service.create(body)
-        except ServiceError as error:
-            duplicate = error.code == "ModelArts.2751" and attempt > 1
-            if not (is_ambiguous(error) or duplicate):
-                raise
-            failure = error
-        # An earlier create of ours may hold the name, or this one's answer was lost.
-        in_flight = not (duplicate or turned_away(failure))
-        look_until = min(sent + landing_window, deadline) if in_flight else time.monotonic()
-        if in_flight:
-            # Whatever happens next, this create may still make its job.
-            failure.hint = (
-                f"the job may still appear: see `majob list --name {name}` before submitting again"
-            )
-            left = max(0.0, look_until - time.monotonic())
-            say(
-                f"create got no answer ({failure.message}); it may still land: looking for job "
-                f"{name!r} by its submit id for up to {left:.0f}s before sending it again"
-            )
-        found = _look_for(service, name, sid, started_ms, look_until, deadline, failure, sleep)
-        if found is not None:
-            if in_flight:
-                say(f"the create landed: job {found.id}")
-            return found
-        if failure.code == "ModelArts.2751":
-            raise failure  # the name is taken, and not by our job
-        if time.monotonic() + delay > deadline:
-            raise failure
-        if in_flight:
-            say(f"no job with this submit id appeared in {landing_window:.0f}s; sending it again")
-        else:
-            say(f"create turned away ({failure.message}); no job was made; trying again")
-        sleep(delay)
-        delay = min(delay * 2, 5.0)
-
-
-def turned_away(error: ServiceError) -> bool:
-    """The service answered that it did not take the request (throttled, or unavailable)."""
-    return not isinstance(error, ServiceUnreachable) and (error.status or 0) in TURNED_AWAY_STATUS
-
-
-def _look_for(
-    service: TrainingService,
-    name: str,
-    sid: str,
-    started_ms: int,
-    until: float,
-    deadline: float,
-    failure: ServiceError,
-    sleep: Callable[[float], None],
-) -> Job | None:
-    """Search for the job until it is found or ``until`` passed with at least one answer; a
-    search that keeps failing until ``deadline`` raises ``failure`` (its fate stays unknown)."""
-    answered = False
-    delay = 0.2
-    while True:
-        try:
-            found = find_submitted(service, name, sid, started_ms)
-        except ServiceError as error:
-            if not is_ambiguous(error) or time.monotonic() + delay > deadline:
-                raise failure from None
-        else:
-            if found is not None:
-                return found
-            answered = True
-        if answered and time.monotonic() >= until:
-            return None
-        sleep(delay)
-        delay = min(delay * 2, LANDING_POLL)
-
-
-# -- the whole submit ------------------------------------------------------------------------
+def cloud_stage(stage: str) -> Stage:
+    """``stage`` if it runs on ModelArts; a ``UserInputError`` otherwise."""
+    if stage == "local":
+        raise UserInputError(
+            "the local stage runs on this machine, not on ModelArts",
+            hint="run it with `majob run SPEC`; submit --stage debug or formal",
+        )
+    if stage not in CLOUD_STAGES:
+        raise UserInputError(f"--stage {stage!r}: choose debug or formal")
+    return stage  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -221,13 +70,18 @@ class SubmitPlan:
         return [(c.name, Path(c.local), c.obs.uri) for c in self.spec.inputs if c.local is not None]
 
 
-def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -> SubmitPlan:
-    """Compile ``spec`` for ``stage`` and digest its code (read-only, local); what is wrong
-    here (the spec does not compile, the boot file is not in the upload) is in ``problems``."""
+def plan_submit(
+    spec: JobSpec,
+    stage: Stage,
+    *,
+    files: Sequence[LocalFile] | None = None,
+    cache_dir: Path | None = None,
+) -> SubmitPlan:
+    """Compile ``spec`` for ``stage`` and digest its code (``files``: its scan, when the caller
+    made it; read-only, local); what is wrong here (the spec does not compile, the boot file is
+    not in the upload) is in ``problems``."""
     from majob.compile.rest import to_rest_body
     from majob.service.preflight import Findings, check_boot_file
-    from majob.storage.localstate import HashCache
-    from majob.storage.plan import scan_local
 
     problems: list[str] = []
     try:
@@ -235,13 +89,10 @@ def plan_submit(spec: JobSpec, stage: Stage, *, cache_dir: Path | None = None) -
     except CompileError as error:
         problems.append(f"spec: {error.message}" + (f"; {error.hint}" if error.hint else ""))
         body = {"kind": "job", "metadata": {"name": spec.name}}
-    root = Path(spec.code.dir).resolve()
-    cache = HashCache.for_root(root, cache_dir)
-    files = tuple(scan_local(root, spec.code.ignore, cache))
-    cache.save()
+    files = tuple(files) if files is not None else scan_code(spec, cache_dir=cache_dir)
     boot = Findings(problems)
     check_boot_file(spec, [f.rel for f in files], boot)
-    sid = submit_id(body, code_digest(list(files)), stage)
+    sid = submit_id(body, code_digest(file_digests(files)), stage)
     return SubmitPlan(
         spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(boot.problems)
     )
@@ -297,9 +148,11 @@ class Submitter:
                 self.report(f"input {name}: {local} -> obs://{target.bucket}/{key}")
 
     def sync_code(self, plan: SubmitPlan) -> SyncPlan:
-        from majob.storage.sync import sync_code
+        from majob.service.code import sync_code
 
-        sync_plan, _ = sync_code(plan.spec, self.store, cache_dir=self.cache_dir)
+        sync_plan, _ = sync_code(
+            plan.spec, self.store, files=plan.code_files, cache_dir=self.cache_dir
+        )
         return sync_plan
 
     def _create_wait(self) -> float:
@@ -328,7 +181,7 @@ class Submitter:
 
 def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:
     """The create's refusal, with the job named when the name was the trouble."""
-    if error.code == "ModelArts.2751":
+    if error.code == NAME_TAKEN:
         return ServiceError(
             f"job name {plan.job_name!r} is taken ({error.detail})",
             code=error.code,
@@ -338,3 +191,31 @@ def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:
             hint=f"see `majob list --name {plan.job_name}`; stop that job or --set name=...",
         )
     return error
+
+
+def submit_plan(
+    plan: SubmitPlan,
+    profile: Profile,
+    *,
+    service: Callable[[], TrainingService] | None = None,
+    upload_inputs: bool = False,
+    report: Callable[[str], None] = lambda line: None,
+) -> Job:
+    """Check, upload and create ``plan``'s job on ``profile``'s ModelArts and OBS. OBS is opened
+    first, so a submit with nothing configured names the missing keys. The job stays bound to
+    the client ``service`` gives (one opened here when not given, closed only if the submit
+    fails), so ``job.wait()`` and ``job.logs()`` work on it."""
+    from majob.service.connect import open_service, open_store
+
+    store = open_store(profile)
+    try:
+        client = service() if service is not None else open_service(profile)
+        try:
+            submitter = Submitter(client, store, profile, report=report)
+            return submitter.submit(plan, upload_inputs=upload_inputs)
+        except BaseException:
+            if service is None:
+                client.close()
+            raise
+    finally:
+        store.close()

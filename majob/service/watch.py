@@ -18,11 +18,11 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic
 
 from majob.errors import ConfigError, ServiceUnreachable
 from majob.masking import Masker
-from majob.service.base import Job, TrainingService
-from majob.service.logs import LogCursor
+from majob.service.logs import J, JobSource, LogCursor
 
 TAIL = 20  # lines of each task kept for the failure report
 PATIENCE_VARIABLE = "MAJOB_WAIT_PATIENCE"
@@ -44,10 +44,10 @@ def wait_patience(environ: Mapping[str, str] | None = None) -> float:
 
 
 @dataclass
-class WaitResult:
+class WaitResult(Generic[J]):
     """How the wait ended: the job's last state, and the last lines of each task's log."""
 
-    job: Job
+    job: J
     tails: dict[str, deque[str]] = field(default_factory=dict)
     timed_out: bool = False
 
@@ -56,67 +56,52 @@ class WaitResult:
 
 
 def wait_for(
-    get_service: Callable[[], TrainingService],
+    get_service: Callable[[], JobSource[J]],
     job_id: str,
     *,
     job_name: str | None = None,
     timeout: float | None = None,
-    on_update: Callable[[Job], None] | None = None,
+    on_update: Callable[[J], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     on_connection: Callable[[str], None] | None = None,
     reconnect: Callable[[], None] | None = None,
     poll: float = 0.25,
     patience: float | None = None,
     masker: Masker | None = None,
-) -> WaitResult:
+) -> WaitResult[J]:
     """Poll job ``job_id`` (named ``job_name``, for messages) until it reaches a terminal phase
     (or ``timeout`` seconds pass)."""
-    patience = wait_patience() if patience is None else patience
     masker = masker or Masker()
     cursor = LogCursor(job_id, prefix=True)
+    connection = _Connection(
+        f"{job_id} ({job_name})" if job_name else job_id,
+        wait_patience() if patience is None else patience,
+        poll,
+        on_connection or (lambda text: None),
+        reconnect,
+    )
     tails: dict[str, deque[str]] = {}
     started = time.monotonic()
-    lost_since: float | None = None
-    delay = poll
     previous: tuple[str, str] | None = None
-    named = f"{job_id} ({job_name})" if job_name else job_id
     while True:
         try:
             service = get_service()
             job = service.get(job_id)
-            named = f"{job.id} ({job.name})"
+            connection.named = f"{job.id} ({job.name})"
             lines = cursor.poll(service, job)
             if job.finished:
                 lines += cursor.poll(service, job)  # what was written just before the end
         except ServiceUnreachable as error:
-            now = time.monotonic()
-            if lost_since is None:
-                lost_since = now
-                if on_connection is not None:
-                    on_connection(f"connection lost ({error.message}); retrying")
-            elif now - lost_since > patience:
-                raise ServiceUnreachable(
-                    f"gave up waiting for job {named}: ModelArts could not be reached for "
-                    f"{patience:.0f}s ({error.detail})",
-                    hint="the job may still be running; follow it when the service is back",
-                ) from None
-            if reconnect is not None:
-                reconnect()
-            delay = min(delay * 2, 2.0)
-            time.sleep(delay)
+            connection.lost(error)
             continue
-        if lost_since is not None:
-            lost_since, delay = None, poll
-            if on_connection is not None:
-                on_connection("connection back")
+        connection.answered()
         for line in map(masker.text, lines):
             task, _, text = line.partition("] ")
             tails.setdefault(task.lstrip("["), deque(maxlen=TAIL)).append(text)
             if on_line is not None:
                 on_line(line)
-        state = (job.phase, job.secondary_phase)
-        if state != previous:
-            previous = state
+        if (job.phase, job.secondary_phase) != previous:
+            previous = (job.phase, job.secondary_phase)
             if on_update is not None:
                 on_update(job)
         if job.finished:
@@ -124,3 +109,46 @@ def wait_for(
         if timeout is not None and time.monotonic() - started > timeout:
             return WaitResult(job, tails, timed_out=True)
         time.sleep(poll)
+
+
+class _Connection:
+    """The wait's hold on the service: a lost connection is retried with back-off, through a
+    fresh client (``reconnect``), for up to ``patience`` seconds."""
+
+    def __init__(
+        self,
+        named: str,
+        patience: float,
+        poll: float,
+        say: Callable[[str], None],
+        reconnect: Callable[[], None] | None,
+    ) -> None:
+        self.named = named  # the job, as messages name it
+        self.patience = patience
+        self.poll = poll
+        self.say = say
+        self.reconnect = reconnect
+        self.lost_since: float | None = None
+        self.delay = poll
+
+    def lost(self, error: ServiceUnreachable) -> None:
+        """Wait before the next try; give up (``ServiceUnreachable``) once patience ran out."""
+        now = time.monotonic()
+        if self.lost_since is None:
+            self.lost_since = now
+            self.say(f"connection lost ({error.message}); retrying")
+        elif now - self.lost_since > self.patience:
+            raise ServiceUnreachable(
+                f"gave up waiting for job {self.named}: ModelArts could not be reached for "
+                f"{self.patience:.0f}s ({error.detail})",
+                hint="the job may still be running; follow it when the service is back",
+            ) from None
+        if self.reconnect is not None:
+            self.reconnect()
+        self.delay = min(self.delay * 2, 2.0)
+        time.sleep(self.delay)
+
+    def answered(self) -> None:
+        if self.lost_since is not None:
+            self.lost_since, self.delay = None, self.poll
+            self.say("connection back")

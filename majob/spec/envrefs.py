@@ -19,12 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from majob.masking import Masker
-
-if TYPE_CHECKING:  # positions imports ruamel.yaml; the models (and so the compilers) import this
-    from majob.spec.positions import Loc
+from majob.spec.positions import Loc
 
 _REF = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
 CONTAINER_EXPANDED: tuple[tuple[str | int, ...], ...] = (("image", "command"),)

@@ -1,112 +1,46 @@
 """The job spec: what to run, on which image and flavor, with which OBS data, per stage.
 
-Models are frozen and reject unknown keys. Rules that span fields are checked once per stage
-(the stage's overrides applied) so a problem is reported where it was written, e.g.
-``stages.debug.nodes``. ``JobSpec.at_stage(stage)`` gives the effective spec of a stage.
+Models are frozen and reject unknown keys. Rules that span fields (``spec/rules.py``) are
+checked once per stage (the stage's overrides applied) so a problem is reported where it was
+written, e.g. ``stages.debug.nodes``. ``JobSpec.at_stage(stage)`` gives the effective spec of a
+stage. The value types of fields are in ``spec/fields.py``, the ``expect:`` section in
+``spec/expect.py``.
 """
 
 from __future__ import annotations
 
 import os.path
-import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    PrivateAttr,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    WithJsonSchema,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from majob.spec.durations import parse_duration
 from majob.spec.envrefs import FromEnviron
-from majob.storage.uri import ObsUri
+from majob.spec.expect import NO_EXPECT, MetricPattern
+from majob.spec.expect import Expect as Expect  # re-exported: pipeline/expect.py imports it
+from majob.spec.expect import parse_bound as parse_bound  # re-exported: pipeline/expect.py
+from majob.spec.fields import (
+    CHANNEL_PATTERN,
+    NAME_PATTERN,
+    Duration,
+    ObsDir,
+    ObsPath,
+    Scalar,
+    SpecModel,
+)
+from majob.spec.fields import render_scalar as render_scalar  # re-exported: runner/layout.py
+from majob.spec.rules import (
+    Problem,
+    SpecRuleErrors,
+    cards_in_flavor,
+    channel_problems,
+    distributed_problems,
+    env_problems,
+    flavor_is_ascend,
+    metric_problems,
+)
 
 Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
-
-# A hyperparameter or env value keeps its YAML type (a bool stays a bool) until it is rendered.
-Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
-
-NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-CHANNEL_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MAX_ENV_VARS = 100
-MAX_ENV_KEY = 8192
-MAX_ENV_VALUE = 4096
-
-
-def render_scalar(value: Scalar) -> str:
-    """The string ModelArts receives: ``true``/``false`` for bools, ``repr`` for floats."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def _parse_obs(value: object) -> ObsUri:
-    if isinstance(value, ObsUri):
-        return value
-    if not isinstance(value, str):
-        raise ValueError(f"an OBS path must be a string like obs://bucket/dir/, not {value!r}")
-    return ObsUri.parse(value)
-
-
-def _parse_obs_dir(value: object) -> ObsUri:
-    uri = _parse_obs(value)
-    if not uri.is_dir:
-        raise ValueError(f"{uri} must be a directory: end it with '/' ({uri.as_dir()})")
-    return uri
-
-
-_OBS_SCHEMA = {"type": "string", "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$"}
-_OBS_DIR_SCHEMA = {
-    "type": "string",
-    "pattern": r"^(obs://|/)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?/$",
-}
-
-ObsPath = Annotated[
-    ObsUri,
-    BeforeValidator(_parse_obs),
-    PlainSerializer(lambda u: u.uri, return_type=str),
-    WithJsonSchema({**_OBS_SCHEMA, "description": "obs://bucket/path (file or dir/)"}),
-]
-ObsDir = Annotated[
-    ObsUri,
-    BeforeValidator(_parse_obs_dir),
-    PlainSerializer(lambda u: u.uri, return_type=str),
-    WithJsonSchema({**_OBS_DIR_SCHEMA, "description": "obs://bucket/dir/ (ends with '/')"}),
-]
-Duration = Annotated[
-    int,
-    BeforeValidator(parse_duration),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "integer", "minimum": 1},
-                {"type": "string", "pattern": r"^(\d+[smhd])+$"},
-            ],
-            "description": "seconds, or e.g. '90s', '10m', '1h30m', '2d'",
-        }
-    ),
-]
-
-
-class SpecModel(BaseModel):
-    """Base of every spec model: frozen, strict about unknown keys."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
 
 
 class Code(SpecModel):
@@ -261,109 +195,6 @@ class Stages(SpecModel):
         return override
 
 
-def _metric_pattern(value: str) -> str:
-    try:
-        groups = re.compile(value).groups
-    except re.error as error:
-        raise ValueError(f"{value!r} is not a regular expression: {error}") from None
-    if groups != 1:
-        raise ValueError(
-            f"{value!r} needs exactly one group around the number, like 'loss=([0-9.]+)'"
-        )
-    return value
-
-
-def _log_pattern(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as error:
-        raise ValueError(f"{value!r} is not a regular expression: {error}") from None
-    return value
-
-
-_BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
-
-
-def parse_bound(text: str) -> tuple[str, float]:
-    """``'< 2.0'`` -> ``('<', 2.0)``; a ``ValueError`` saying the form otherwise."""
-    match = _BOUND.match(text)
-    if not match:
-        raise ValueError(f"{text!r} is not a bound: write one of <, <=, >, >=, == and a number")
-    return match.group(1), float(match.group(2))
-
-
-def _bound(value: str) -> str:
-    parse_bound(value)
-    return value
-
-
-MetricPattern = Annotated[
-    str,
-    AfterValidator(_metric_pattern),
-    Field(description="A regex over each log line with one group capturing the number."),
-]
-LogPattern = Annotated[str, AfterValidator(_log_pattern)]
-Bound = Annotated[
-    str,
-    AfterValidator(_bound),
-    Field(
-        pattern=r"^\s*(<=|>=|==|<|>)\s*\S+\s*$",
-        description="A bound on the metric's last value on every node, e.g. '< 2.0'.",
-    ),
-]
-
-
-class Expect(SpecModel):
-    """Checks applied after every stage; a stage passes only when all of them hold."""
-
-    outputs: tuple[str, ...] = Field(
-        (),
-        description="Files that must exist in the outputs: 'model.pth' (in any output) or "
-        "'train_url/model.pth'.",
-    )
-    log_contains: tuple[LogPattern, ...] = Field(
-        (), description="Regexes that must match some log line."
-    )
-    log_excludes: tuple[LogPattern, ...] = Field(
-        (), description="Regexes that must match no log line (e.g. 'nan')."
-    )
-    metrics: dict[str, Bound] = Field(
-        default_factory=dict,
-        description="Bounds on metrics named in `metrics:`, e.g. {loss: '< 2.0'}.",
-    )
-
-
-NO_EXPECT = Expect.model_validate({})
-
-
-class SpecRuleErrors(ValueError):
-    """Cross-field problems, each with the field path it belongs to (the loader locates them)."""
-
-    def __init__(self, problems: list[tuple[tuple[str | int, ...], str]]) -> None:
-        super().__init__("; ".join(message for _, message in problems))
-        self.problems = problems
-
-
-_ASCEND_FLAVOR = re.compile(r"(snt|kat|ascend|npu|d910|910b)", re.IGNORECASE)
-_CARDS_IN_FLAVOR = re.compile(r"(?:\.(\d+)$|visual\.(\d*)xlarge)")
-
-
-def flavor_is_ascend(flavor: str) -> bool:
-    """Flavor ids of Ascend nodes carry one of snt/kat/ascend/npu (e.g. modelarts.bm.snt9...)."""
-    return bool(_ASCEND_FLAVOR.search(flavor))
-
-
-def cards_in_flavor(flavor: str) -> int | None:
-    """Accelerators per node when the flavor id says: ``...xlarge.8`` or ``pool.visual.4xlarge``."""
-    match = _CARDS_IN_FLAVOR.search(flavor)
-    if not match:
-        return None
-    trailing, visual = match.groups()
-    if trailing:
-        return int(trailing)
-    return int(visual) if visual else 1
-
-
 class JobSpec(SpecModel):
     """One training job, as written in a majob YAML file."""
 
@@ -448,22 +279,19 @@ class JobSpec(SpecModel):
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:
-        problems: list[tuple[tuple[str | int, ...], str]] = []
-        problems += self._channel_problems()
-        for name in self.expect.metrics:
-            if name not in self.metrics:
-                problems.append(
-                    (
-                        ("expect", "metrics", name),
-                        f"{name!r} is not a metric: define it under metrics: "
-                        f"(e.g. {name}: '{name}=([0-9.]+)')",
-                    )
-                )
-        problems += _env_problems(self.env, ("env",))
+        problems = channel_problems(
+            (
+                ("inputs", [c.name for c in self.inputs]),
+                ("outputs", [c.name for c in self.outputs]),
+            ),
+            self.hyperparameters,
+        )
+        problems += metric_problems(self.metrics, self.expect.metrics)
+        problems += env_problems(self.env, ("env",))
         for stage in STAGES:
             override = self.stages.get(stage)
             if override is not None:
-                problems += _env_problems(override.env, ("stages", stage, "env"))
+                problems += env_problems(override.env, ("stages", stage, "env"))
                 for name in override.hyperparameters:
                     if name in self.channel_names:
                         problems.append(
@@ -482,71 +310,19 @@ class JobSpec(SpecModel):
     def channel_names(self) -> list[str]:
         return [c.name for c in (*self.inputs, *self.outputs)]
 
-    def _channel_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
-        problems: list[tuple[tuple[str | int, ...], str]] = []
-        seen: set[str] = set()
-        for kind, channels in (("inputs", self.inputs), ("outputs", self.outputs)):
-            for index, channel in enumerate(channels):
-                if channel.name in seen:
-                    problems.append(
-                        (
-                            (kind, index, "name"),
-                            f"channel name {channel.name!r} is used twice; names must be unique",
-                        )
-                    )
-                seen.add(channel.name)
-                if channel.name in self.hyperparameters:
-                    problems.append(
-                        (
-                            ("hyperparameters", channel.name),
-                            f"{channel.name!r} is also an input/output name; the script "
-                            "would get two --" + channel.name + " arguments",
-                        )
-                    )
-        return problems
-
-    def _stage_problems(
-        self, stage: Stage, override: StageOverride | None
-    ) -> list[tuple[tuple[str | int, ...], str]]:
+    def _stage_problems(self, stage: Stage, override: StageOverride | None) -> list[Problem]:
         effective = self.at_stage(stage)
-        problems: list[tuple[tuple[str | int, ...], str]] = []
-        where_nodes: tuple[str | int, ...] = (
-            ("stages", stage, "nodes") if override and override.nodes else ("resources", "nodes")
+        return distributed_problems(
+            effective.distributed.backend if effective.distributed else None,
+            ascend=effective.is_ascend,
+            nodes=effective.resources.nodes,
+            cards=effective.cards_per_node,
+            hyperparameters=effective.hyperparameters,
+            # A missing --world_size/--rank is the stage's doing when the stage set one node.
+            where=("stages", stage, "nodes")
+            if override and override.nodes
+            else ("hyperparameters",),
         )
-        ascend = effective.is_ascend
-        backend = effective.distributed.backend if effective.distributed else None
-        if backend == "hccl" and not ascend:
-            problems.append(
-                (
-                    ("distributed", "backend"),
-                    "hccl needs Ascend: use image.engine Ascend-Powered-Engine or an Ascend "
-                    "flavor (snt9...), or pick nccl/gloo",
-                )
-            )
-        if backend == "nccl" and ascend:
-            problems.append(
-                (
-                    ("distributed", "backend"),
-                    "nccl does not run on Ascend NPUs: use backend hccl",
-                )
-            )
-        cards = effective.cards_per_node
-        if (
-            effective.distributed is not None
-            and effective.resources.nodes == 1
-            and cards is not None
-            and cards > 1
-        ):
-            missing = [h for h in ("world_size", "rank") if h not in effective.hyperparameters]
-            if missing:
-                problems.append(
-                    (
-                        where_nodes if override and override.nodes else ("hyperparameters",),
-                        "a single-node multi-card DDP job gets no --world_size/--rank from "
-                        f"ModelArts: add hyperparameters {' and '.join(missing)}",
-                    )
-                )
-        return problems
 
     # -- derived views -------------------------------------------------------------------------
 
@@ -599,25 +375,3 @@ class JobSpec(SpecModel):
         if self.code.obs is not None and self.code.obs.name:
             return self.code.obs.name
         return os.path.basename(os.path.abspath(self.code.dir)) or "code"
-
-
-def _env_problems(
-    env: dict[str, Any], where: tuple[str | int, ...]
-) -> list[tuple[tuple[str | int, ...], str]]:
-    problems: list[tuple[tuple[str | int, ...], str]] = []
-    if len(env) > MAX_ENV_VARS:
-        problems.append((where, f"ModelArts takes at most {MAX_ENV_VARS} env variables"))
-    for name, value in env.items():
-        at = (*where, name)
-        if not ENV_NAME_PATTERN.match(name) or len(name) > MAX_ENV_KEY:
-            problems.append((at, f"{name!r} is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)"))
-        elif name.startswith("MA_"):
-            problems.append((at, "the MA_ prefix is reserved by ModelArts; rename the variable"))
-        text = render_scalar(value)
-        if "$" in text:
-            problems.append(
-                (at, "ModelArts does not expand '$' references in env values; write the value")
-            )
-        if len(text) > MAX_ENV_VALUE:
-            problems.append((at, f"value is longer than {MAX_ENV_VALUE} characters"))
-    return problems

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from majob.errors import ConfigError
+from majob.storage.dirs import config_dir
 from majob.storage.uri import bucket_name_problem
 
 PROFILE_FILE = "profiles.yaml"
@@ -50,7 +50,7 @@ EMULATOR_BUCKET = "majob-demo"
 
 def emulator_profile(environ: Mapping[str, str] | None = None) -> Profile:
     """The built-in ``emulator`` profile, from the running daemon's state file."""
-    from majob.emulator.endpoints import emulator_state_dir, running_emulator
+    from majob.spec.emulator_state import emulator_state_dir, running_emulator
 
     endpoints = running_emulator(emulator_state_dir(environ))
     return Profile(
@@ -62,15 +62,6 @@ def emulator_profile(environ: Mapping[str, str] | None = None) -> Profile:
         modelarts_endpoint=endpoints.modelarts,
         emulated=True,
     )
-
-
-def config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where majob keeps per-user configuration."""
-    env = os.environ if environ is None else environ
-    if env.get("MAJOB_CONFIG_DIR"):
-        return Path(env["MAJOB_CONFIG_DIR"])
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "majob"
 
 
 def load_profile(name: str | None = None, environ: Mapping[str, str] | None = None) -> Profile:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.error import StreamMark
+from ruamel.yaml.composer import Composer, MaxDepthExceededError
+from ruamel.yaml.error import MarkedYAMLError, StreamMark, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import Node
 
@@ -76,10 +76,8 @@ class Document:
 
 
 def compose(text: str) -> Document | None:
-    """The node graph of the single YAML document in ``text`` (``None`` if it is empty).
-
-    Raises ruamel's ``YAMLError`` subclasses for syntax errors.
-    """
+    """The node graph of the single YAML document in ``text`` (``None`` if it is empty); a
+    ``YamlRefused`` at its line:col for a syntax error, too many values or too deep a nesting."""
     from ruamel.yaml import YAML
 
     # The safe loader's scanner and parser: the round-trip ones also collect comments, which a
@@ -87,7 +85,23 @@ def compose(text: str) -> Document | None:
     yaml = YAML(typ="safe", pure=True)
     yaml.Composer = _MarkingComposer
     yaml.max_depth = MAX_DEPTH
-    node = yaml.compose(text)
+    try:
+        node = yaml.compose(text)
+    except MaxDepthExceededError as error:
+        mark = error.problem_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = f"nested more than {MAX_DEPTH} levels deep"
+        raise YamlRefused(YamlProblem(line, col, message)) from None
+    except MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        reason = " ".join(str(error.problem or error.context or "invalid YAML").split())
+        if error.context and error.problem and error.context not in reason:
+            reason = f"{' '.join(str(error.context).split())}: {reason}"
+        raise YamlRefused(YamlProblem(line, col, f"YAML syntax error: {reason}")) from None
+    except YAMLError as error:
+        reason = " ".join(str(error).split())
+        raise YamlRefused(YamlProblem(1, 1, f"YAML error: {reason}")) from None
     if not isinstance(node, Node):  # empty; an alias cannot be the root: it needs an anchor
         return None
     return Document(node, yaml)

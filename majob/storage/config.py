@@ -21,6 +21,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from majob.errors import ConfigError
+from majob.storage.dirs import config_dir
 
 Signature = Literal["v4", "v2", "obs"]
 SIGNATURES: tuple[Signature, ...] = ("v4", "v2", "obs")
@@ -65,9 +66,6 @@ def load_credentials(
     if file is None and env.get("MAJOB_OBS_CREDENTIALS"):
         file = Path(env["MAJOB_OBS_CREDENTIALS"])
     if file is None:
-        # Here, not at the top: majob.spec.profiles imports pydantic, which `majob obs` avoids.
-        from majob.spec.profiles import config_dir
-
         default = config_dir(env) / CREDENTIALS_FILE
         if default.exists():
             file = default

@@ -1,6 +1,6 @@
 """What sync remembers between runs, on the local disk: file hashes and unfinished uploads.
 
-Both live under the user's cache directory (``$MAJOB_CACHE_DIR``, else
+Both live under the user's cache directory (``storage/dirs.py``: ``$MAJOB_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/majob``, else ``~/.cache/majob``), never inside the code being uploaded. Every
 write is atomic (temp file, then rename) under a file lock, so a killed run or two runs at once
 leave a readable file behind; an unreadable file is treated as empty (it is only a cache).
@@ -20,6 +20,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+# Re-exported ("as"): sync and the service's offerings cache find the cache dir here.
+from majob.storage.dirs import default_cache_dir as default_cache_dir
+
 HASH_CHUNK = 1 << 20
 # A file modified this close to the moment it was hashed may change again within the same mtime
 # tick ("racy git"); such hashes are used for this run but not remembered. The tick is the file
@@ -28,15 +31,6 @@ HASH_CHUNK = 1 << 20
 # file would make the sync after a first one read every file just written again.
 COARSE_RACY_WINDOW_NS = 2_000_000_000
 FINE_RACY_WINDOW_NS = 100_000_000
-
-
-def default_cache_dir() -> Path:
-    """Where majob keeps its caches for this user."""
-    explicit = os.environ.get("MAJOB_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "majob"
 
 
 def file_md5(path: Path) -> str:

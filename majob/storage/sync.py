@@ -6,28 +6,27 @@
                                                            plan_sync -> SyncPlan -apply-> SyncResult
     OBS prefix  --one paged listing------->  [ObjectInfo] /
 
-``sync_dir`` is what ``majob obs sync`` runs; ``sync_code`` is what the pipeline runs to put a
-spec's code at ``code.obs`` with the spec's ``code.ignore``.
+``sync_dir`` is what ``majob obs sync`` runs, and what ``majob.service.code`` runs to put a
+spec's code at ``code.obs``. A caller that has walked and hashed the tree already (a submit
+digests the code it uploads) passes that scan as ``scanned``: the tree is walked once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from majob.errors import CompileError, UserInputError
+from majob.errors import UserInputError
 from majob.storage.base import ObjectStore
 from majob.storage.listing import list_remote
 from majob.storage.localstate import HashCache, UploadRecords, default_cache_dir
-from majob.storage.plan import CachedDigests, SyncPlan, plan_sync, scan_local
+from majob.storage.plan import CachedDigests, LocalFile, SyncPlan, plan_sync, scan_local
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
 from majob.storage.uri import ObsUri
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from majob.spec.models import JobSpec  # pydantic models: slow to import, only a type here
 
 
 def make_plan(
@@ -40,12 +39,14 @@ def make_plan(
     cache_dir: Path | None = None,
     lazy_from: int | None = None,
     allow_secrets: bool = False,
+    scanned: Sequence[LocalFile] | None = None,
 ) -> SyncPlan:
     """Walk and hash ``source`` (files of ``lazy_from`` bytes or more only when a comparison
-    needs it), list ``dest`` once, and decide what a sync would do. Files that look like
-    secrets are left out (``plan.withheld``) unless ``allow_secrets``."""
+    needs it; not at all when it was ``scanned``), list ``dest`` once, and decide what a sync
+    would do. Files that look like secrets are left out (``plan.withheld``) unless
+    ``allow_secrets``."""
     cache = HashCache.for_root(source, cache_dir)
-    plan = _plan(store, source, dest, cache, ignore, delete, lazy_from, allow_secrets)
+    plan = _plan(store, source, dest, cache, ignore, delete, lazy_from, allow_secrets, scanned)
     cache.save()
     return plan
 
@@ -59,6 +60,7 @@ def _plan(
     delete: bool,
     lazy_from: int | None,
     allow_secrets: bool,
+    scanned: Sequence[LocalFile] | None,
 ) -> SyncPlan:
     if not source.is_dir():
         raise UserInputError(
@@ -66,13 +68,17 @@ def _plan(
             hint="sync takes a local directory and an obs://bucket/prefix/",
         )
     withheld: list[str] = []
-    local = scan_local(
-        source,
-        ignore,
-        cache,
-        lazy_from=lazy_from,
-        allow_secrets=allow_secrets,
-        on_withheld=withheld.append,
+    local = (
+        list(scanned)
+        if scanned is not None
+        else scan_local(
+            source,
+            ignore,
+            cache,
+            lazy_from=lazy_from,
+            allow_secrets=allow_secrets,
+            on_withheld=withheld.append,
+        )
     )
     dest = dest.as_dir()
     remote = list_remote(store, dest.bucket, dest.key)
@@ -101,10 +107,11 @@ def sync_dir(
     console: Console | None = None,
     on_plan: Callable[[SyncPlan], None] | None = None,
     allow_secrets: bool = False,
+    scanned: Sequence[LocalFile] | None = None,
 ) -> tuple[SyncPlan, SyncResult | None]:
     """Make ``dest`` hold the non-ignored files of ``source`` (files that look like secrets
-    only with ``allow_secrets``). ``on_plan`` sees the plan before anything moves; ``dry_run``
-    stops there (the result is then None)."""
+    only with ``allow_secrets``; ``scanned``: the walk already made). ``on_plan`` sees the plan
+    before anything moves; ``dry_run`` stops there (the result is then None)."""
     options = options or TransferOptions()
     cache = HashCache.for_root(source, cache_dir)
     plan = _plan(
@@ -116,6 +123,7 @@ def sync_dir(
         delete,
         options.multipart_threshold,
         allow_secrets,
+        scanned,
     )
     cache.save()
     if on_plan is not None:
@@ -129,44 +137,3 @@ def sync_dir(
         if plan.uploads:
             cache.save()  # with the multipart ETags of what was sent: the next run reads nothing
     return plan, result
-
-
-def sync_code(
-    spec: JobSpec,
-    store: ObjectStore,
-    *,
-    dry_run: bool = False,
-    options: TransferOptions | None = None,
-    cache_dir: Path | None = None,
-    console: Console | None = None,
-    on_plan: Callable[[SyncPlan], None] | None = None,
-    allow_secrets: bool = False,
-) -> tuple[SyncPlan, SyncResult | None]:
-    """Upload the spec's ``code.dir`` to ``code.obs`` with its ``code.ignore`` rules. Objects
-    under ``code.obs`` that are no longer in the code are deleted: the job must see exactly the
-    code that ran locally."""
-    if spec.code.obs is None:
-        raise CompileError(
-            "the spec has no code.obs: nowhere to upload the code",
-            hint="set code.obs to an OBS directory, e.g. obs://my-bucket/jobs/mnist/code/",
-        )
-    if not spec.code.obs.key:
-        # Mirroring deletes what is not in the code: never at the root of a bucket.
-        raise UserInputError(
-            f"code.obs is the root of bucket {spec.code.obs.bucket!r}; the code must go to a "
-            "directory of its own",
-            hint=f"e.g. code.obs: obs://{spec.code.obs.bucket}/jobs/{spec.name}/code/",
-        )
-    return sync_dir(
-        store,
-        Path(spec.code.dir).resolve(),
-        spec.code.obs,
-        ignore=spec.code.ignore,
-        delete=True,
-        dry_run=dry_run,
-        options=options,
-        cache_dir=cache_dir,
-        console=console,
-        on_plan=on_plan,
-        allow_secrets=allow_secrets,
-    )

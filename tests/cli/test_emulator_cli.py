@@ -83,7 +83,7 @@ def test_bad_fault_files(
 
 
 def test_fault_file_rules_load(tmp_path: Path) -> None:
-    from majob.emulator.obs.__main__ import load_fault_rules
+    from majob.emulator.obs.standalone import load_fault_rules
 
     path = tmp_path / "faults.json"
     path.write_text(json.dumps([{"status": 503, "probability": 0.1}, {"reset": True, "count": 2}]))
@@ -95,7 +95,7 @@ def test_fault_file_rules_load(tmp_path: Path) -> None:
 def test_start_status_stop_the_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from huaweicloudsdkmodelarts.v1.model import CreateTrainingJobRequest
 
-    from majob.emulator.endpoints import running_emulator
+    from majob.spec.emulator_state import running_emulator
     from majob.spec.profiles import load_profile
 
     state = tmp_path / "state"
@@ -155,16 +155,16 @@ def _stall_mid_body(endpoint: str, bucket: str) -> bytes:
     """A V2-signed PUT that announces 100 bytes, sends 9 and goes idle: the fake's answer, read
     until it closes the connection or 10 s pass (well beyond the timeouts the tests set, well
     short of the 20 s default)."""
-    from majob.emulator.endpoints import EMULATOR_ACCESS_KEY, EMULATOR_SECRET_KEY
+    from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 
     date = formatdate(usegmt=True)
     to_sign = f"PUT\n\n\n{date}\n/{bucket}/stalled"
     signature = base64.b64encode(
-        hmac.new(EMULATOR_SECRET_KEY.encode(), to_sign.encode(), hashlib.sha1).digest()
+        hmac.new(DEFAULT_SECRET_KEY.encode(), to_sign.encode(), hashlib.sha1).digest()
     ).decode()
     head = (
         f"PUT /{bucket}/stalled HTTP/1.1\r\nHost: x\r\nDate: {date}\r\nContent-Length: 100\r\n"
-        f"Authorization: AWS {EMULATOR_ACCESS_KEY}:{signature}\r\n\r\nonly part"
+        f"Authorization: AWS {DEFAULT_ACCESS_KEY}:{signature}\r\n\r\nonly part"
     )
     port = int(endpoint.rsplit(":", 1)[1])
     received = b""
@@ -188,7 +188,7 @@ def test_the_request_timeout_is_an_option_of_the_obs_command() -> None:
 def test_the_request_timeout_is_an_option_of_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from majob.emulator.endpoints import running_emulator
+    from majob.spec.emulator_state import running_emulator
 
     monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(tmp_path / "state"))
     runner = CliRunner()

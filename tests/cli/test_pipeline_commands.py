@@ -9,14 +9,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
-from majob.pipeline.ledger import SCHEMA_VERSION
+from majob.pipeline.ledger_schema import SCHEMA_VERSION
+from majob.testing import wait_until
 
 runner = CliRunner()
 
@@ -159,9 +159,7 @@ def test_sigterm_stops_the_nodes_and_records_the_stage_interrupted(project: Path
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not pid_file.exists() and pipeline.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: pid_file.exists() or pipeline.poll() is not None, "the node's pid file")
     assert pid_file.exists(), pipeline.communicate()
     node = int(pid_file.read_text())
     pipeline.send_signal(signal.SIGTERM)  # as a job scheduler or `timeout` stops it

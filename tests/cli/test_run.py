@@ -8,13 +8,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
+from majob.testing import wait_until
 
 runner = CliRunner()
 
@@ -205,9 +205,7 @@ def test_ctrl_c_leaves_no_child_process(project: Path) -> None:
         text=True,
     )
     # Each node writes its file whole (a rename), so two files mean both nodes are up.
-    deadline = time.monotonic() + 60
-    while len(_pid_files(pid_dir)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(_pid_files(pid_dir)) >= 2, "both nodes' pid files")
     pids = [int(p) for f in _pid_files(pid_dir) for p in f.read_text().split()]
     assert len(pids) == 4 and all(_alive(p) for p in pids)
     majob.send_signal(signal.SIGINT)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from majob.runner.local import free_port, run_local
+from majob.runner.host import free_port
+from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,8 +32,9 @@ from majob.errors import NodeFailedError, RunnerError
 from majob.migrate.checker import check_source
 from majob.migrate.rewrite import migrate_source
 from majob.migrate.rules import Codemod, Target
-from majob.migrate.standin import STANDIN_DIR
-from majob.runner.local import free_port, run_local
+from majob.runner.host import free_port
+from majob.runner.local import run_local
+from majob.runner.standin import STANDIN_DIR
 from majob.spec.load import load_spec
 
 CORPUS = Path(__file__).resolve().parents[1] / "migrate_corpus"

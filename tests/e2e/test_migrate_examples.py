@@ -16,7 +16,8 @@ from majob.errors import NodeFailedError
 from majob.migrate.checker import check_paths
 from majob.migrate.rewrite import migrate_source
 from majob.migrate.rules import Codemod, Severity, Target
-from majob.runner.local import free_port, run_local
+from majob.runner.host import free_port
+from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The public API is pinned: a change to it is a deliberate edit of this list."""
+"""The public API is pinned: a change to it is a deliberate edit of ``HOMES`` below."""
 
 from __future__ import annotations
 
@@ -6,72 +6,9 @@ import importlib
 
 import majob
 
-PUBLIC = [
-    "Channel",
-    "check_paths",
-    "check_source",
-    "Code",
-    "CompileError",
-    "ConfigError",
-    "Distributed",
-    "EstimatorCall",
-    "FileReport",
-    "Finding",
-    "Image",
-    "Input",
-    "Job",
-    "jobs",
-    "JobSpec",
-    "LedgerError",
-    "load_profile",
-    "load_spec",
-    "MajobError",
-    "migrate_source",
-    "MigrationError",
-    "NodeFailedError",
-    "ObsUri",
-    "ObsUriError",
-    "Output",
-    "Pipeline",
-    "PipelineError",
-    "PipelineResult",
-    "PreflightError",
-    "Profile",
-    "Resources",
-    "run_local",
-    "RunnerError",
-    "RunResult",
-    "RunTimeoutError",
-    "ServiceAuthError",
-    "ServiceError",
-    "ServiceNotFound",
-    "ServiceUnreachable",
-    "spec_json_schema",
-    "SpecError",
-    "SpecProblem",
-    "StageOverride",
-    "StageRefused",
-    "StageResult",
-    "Stages",
-    "StorageAuthError",
-    "StorageError",
-    "StorageIntegrityError",
-    "StorageNotFound",
-    "StorageUnreachable",
-    "submit",
-    "to_estimator",
-    "to_rest_body",
-    "UserInputError",
-]
-
-
-def test_all_is_pinned_and_casefold_sorted() -> None:
-    assert majob.__all__ == PUBLIC
-    assert sorted(PUBLIC, key=str.casefold) == PUBLIC
-
-
 # Where each public name is defined: the façade must hand out that very object.
 HOMES = {
+    "majob.api": ["jobs", "submit"],
     "majob.compile.rest": ["to_rest_body"],
     "majob.compile.sdk": ["EstimatorCall", "to_estimator"],
     "majob.errors": [
@@ -85,8 +22,8 @@ HOMES = {
     "majob.migrate.findings": ["FileReport", "Finding"],
     "majob.migrate.rewrite": ["migrate_source"],
     "majob.pipeline.flow": ["Pipeline", "PipelineResult", "StageResult"],
-    "majob.runner.local": ["RunResult", "run_local"],
-    "majob.service.api": ["jobs", "submit"],
+    "majob.runner.local": ["run_local"],
+    "majob.runner.result": ["RunResult"],
     "majob.service.base": ["Job"],
     "majob.spec.load": ["load_spec"],
     "majob.spec.models": [
@@ -97,10 +34,16 @@ HOMES = {
     "majob.spec.schema": ["spec_json_schema"],
     "majob.storage.uri": ["ObsUri"],
 }  # fmt: skip
+PUBLIC = sorted((name for names in HOMES.values() for name in names), key=str.casefold)
+
+
+def test_all_is_pinned_and_casefold_sorted() -> None:
+    assert majob.__all__ == PUBLIC
+    assert sorted(majob.__all__, key=str.casefold) == majob.__all__
+    assert len(set(PUBLIC)) == len(PUBLIC)  # each name has one home
 
 
 def test_every_public_name_is_the_object_its_module_defines() -> None:
-    assert sorted(n for names in HOMES.values() for n in names) == sorted(PUBLIC)
     for module_name, names in HOMES.items():
         module = importlib.import_module(module_name)
         for name in names:

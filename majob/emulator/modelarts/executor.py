@@ -1,68 +1,40 @@
 """Runs an emulated training job for real: the lifecycle thread of one job.
 
 ``JobRun`` walks a job through Creating → Pending → Running → Completed/Failed (or Terminating →
-Terminated when stopped, Abnormal when the emulator shuts down under it). In Running it builds
-the container under ``<state>/jobs/<id>/ma-user`` with the runner's layout functions (the same
-paths, environment and arguments as the local stage), downloads the code and inputs from the
-fake OBS, starts one process per node (its own session, output appended to the task's log),
-uploads the outputs and exports the logs every ``upload_period`` seconds and at the end, and sets
-the phase from the exit codes. No step waits on a clock except an injected slow phase.
+Terminated when stopped, Abnormal when the emulator shuts down under it). In Running it lays out
+the container under ``<state>/jobs/<id>/ma-user`` (``container.py``), downloads the code and
+inputs from the fake OBS, starts one process per node through the runner's node processes (each
+in its own session, its output appended to the task's log), uploads the outputs and exports the
+logs every ``upload_period`` seconds and at the end, and sets the phase from the exit codes. No
+step waits on a clock except an injected slow phase.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import IO
 
+from majob.emulator.modelarts.container import JobContainer, lay_out, node_commands
+from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
-from majob.migrate.standin import npu_standin_for
 from majob.processes import ProcessRef, signal_if_ours
-from majob.runner.layout import ContainerPaths, container_paths, node_command
-from majob.runner.local import free_port
-from majob.spec.models import JobSpec
+from majob.runner.host import free_port, host_environment, node_environment
+from majob.runner.nodes import NodeGroup
+from majob.runner.standin import npu_standin_for
 from majob.text import counted
 
 ACTIVE = ("Creating", "Pending", "Running", "Terminating")
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")
 SERVICE = "[ModelArts Service Log]"
-POLL_SECONDS = 0.02
-STOP_GRACE_SECONDS = 3.0
-# A container has none of these: launcher variables (a stale RANK would mislead a script) and
-# this machine's cloud credentials and majob settings.
-_DROPPED_ENV = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
-                "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID"}  # fmt: skip
-_DROPPED_PREFIXES = ("HUAWEICLOUD_SDK_", "MAJOB_")
-
-
-@dataclass
-class JobFault:
-    """An injected job fault: jobs whose name matches ``name`` (a regex; None: every job) fail
-    at ``fail_at`` (Creating, Pending or Running) and/or spend ``delays[phase]`` seconds in a
-    phase. ``count`` jobs at most (None: no limit)."""
-
-    name: str | None = None
-    fail_at: str | None = None
-    delays: dict[str, float] = field(default_factory=dict)
-    count: int | None = None
-    fired: int = 0
-
-    def __post_init__(self) -> None:
-        if self.fail_at not in (None, "Creating", "Pending", "Running"):
-            raise ValueError("fail_at must be Creating, Pending or Running")
-        if not self.fail_at and not self.delays:
-            raise ValueError("a job fault needs fail_at or delays")
-        for phase, seconds in self.delays.items():
-            if phase not in ("Creating", "Pending", "Running") or seconds < 0:
-                raise ValueError("delays map Creating/Pending/Running to seconds >= 0")
+# A container has none of these: this machine's cloud credentials and majob settings.
+HOST_ONLY_ENV_PREFIXES = ("HUAWEICLOUD_SDK_", "MAJOB_")
 
 
 class _Stopped(Exception):
@@ -95,9 +67,10 @@ class JobRun(threading.Thread):
         self._on_exit = on_exit
         self._stop_event = threading.Event()
         self._shutdown = False
-        self._processes: list[subprocess.Popen[bytes]] = []
-        self._logs: list[IO[bytes]] = []
-        self._paths: ContainerPaths | None = None
+        self._nodes = NodeGroup()  # no live output: each node writes into its task's log
+        self._logs: list[IO[bytes]] = []  # the task logs, for the service's own lines
+        self._container: JobContainer | None = None
+        self._next_upload = 0.0
 
     # -- control from other threads -----------------------------------------------------------
 
@@ -118,7 +91,7 @@ class JobRun(threading.Thread):
         except _Stopped:
             self._finish_stopped()
         except Exception as error:  # the job cannot run: say why in its events, as the service does
-            self._stop_processes()
+            self._nodes.stop()
             self.store.add_event(self.job_id, f"the job failed: {error}", "Error")
             self._set_final("Failed", "Failed")
         finally:
@@ -129,43 +102,30 @@ class JobRun(threading.Thread):
 
     def _lifecycle(self) -> None:
         self._phase_delay("Creating")
-        if self._fails_at("Creating"):
-            self.store.add_event(
-                self.job_id, "injected fault: the job failed while creating", "Error"
-            )
-            self._set_final("Failed", "CreateFailed")
+        if self._injected_failure("Creating", "the job failed while creating", "CreateFailed"):
             return
         self._move(("Creating",), "Pending", "Queuing", "the job is queuing for resources")
         self._phase_delay("Pending")
-        if self._fails_at("Pending"):
-            self.store.add_event(
-                self.job_id, "injected fault: the job failed in the queue", "Error"
-            )
-            self._set_final("Failed", "Failed")
+        if self._injected_failure("Pending", "the job failed in the queue"):
             return
         self._move(("Pending",), "Running", "Running", "the job is running", start_time=now_ms())
-        spec, paths = self._container()
+        container = self._lay_out()
         self._service_line(
             f"training job {self.job_id} starting on {counted(self.plan.nodes, 'node')}"
         )
-        self._download(spec, paths)
+        self._download(container)
         self._phase_delay("Running")
-        if self._fails_at("Running"):
-            self.store.add_event(
-                self.job_id, "injected fault: the job failed while running", "Error"
-            )
-            self._service_line("injected fault: the job failed")
-            self._set_final(
-                "Failed",
-                "Failed",
-                [self._status(i, 1, "injected fault") for i in range(self.plan.nodes)],
-            )
+        if self._injected_failure("Running", "the job failed while running"):
             return
-        self._start(spec, paths)
+        self._start(container)
         codes = self._monitor()
         self._upload_outputs()
         if self._stop_event.is_set():
             raise _Stopped
+        self._conclude(codes)
+
+    def _conclude(self, codes: list[int | None]) -> None:
+        """The job's end from its nodes' exit codes: Completed when all are 0."""
         failed = [i for i, code in enumerate(codes) if code != 0]
         statuses = [self._status(i, code) for i, code in enumerate(codes)]
         for i, code in enumerate(codes):
@@ -185,11 +145,20 @@ class JobRun(threading.Thread):
 
     # -- phases -------------------------------------------------------------------------------
 
-    def _fails_at(self, phase: str) -> bool:
-        return self.fault is not None and self.fault.fail_at == phase
+    def _injected_failure(self, phase: str, what: str, secondary: str = "Failed") -> bool:
+        """Whether an injected fault fails the job at ``phase`` (then it is failed, said so)."""
+        if self.fault is None or not self.fault.fails_at(phase):
+            return False
+        self.store.add_event(self.job_id, f"injected fault: {what}", "Error")
+        statuses = None
+        if phase == "Running":
+            self._service_line("injected fault: the job failed")
+            statuses = [self._status(i, 1, "injected fault") for i in range(self.plan.nodes)]
+        self._set_final("Failed", secondary, statuses)
+        return True
 
     def _phase_delay(self, phase: str) -> None:
-        seconds = self.fault.delays.get(phase, 0.0) if self.fault else 0.0
+        seconds = self.fault.delay(phase) if self.fault else 0.0
         if self._stop_event.wait(seconds) if seconds else self._stop_event.is_set():
             raise _Stopped
 
@@ -217,9 +186,9 @@ class JobRun(threading.Thread):
             self._finish_stopped()
 
     def _finish_stopped(self) -> None:
-        codes = self._stop_processes()
+        codes = self._nodes.stop()
         statuses = [self._status(i, code, "stopped") for i, code in enumerate(codes)]
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # it ends Terminated or Abnormal all the same
             self._upload_outputs()
             self._export_logs()
         if self._shutdown:
@@ -246,13 +215,10 @@ class JobRun(threading.Thread):
 
     # -- the container ------------------------------------------------------------------------
 
-    def _container(self) -> tuple[JobSpec, ContainerPaths]:
-        root = self.store.job_dir(self.job_id) / "ma-user"
-        first = container_paths(self.plan.to_spec(root), root)
-        spec = self.plan.to_spec(first.code_dir)
-        paths = container_paths(spec, root)
-        self._paths = paths
-        for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values()):
+    def _lay_out(self) -> JobContainer:
+        container = lay_out(self.plan, self.store.job_dir(self.job_id) / "ma-user")
+        self._container = container
+        for directory in (container.code_dir, container.log_dir, *container.outputs.values()):
             directory.mkdir(parents=True, exist_ok=True)
         log_dir = self.store.log_path(self.job_id, "worker-0").parent
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -260,7 +226,7 @@ class JobRun(threading.Thread):
             self.store.log_path(self.job_id, f"worker-{i}").open("ab")
             for i in range(self.plan.nodes)
         ]
-        return spec, paths
+        return container
 
     def _service_line(self, text: str, task: int | None = None) -> None:
         targets = self._logs if task is None else [self._logs[task]]
@@ -268,96 +234,62 @@ class JobRun(threading.Thread):
             log.write(f"{SERVICE}{text}\n".encode())
             log.flush()
 
-    def _download(self, spec: JobSpec, paths: ContainerPaths) -> None:
-        count = self.storage.download(self.plan.code_dir, paths.code_dir)
+    def _download(self, container: JobContainer) -> None:
+        count = self.storage.download(self.plan.code_dir, container.code_dir)
         self._service_line(
             f"downloaded {counted(count, 'code file')} from {self.plan.code_dir.rest_path}"
         )
         for channel in self.plan.inputs:
             if not self.storage.exists(channel.uri):
                 raise RuntimeError(f"input {channel.name}: no data at {channel.uri.rest_path}")
-            count = self.storage.download(channel.uri, paths.inputs[channel.name])
+            count = self.storage.download(channel.uri, container.inputs[channel.name])
             files = counted(count, "file")
             self._service_line(
                 f"downloaded input {channel.name}: {files} from {channel.uri.rest_path}"
             )
 
-    def _start(self, spec: JobSpec, paths: ContainerPaths) -> None:
-        standin = npu_standin_for(spec, self.python)
+    def _start(self, container: JobContainer) -> None:
+        """One process per node, with this machine's environment less what a container lacks;
+        an Ascend job on a host without torch_npu gets the CPU stand-in (said in its log)."""
+        standin = npu_standin_for(self.plan.is_ascend, self.python)
         for notice in standin.notices:
             self._service_line(f"[majob] {notice}")
             self.store.add_event(self.job_id, f"majob: {notice}", "Warning")
-        port = free_port()
-        base = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in _DROPPED_ENV and not k.startswith(_DROPPED_PREFIXES)
-        }
-        for index in range(self.plan.nodes):
-            command = node_command(
-                spec,
-                paths,
-                node=index,
-                nodes=self.plan.nodes,
-                run_id=self.job_id,
-                master_port=port,
-                python=self.python,
+        base = host_environment(HOST_ONLY_ENV_PREFIXES)
+        first_on_path = (*standin.pythonpath, str(container.job_dir))
+        commands = node_commands(
+            self.plan, container, job_id=self.job_id, python=self.python, port=free_port()
+        )
+        for command in commands:
+            env = node_environment(
+                base, command.env, python=self.python, first_on_path=first_on_path
             )
-            env = {**base, **command.env}
-            python_path = (*standin.pythonpath, str(paths.job_dir), base.get("PYTHONPATH"))
-            env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
-            env["PATH"] = os.pathsep.join((os.path.dirname(self.python), base.get("PATH", "")))
-            self._processes.append(
-                subprocess.Popen(
-                    command.argv,
-                    cwd=command.cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=self._logs[index],
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            self._nodes.start(
+                replace(command, env=env), self.store.log_path(self.job_id, command.name)
             )
-        self.store.set_processes(self.job_id, [ProcessRef.of(p.pid) for p in self._processes])
+        self.store.set_processes(self.job_id, self._nodes.refs())
 
     def _monitor(self) -> list[int | None]:
-        """Until every node exits, one fails (the others are then stopped) or a stop is asked."""
-        next_upload = time.monotonic() + self.upload_period
-        while not self._stop_event.is_set():
-            codes = [p.poll() for p in self._processes]
-            if any(code not in (None, 0) for code in codes) or all(c is not None for c in codes):
-                break
-            if time.monotonic() >= next_upload:
-                self._upload_outputs()
-                self._export_logs()
-                next_upload = time.monotonic() + self.upload_period
-            self._stop_event.wait(POLL_SECONDS)
-        return self._stop_processes()
+        """Until every node exits, one fails (the others are then stopped) or a stop is asked;
+        the outputs and logs go to OBS every ``upload_period`` meanwhile."""
+        self._next_upload = time.monotonic() + self.upload_period
+        self._nodes.wait(stop=self._stop_event, tick=self._upload_when_due)
+        return self._nodes.stop()
 
-    def _stop_processes(self) -> list[int | None]:
-        """SIGTERM each node's group, SIGKILL what is left after the grace period; sweep."""
-        running = [p for p in self._processes if p.poll() is None]
-        for process in running:
-            _signal_group(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for process in running:
-            try:
-                process.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal_group(process.pid, signal.SIGKILL)
-                process.wait()
-        for process in self._processes:
-            _signal_group(process.pid, signal.SIGKILL)  # a container ends with its boot process
-        return [p.returncode for p in self._processes]
+    def _upload_when_due(self) -> None:
+        if time.monotonic() >= self._next_upload:
+            self._upload_outputs()
+            self._export_logs()
+            self._next_upload = time.monotonic() + self.upload_period
 
     # -- OBS ----------------------------------------------------------------------------------
 
     def _upload_outputs(self) -> None:
         """Each output channel's dir to its OBS path (what exists of it so far)."""
-        if self._paths is None:
+        if self._container is None:
             return  # stopped before the container was built: nothing was written
         for channel in self.plan.outputs:
-            directory = self._paths.outputs[channel.name]
+            directory = self._container.outputs[channel.name]
             if directory.is_dir():
                 self.storage.upload_tree(directory, channel.uri)
 
@@ -370,11 +302,6 @@ class JobRun(threading.Thread):
             if log.exists():
                 name = f"modelarts-job-{self.job_id}-worker-{index}.log"
                 self.storage.upload_file(log, self.plan.log_export.join(name), "text/plain")
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signum)
 
 
 def kill_leftovers(processes: Mapping[str, Sequence[ProcessRef]]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from majob.emulator.endpoints import EMULATOR_ACCESS_KEY, EMULATOR_PROJECT_ID, EMULATOR_SECRET_KEY
+from majob.emulator.defaults import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, EMULATOR_PROJECT_ID
 from majob.emulator.http import (
     CONTROL_PREFIX,
     BadFraming,
@@ -36,7 +36,7 @@ from majob.emulator.http import (
 )
 from majob.emulator.modelarts import auth, errors
 from majob.emulator.modelarts.errors import ModelArtsError
-from majob.emulator.modelarts.executor import JobFault
+from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.models import ModelArtsBackend
 from majob.emulator.modelarts.storage import JobStorage
 
@@ -114,7 +114,7 @@ class FakeModelArtsServer(EmulatorServer):
         )
         self.project_id = project_id
         self.credentials = dict(
-            {EMULATOR_ACCESS_KEY: EMULATOR_SECRET_KEY} if credentials is None else credentials
+            {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY} if credentials is None else credentials
         )
         self.faults = FaultInjector(seed=seed, codes=FAULT_CODES)
         self.log: RequestLog[LoggedCall] = RequestLog()
@@ -126,7 +126,7 @@ class FakeModelArtsServer(EmulatorServer):
 
     def add_job_fault(self, **fault: Any) -> JobFault:
         """Add a ``JobFault``, e.g. ``add_job_fault(fail_at="Running")``."""
-        return self.backend.add_job_fault(JobFault(**fault))
+        return self.backend.job_faults.add(JobFault(**fault))
 
     def start(self) -> FakeModelArtsServer:
         super().start()
@@ -345,14 +345,14 @@ class ModelArtsRequestHandler(BaseHTTPRequestHandler):
         backend = self.server.fake.backend
         try:
             if what == "job-faults" and self.command == "GET":
-                return 200, [_fault_dict(f) for f in backend.job_faults]
+                return 200, [_fault_dict(f) for f in backend.job_faults.all()]
             if what == "job-faults" and self.command == "POST":
                 data = json.loads(body or b"{}")
                 if not isinstance(data, dict):
                     raise ValueError("a job fault is a JSON object")
-                return 200, _fault_dict(backend.add_job_fault(JobFault(**data)))
+                return 200, _fault_dict(backend.job_faults.add(JobFault(**data)))
             if what == "job-faults" and self.command == "DELETE":
-                backend.clear_job_faults()
+                backend.job_faults.clear()
                 return 200, {"cleared": True}
             if what == "jobs" and self.command == "GET":
                 return 200, backend.phase_counts()

@@ -103,3 +103,20 @@ class FakeObsStorage:
             writer.abandon()
             raise
         self.backend.put_object(uri.bucket, uri.key, writer.finish(), content_type=content_type)
+
+
+class NoStorage:
+    """``JobStorage`` when the emulator has no fake OBS: nothing can be downloaded, so a job
+    fails with that reason."""
+
+    def exists(self, uri: ObsUri) -> bool:
+        return False
+
+    def download(self, uri: ObsUri, target: Path) -> int:
+        raise RuntimeError("the emulator has no OBS to download from")
+
+    def upload_tree(self, source: Path, uri: ObsUri) -> int:
+        raise RuntimeError("the emulator has no OBS to upload to")
+
+    def upload_file(self, source: Path, uri: ObsUri, content_type: str | None = None) -> None:
+        raise RuntimeError("the emulator has no OBS to upload to")

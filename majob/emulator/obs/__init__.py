@@ -19,8 +19,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
-from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
+from majob.emulator.defaults import (
+    DEFAULT_ACCESS_KEY,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SECRET_KEY,
+    EMULATOR_REGION,
+)
 from majob.emulator.obs.faults import FaultRule, LoggedRequest
 from majob.emulator.obs.server import FakeObsServer
 
@@ -32,7 +36,7 @@ def fake_obs(
     data_dir: Path | None = None,
     credentials: Mapping[str, str] | None = None,
     buckets: tuple[str, ...] = (),
-    region: str = "cn-north-4",
+    region: str = EMULATOR_REGION,
     seed: int = 0,
     tokens: Mapping[str, str] | None = None,
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
@@ -50,9 +54,7 @@ def fake_obs(
         tokens=tokens,
         request_timeout=request_timeout,
     )
-    for name in buckets:
-        if name not in server.backend.buckets:
-            server.backend.create_bucket(name)
+    server.backend.ensure_buckets(buckets)
     with server:
         yield server
 

@@ -1,108 +1,37 @@
-"""``python -m majob.emulator.obs`` (and ``majob emulator obs``): the fake OBS as its own process.
-
-The first line on stdout is the endpoint (``http://127.0.0.1:PORT``); the process serves until
-SIGTERM or Ctrl-C.
+"""``python -m majob.emulator.obs``: the ``obs`` command (declared once, in
+``majob.emulator.obs_command``; ``majob emulator obs`` runs the same) without the CLI.
 """
 
 from __future__ import annotations
 
-import json
-import signal
+import functools
 import sys
-from pathlib import Path
 from typing import Any
 
-from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
-from majob.emulator.obs.auth import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
-from majob.emulator.obs.faults import FaultRule
-from majob.errors import ConfigError
+import typer
+
+from majob.emulator.obs_command import obs_command
+from majob.errors import MajobError
 
 
-def parse_credentials(items: list[str]) -> dict[str, str]:
-    """``AK:SK`` pairs; none means the documented test pair."""
-    if not items:
-        return {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY}
-    pairs = {}
-    for item in items:
-        access_key, sep, secret_key = item.partition(":")
-        if not sep or not access_key or not secret_key:
-            # Never echo the argument: it may hold a secret.
-            raise ConfigError("--credential wants ACCESS_KEY:SECRET_KEY")
-        pairs[access_key] = secret_key
-    return pairs
-
-
-def load_fault_rules(path: Path) -> list[FaultRule]:
-    """A JSON list of fault rules (the fields of ``FaultRule``)."""
+@functools.wraps(obs_command)
+def _obs_reporting_errors(*args: Any, **kwargs: Any) -> None:
+    """``obs_command``, a ``MajobError`` printed as ``error: ...`` lines and its exit code."""
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"cannot read fault rules {path}: {error.strerror}") from error
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}:{error.lineno}:{error.colno}: {error.msg}") from error
-    if not isinstance(data, list):
-        raise ConfigError(f"{path}: fault rules must be a JSON list of objects")
-    rules = []
-    for number, item in enumerate(data, start=1):
-        try:
-            if not isinstance(item, dict):
-                raise ValueError("a rule must be an object")
-            rules.append(FaultRule.from_dict(item))
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"{path}: rule {number}: {error}") from error
-    return rules
-
-
-def serve(
-    *,
-    port: int = 0,
-    data_dir: Path | None = None,
-    region: str = "cn-north-4",
-    buckets: list[str] | None = None,
-    credentials: dict[str, str] | None = None,
-    faults: list[FaultRule] | None = None,
-    seed: int = 0,
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
-) -> None:
-    """Run until SIGTERM or Ctrl-C; the first stdout line is the endpoint."""
-    from majob.emulator.obs.models import ObsServiceError
-    from majob.emulator.obs.server import FakeObsServer
-
-    server = FakeObsServer(
-        port=port,
-        data_dir=data_dir,
-        credentials=credentials,
-        region=region,
-        seed=seed,
-        request_timeout=request_timeout,
-    )
-    try:
-        for name in buckets or []:
-            if name not in server.backend.buckets:
-                server.backend.create_bucket(name)
-    except ObsServiceError as error:
-        server.stop()
-        raise ConfigError(error.message) from error
-    for rule in faults or []:
-        server.faults.add(rule)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    sys.stdout.write(server.endpoint + "\n")
-    sys.stdout.flush()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+        obs_command(*args, **kwargs)
+    except MajobError as error:
+        for line in error.lines():
+            sys.stderr.write(f"error: {line}\n")
+        raise typer.Exit(error.exit_code) from None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``majob emulator obs`` command (its options are declared there, once)."""
-    from majob.cli.emulator import emulator_app
-
+    """Run the ``obs`` command with ``argv`` (default: this process's arguments)."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
+    app.command()(_obs_reporting_errors)
     args = sys.argv[1:] if argv is None else argv
     try:
-        emulator_app(["obs", *args], prog_name="python -m majob.emulator.obs")
+        app(args, prog_name="python -m majob.emulator.obs")
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     return 0

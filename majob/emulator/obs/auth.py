@@ -21,9 +21,6 @@ from urllib.parse import quote, unquote
 
 from majob.emulator.obs.errors import ObsServiceError
 
-# Test credentials of the fake (documented in docs/obs.md); never real ones.
-DEFAULT_ACCESS_KEY = "MAJOBFAKEACCESSKEY00"
-DEFAULT_SECRET_KEY = "majob-fake-secret-key-0000000000000000000"
 MAX_SKEW_SECONDS = 15 * 60
 
 # Query parameters that are part of the V2/OBS canonical resource (the union of the S3 and OBS

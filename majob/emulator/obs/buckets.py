@@ -6,21 +6,18 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from majob.emulator.obs.errors import ObsServiceError, malformed
-from majob.emulator.obs.models import (
-    MAX_DELETE_KEYS,
-    check_key,
-    continuation_token,
-    parse_continuation_token,
-)
+from majob.emulator.obs.models import MAX_DELETE_KEYS, check_key
 from majob.emulator.obs.request import RequestContext
 from majob.emulator.obs.wire import (
     Response,
     Xml,
     child_text,
     children,
+    continuation_token,
     find_text,
     int_arg,
     iso_time,
+    parse_continuation_token,
     parse_xml,
 )
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
-from majob.emulator.obs.errors import ObsServiceError
-from majob.emulator.obs.models import FakeObject, precondition_failed
+from majob.emulator.obs.errors import ObsServiceError, precondition_failed
+from majob.emulator.obs.models import FakeObject
 
 
 class NotModified(ObsServiceError):

@@ -56,3 +56,12 @@ def invalid_argument(message: str, name: str, value: str = "") -> ObsServiceErro
 
 def invalid_request(message: str) -> ObsServiceError:
     return ObsServiceError(400, "InvalidRequest", message)
+
+
+def precondition_failed(condition: str) -> ObsServiceError:
+    return ObsServiceError(
+        412,
+        "PreconditionFailed",
+        "At least one of the pre-conditions you specified did not hold",
+        Condition=condition,
+    )

@@ -9,22 +9,19 @@ bodies in ``blobs.py``; state lives in memory, or is journalled to a data direct
 
 from __future__ import annotations
 
-import base64
 import bisect
-import secrets
 import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from majob.emulator.obs.blobs import INLINE_LIMIT, Blob, BlobRange, BlobWriter
 from majob.emulator.obs.errors import (
     ObsServiceError,
-    malformed,
     no_such_bucket,
     no_such_key,
     no_such_upload,
+    precondition_failed,
 )
 from majob.emulator.obs.journal import Journal
 from majob.emulator.obs.state import (
@@ -43,11 +40,13 @@ from majob.emulator.obs.state import (
     md5_etag,
     multipart_etag,
 )
+from majob.emulator.obs.uploads import MultipartOperations
 from majob.storage.uri import bucket_name_problem
 
 
-class ObsBackend:
-    """All the fake's state. Thread-safe: one lock guards the maps; bodies stream outside it."""
+class ObsBackend(MultipartOperations):
+    """All the fake's state. Thread-safe: one lock guards the maps; bodies stream outside it.
+    Buckets and objects here, multipart uploads in ``uploads.py``."""
 
     def __init__(self, data_dir: Path | None = None, *, region: str = "region") -> None:
         self.region = region
@@ -121,6 +120,13 @@ class ObsBackend:
                 )
             del self.buckets[name]
             self._log(lambda: {"op": "unbucket", "name": name})
+
+    def ensure_buckets(self, names: Iterable[str]) -> None:
+        """Create each bucket of ``names`` that is not there yet (a restarted fake keeps its
+        own)."""
+        for name in names:
+            if name not in self.buckets:
+                self.create_bucket(name)
 
     def list_buckets(self) -> list[FakeBucket]:
         with self._lock:
@@ -301,173 +307,6 @@ class ObsBackend:
                 index += 1
         return Listing(objects, prefixes, truncated, last if truncated else None)
 
-    # -- multipart ---------------------------------------------------------------------------
-
-    def create_upload(
-        self,
-        bucket_name: str,
-        key: str,
-        *,
-        content_type: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        attributes: ObjectAttributes | None = None,
-    ) -> FakeUpload:
-        attributes = attributes or ObjectAttributes(content_type, dict(metadata or {}))
-        check_key(key)
-        bucket = self.bucket(bucket_name)
-        upload = FakeUpload(
-            uuid.uuid4().hex.upper() + secrets.token_hex(4).upper(),
-            key,
-            time.time(),
-            attributes.content_type or "binary/octet-stream",
-            dict(attributes.metadata),
-            headers=dict(attributes.headers),
-            storage_class=attributes.storage_class,
-        )
-        with self._lock:
-            bucket.uploads[upload.upload_id] = upload
-            self._log(lambda: Journal.upload_record(bucket_name, upload))
-        return upload
-
-    def upload(self, bucket_name: str, key: str, upload_id: str) -> FakeUpload:
-        bucket = self.bucket(bucket_name)
-        with self._lock:
-            upload = bucket.uploads.get(upload_id)
-        if upload is None or upload.key != key:
-            raise no_such_upload(upload_id)
-        return upload
-
-    def put_part(
-        self, bucket_name: str, key: str, upload_id: str, number: int, blob: Blob
-    ) -> FakePart:
-        if not 1 <= number <= MAX_PARTS:
-            blob.discard()
-            raise ObsServiceError(
-                400,
-                "InvalidArgument",
-                f"Part number must be an integer between 1 and {MAX_PARTS}, inclusive",
-                ArgumentName="partNumber",
-                ArgumentValue=str(number),
-            )
-        if blob.size > MAX_PART_SIZE:
-            blob.discard()
-            raise ObsServiceError(400, "EntityTooLarge", "Your proposed upload exceeds 5 GiB")
-        try:
-            upload = self.upload(bucket_name, key, upload_id)
-        except ObsServiceError:
-            blob.discard()
-            raise
-        part = FakePart(number, blob, md5_etag(blob.md5), time.time())
-        with self._lock:
-            if upload.upload_id not in self.bucket(bucket_name).uploads:
-                blob.discard()  # completed or aborted while this part was arriving
-                raise no_such_upload(upload_id)
-            old = upload.parts.get(number)
-            upload.parts[number] = part
-            self._log(lambda: Journal.part_record(bucket_name, upload_id, part))
-        if old is not None:
-            old.blob.discard()
-        return part
-
-    def complete_upload(
-        self, bucket_name: str, key: str, upload_id: str, requested: list[tuple[int, str]]
-    ) -> FakeObject:
-        """Join the ``(part number, etag)`` list into the object; OBS's rules apply. Completing
-        an upload again with the same parts answers what the first completion did (S3 does),
-        while its object is still the one that upload made."""
-        bucket = self.bucket(bucket_name)
-        with self._lock:
-            done = bucket.completed.get(upload_id)
-            current = bucket.objects.get(key)
-        if done is not None and done[0] == key:
-            try:  # the same parts again (their ETags make the object's)
-                same = multipart_etag(bytes.fromhex(e.strip('"')) for _, e in requested) == done[1]
-            except ValueError:
-                same = False
-            if same and current is not None and current.etag == done[1]:
-                return current
-            raise no_such_upload(upload_id)
-        upload = self.upload(bucket_name, key, upload_id)
-        if not requested:
-            raise malformed()
-        numbers = [number for number, _ in requested]
-        if numbers != sorted(set(numbers)):
-            raise ObsServiceError(
-                400, "InvalidPartOrder", "The list of parts was not in ascending order."
-            )
-        chosen: list[FakePart] = []
-        for number, etag in requested:
-            part = upload.parts.get(number)
-            if part is None or etag.strip('"').lower() != part.etag:
-                raise ObsServiceError(
-                    400,
-                    "InvalidPart",
-                    "One or more of the specified parts could not be found. The part may not "
-                    "have been uploaded, or the specified entity tag may not match the part's "
-                    "entity tag.",
-                    PartNumber=str(number),
-                    ETag=etag,
-                )
-            chosen.append(part)
-        for part in chosen[:-1]:
-            if part.size < MIN_PART_SIZE:
-                raise ObsServiceError(
-                    400,
-                    "EntityTooSmall",
-                    "Your proposed upload is smaller than the minimum allowed object size.",
-                    PartNumber=str(part.number),
-                    ProposedSize=str(part.size),
-                    MinSizeAllowed=str(MIN_PART_SIZE),
-                )
-        # The object is its parts' blobs in order, as they are: no byte is copied.
-        with self._lock:
-            for part in chosen:
-                upload.parts.pop(part.number, None)
-        obj = FakeObject(
-            key,
-            Blob.joined([part.blob for part in chosen]),
-            multipart_etag(part.blob.md5 for part in chosen),
-            time.time(),
-            upload.content_type,
-            upload.metadata,
-            upload.headers,
-            upload.storage_class,
-        )
-        self._drop_upload(bucket_name, upload, etag=obj.etag)
-        return self._store(bucket, obj)
-
-    def abort_upload(self, bucket_name: str, key: str, upload_id: str) -> None:
-        self._drop_upload(bucket_name, self.upload(bucket_name, key, upload_id))
-
-    def _drop_upload(self, bucket_name: str, upload: FakeUpload, etag: str | None = None) -> None:
-        """End an upload: aborted, or completed into an object with ``etag``."""
-        bucket = self.bucket(bucket_name)
-        with self._lock:
-            bucket.uploads.pop(upload.upload_id, None)
-            record: dict[str, object] = {
-                "op": "end-upload",
-                "bucket": bucket_name,
-                "upload": upload.upload_id,
-            }
-            if etag is not None:
-                bucket.completed[upload.upload_id] = (upload.key, etag)
-                record |= {"key": upload.key, "etag": etag}
-            self._log(lambda: record)
-            parts = list(upload.parts.values())
-        for part in parts:
-            part.blob.discard()
-
-    def list_uploads(self, bucket_name: str, prefix: str = "") -> list[FakeUpload]:
-        bucket = self.bucket(bucket_name)
-        with self._lock:
-            found = [u for u in bucket.uploads.values() if u.key.startswith(prefix)]
-        return sorted(found, key=lambda u: (u.key, u.initiated, u.upload_id))
-
-    def list_parts(self, bucket_name: str, key: str, upload_id: str) -> list[FakePart]:
-        upload = self.upload(bucket_name, key, upload_id)
-        with self._lock:
-            return [upload.parts[n] for n in sorted(upload.parts)]
-
 
 __all__ = [
     "INLINE_LIMIT",
@@ -489,36 +328,9 @@ __all__ = [
     "ObsBackend",
     "ObsServiceError",
     "check_key",
-    "continuation_token",
     "md5_etag",
     "multipart_etag",
     "no_such_bucket",
     "no_such_key",
     "no_such_upload",
-    "parse_continuation_token",
-    "precondition_failed",
 ]
-
-
-def precondition_failed(condition: str) -> ObsServiceError:
-    return ObsServiceError(
-        412,
-        "PreconditionFailed",
-        "At least one of the pre-conditions you specified did not hold",
-        Condition=condition,
-    )
-
-
-def continuation_token(key: str) -> str:
-    """An opaque ListObjectsV2 token (the last key, base64): clients must not parse it."""
-    return base64.urlsafe_b64encode(key.encode("utf-8")).decode("ascii")
-
-
-def parse_continuation_token(token: str) -> str:
-    try:
-        raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
-        return raw.decode("utf-8")
-    except (ValueError, UnicodeError) as error:
-        raise ObsServiceError(
-            400, "InvalidArgument", "The continuation token provided is incorrect"
-        ) from error

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from majob.emulator.endpoints import DEFAULT_REQUEST_TIMEOUT
+from majob.emulator.defaults import (
+    DEFAULT_ACCESS_KEY,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SECRET_KEY,
+    EMULATOR_REGION,
+)
 from majob.emulator.http import CONTROL_PREFIX, EmulatorServer, control
 from majob.emulator.obs import auth
 from majob.emulator.obs.buckets import BucketHandlers, not_emulated
@@ -55,7 +60,7 @@ class FakeObsServer(EmulatorServer):
         port: int = 0,
         data_dir: Path | None = None,
         credentials: Mapping[str, str] | None = None,
-        region: str = "cn-north-4",
+        region: str = EMULATOR_REGION,
         seed: int = 0,
         tokens: Mapping[str, str] | None = None,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
@@ -64,9 +69,7 @@ class FakeObsServer(EmulatorServer):
         # Access keys that are temporary credentials: each must come with this security token.
         self.tokens: dict[str, str] = dict(tokens or {})
         self.credentials: Mapping[str, str] | None = (
-            {auth.DEFAULT_ACCESS_KEY: auth.DEFAULT_SECRET_KEY}
-            if credentials is None
-            else credentials
+            {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY} if credentials is None else credentials
         )
         self.faults = FaultInjector(seed=seed)
         self.log: RequestLog[LoggedRequest] = RequestLog()

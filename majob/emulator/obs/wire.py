@@ -3,6 +3,7 @@ query strings, ``Range`` headers and ``aws-chunked`` bodies. Pure helpers, no se
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -203,3 +204,18 @@ def aws_chunked(raw: Iterator[bytes], trailers: dict[str, str] | None = None) ->
             raise BodyTooShort
         yield buffer[:size]
         buffer = buffer[size + 2 :]
+
+
+def continuation_token(key: str) -> str:
+    """An opaque ListObjectsV2 token (the last key, base64): clients must not parse it."""
+    return base64.urlsafe_b64encode(key.encode("utf-8")).decode("ascii")
+
+
+def parse_continuation_token(token: str) -> str:
+    try:
+        raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
+        return raw.decode("utf-8")
+    except (ValueError, UnicodeError) as error:
+        raise ObsServiceError(
+            400, "InvalidArgument", "The continuation token provided is incorrect"
+        ) from error

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,9 @@ from huaweicloudsdkmodelarts.v1 import ModelArtsClient
 from huaweicloudsdkmodelarts.v1.model import ShowTrainingJobDetailsRequest
 
 from majob.emulator.cloud import EmulatedCloud
-from majob.emulator.endpoints import EmulatorEndpoints
 from majob.emulator.obs.models import Blob, ObsBackend
+from majob.emulator.statefile import EmulatorEndpoints
+from majob.testing import wait_until
 
 BUCKET = "majob-demo"
 TERMINAL = ("Completed", "Failed", "Terminated", "Abnormal")
@@ -103,16 +103,17 @@ def wait_phase(
     client: ModelArtsClient, job_id: str, phases: tuple[str, ...] = TERMINAL, timeout: float = 60
 ) -> Any:
     """Poll until the job is in one of ``phases``; its last ``ShowTrainingJobDetails``."""
-    deadline = time.monotonic() + timeout
-    while True:
+    phase = "unknown"
+
+    def shown() -> Any:
+        nonlocal phase
         job = client.show_training_job_details(
             ShowTrainingJobDetailsRequest(training_job_id=job_id)
         )
-        if job.status.phase in phases:
-            return job
-        if time.monotonic() > deadline:
-            raise AssertionError(f"job {job_id} is still {job.status.phase} after {timeout}s")
-        time.sleep(0.02)
+        phase = job.status.phase
+        return job if phase in phases else None
+
+    return wait_until(shown, lambda: f"job {job_id}, still {phase}", timeout=timeout, interval=0.02)
 
 
 class Harness:

@@ -11,7 +11,7 @@ import pytest
 from huaweicloudsdkcore.exceptions.exceptions import ServerResponseException
 from huaweicloudsdkmodelarts.v1.model import CreateTrainingJobRequest, ShowTrainingJobFlavorsRequest
 
-from majob.emulator.endpoints import EmulatorEndpoints
+from majob.emulator.statefile import EmulatorEndpoints
 from majob.spec.profiles import load_profile
 from tests.e2e.emulator.conftest import Harness, client_for
 

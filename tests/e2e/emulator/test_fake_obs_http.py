@@ -10,7 +10,6 @@ import json
 import re
 import socket
 import struct
-import time
 from collections.abc import Iterator
 from urllib.parse import quote
 from xml.etree import ElementTree
@@ -18,6 +17,7 @@ from xml.etree import ElementTree
 import pytest
 
 from majob.emulator.obs import FakeObsServer, fake_obs
+from majob.testing import wait_until
 
 Reply = tuple[int, dict[str, str], bytes]
 
@@ -277,9 +277,7 @@ def test_client_dying_mid_body_stores_nothing(
     )
     client.close()
     # The server logs the broken request when it notices; the deadline only catches a hang.
-    deadline = time.monotonic() + 30
-    while not open_fake.log.entries() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(open_fake.log.entries, "the broken request in the log", timeout=30, interval=0.01)
 
     assert [(e.method, e.status) for e in open_fake.log.entries()] == [("PUT", 499)]
     assert not open_fake.backend.buckets["bkt"].objects

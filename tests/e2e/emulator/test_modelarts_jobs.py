@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from huaweicloudsdkmodelarts.v1.model import (
 )
 
 from majob.emulator.cloud import EmulatedCloud
+from majob.testing import wait_until
 from tests.e2e.emulator.conftest import Harness, client_for, wait_phase
 
 SLEEPER = """\
@@ -51,11 +51,14 @@ def events(harness: Harness, job_id: str) -> list[str]:
 
 
 def wait_for_log(harness: Harness, job_id: str, text: str, task: str = "worker-0") -> str:
-    deadline = time.monotonic() + 60
-    while text not in (content := preview(harness, job_id, task)):
-        assert time.monotonic() < deadline, f"{text!r} never appeared in the log:\n{content}"
-        time.sleep(0.02)
-    return content
+    content = ""
+
+    def shown() -> str:
+        nonlocal content
+        content = preview(harness, job_id, task)
+        return content if text in content else ""
+
+    return wait_until(shown, lambda: f"{text!r} in the log:\n{content}", interval=0.02)
 
 
 def pids_in(log: str) -> list[int]:
@@ -287,10 +290,11 @@ def test_outputs_are_uploaded_while_the_job_runs(harness: Harness) -> None:
     )
     harness.upload_job(script=script)
     job_id = create(harness, harness.body("periodic", inputs=[]))
-    deadline = time.monotonic() + 60
-    while "jobs/a/out/checkpoint.txt" not in harness.keys("jobs/a/out/"):
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(
+        lambda: "jobs/a/out/checkpoint.txt" in harness.keys("jobs/a/out/"),
+        "the periodic upload of the checkpoint",
+        interval=0.02,
+    )
     assert harness.wait(job_id, ("Running",)).status.phase == "Running"
     harness.client.stop_training_job(
         StopTrainingJobRequest(training_job_id=job_id, body={"action_type": "terminate"})

@@ -1,17 +1,11 @@
-"""An emulated cloud (fake OBS + fake ModelArts, in threads of the test process) and a small
-project whose script needs no torch, so each stage's job starts in well under a second."""
+"""A small project whose script needs no torch, so each stage's job starts in well under a
+second, on the emulated cloud of ``tests/e2e/conftest.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from majob.emulator.cloud import EmulatedCloud
-from majob.spec.profiles import Profile, load_profile
-from majob.storage.obs import ObsObjectStore
-from majob.testing import emulator_environment
 
 BUCKET = "majob-demo"
 
@@ -79,29 +73,3 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(root)
     monkeypatch.delenv("MAJOB_LEDGER")  # the default: this directory's own
     return root
-
-
-@pytest.fixture
-def cloud(tmp_path: Path) -> Iterator[EmulatedCloud]:
-    """Both fakes, and the environment that makes ``--profile emulator`` find them."""
-    with (
-        emulator_environment(tmp_path) as state,
-        EmulatedCloud(state, buckets=(BUCKET,)) as emulated,
-    ):
-        yield emulated
-
-
-@pytest.fixture
-def profile(cloud: EmulatedCloud) -> Profile:
-    return load_profile("emulator")
-
-
-@pytest.fixture
-def store(profile: Profile) -> Iterator[ObsObjectStore]:
-    from majob.service.connect import open_store
-
-    opened = open_store(profile)
-    try:
-        yield opened
-    finally:
-        opened.close()

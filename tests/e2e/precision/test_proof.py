@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
+from majob.precision.dumpconfig import for_local_run
 from majob.precision.record import last_precision_check
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
@@ -80,7 +81,11 @@ class Project:
     def run(self, name: str, spec: Path, nodes: int = 1) -> Path:
         if name not in self.made:
             result = run_local(
-                load_spec(spec), nodes=nodes, runs_dir=self.runs, on_line=lambda _: None, dump=True
+                load_spec(spec),
+                nodes=nodes,
+                runs_dir=self.runs,
+                on_line=lambda _: None,
+                prepare_env=for_local_run,
             )
             self.made[name] = result.run_dir
         return self.made[name]

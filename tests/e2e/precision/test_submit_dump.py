@@ -4,7 +4,6 @@ dump is uploaded with the outputs, and ``majob compare`` reads it from OBS again
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.precision.dumpconfig import for_local_run
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
@@ -34,17 +34,10 @@ stages: {{debug: {{timeout: 5m}}}}
 
 
 @pytest.fixture
-def cloud(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatedCloud]:
-    state = tmp_path / "emulator"
-    monkeypatch.setenv("MAJOB_EMULATOR_DIR", str(state))
-    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("HUAWEICLOUD_SDK_AK", "HUAWEICLOUD_SDK_SK", "MAJOB_OBS_ENDPOINT",
-                 "MAJOB_OBS_CREDENTIALS", "MAJOB_MODELARTS_ENDPOINT", "MAJOB_PROFILE"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
+def cloud(cloud: EmulatedCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> EmulatedCloud:
+    """The emulated cloud, run from ``tmp_path``."""
     monkeypatch.chdir(tmp_path)
-    with EmulatedCloud(state, buckets=(BUCKET,)) as emulated:
-        yield emulated
+    return cloud
 
 
 def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
@@ -61,7 +54,10 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     assert not (ROOT / "examples" / "mnist" / "majob_precision").exists()
 
     local = run_local(
-        load_spec(spec), runs_dir=tmp_path / "runs", on_line=lambda _: None, dump=True
+        load_spec(spec),
+        runs_dir=tmp_path / "runs",
+        on_line=lambda _: None,
+        prepare_env=for_local_run,
     )
     compared = runner.invoke(
         app,

@@ -1,4 +1,5 @@
-"""An emulated cloud (fake OBS + fake ModelArts, in threads) and a small project to submit.
+"""A small project to submit to the emulated cloud of ``tests/e2e/conftest.py``, and the
+ModelArts client for it.
 
 The clients are the real ones: ``huaweicloudsdkmodelarts`` and esdk-obs-python, reached through
 the built-in ``emulator`` profile exactly as ``majob submit --profile emulator`` reaches them.
@@ -11,12 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from majob.emulator.cloud import EmulatedCloud
-from majob.service.connect import open_service, open_store
+from majob.service.connect import open_service
 from majob.service.rest import RestTrainingService
-from majob.spec.profiles import Profile, load_profile
-from majob.storage.obs import ObsObjectStore
-from majob.testing import emulator_environment
+from majob.spec.profiles import Profile
 
 BUCKET = "majob-demo"
 
@@ -72,30 +70,6 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cloud(tmp_path: Path) -> Iterator[EmulatedCloud]:
-    """Both fakes, and the environment that makes ``--profile emulator`` find them."""
-    with (
-        emulator_environment(tmp_path) as state,
-        EmulatedCloud(state, buckets=(BUCKET,)) as emulated,
-    ):
-        yield emulated
-
-
-@pytest.fixture
-def profile(cloud: EmulatedCloud) -> Profile:
-    return load_profile("emulator")
-
-
-@pytest.fixture
 def service(profile: Profile) -> Iterator[RestTrainingService]:
     with open_service(profile) as opened:
         yield opened
-
-
-@pytest.fixture
-def store(profile: Profile) -> Iterator[ObsObjectStore]:
-    opened = open_store(profile)
-    try:
-        yield opened
-    finally:
-        opened.close()

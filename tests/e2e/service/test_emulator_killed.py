@@ -9,11 +9,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from majob.testing import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +31,19 @@ with EmulatedCloud(Path(sys.argv[1]), buckets=("majob-demo",)):
 def started_emulator(state: Path) -> subprocess.Popen[bytes]:
     (state / "state.json").unlink(missing_ok=True)
     process = subprocess.Popen([sys.executable, "-c", DAEMON, str(state)])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def published() -> bool:
         try:
-            if json.loads((state / "state.json").read_text())["pid"] == process.pid:
-                return process
+            return bool(json.loads((state / "state.json").read_text())["pid"] == process.pid)
         except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(0.05)
-    process.kill()
-    raise AssertionError("the emulator did not start")
+            return False
+
+    try:
+        wait_until(published, "the emulator to start")
+    except AssertionError:
+        process.kill()
+        raise
+    return process
 
 
 @pytest.fixture

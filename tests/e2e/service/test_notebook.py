@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from majob.errors import ServiceError
+from majob.service.code import sync_code
 from majob.service.notebook import notebook_sdk_available, submit_in_notebook
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
-from majob.storage.sync import sync_code, sync_dir
+from majob.storage.sync import sync_dir
 from majob.storage.uri import ObsUri
+from majob.testing import wait_until
 
 STANDIN = Path(__file__).parent / "standin"
 
@@ -42,9 +43,7 @@ def test_submit_through_the_estimator(
 
     job_id = submit_in_notebook(spec, "debug")
 
-    deadline = time.monotonic() + 60
-    while not (job := service.get(job_id)).finished and time.monotonic() < deadline:
-        time.sleep(0.05)
+    job = wait_until(lambda: (j := service.get(job_id)).finished and j, "the job to end")
     assert job.name == "tiny-debug"
     assert job.phase == "Completed", job
     assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import majob
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
 from majob.spec.profiles import Profile
+from majob.testing import wait_until
 
 runner = CliRunner()
 
@@ -53,9 +53,7 @@ def test_stop_a_running_job(project: Path, profile: Profile) -> None:
     )
     assert job.service is not None
     try:
-        deadline = time.monotonic() + 60
-        while job.refresh().phase != "Running" and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: job.refresh().phase == "Running", "the job to run")
         job.stop()
         assert job.wait(timeout=60).job.phase == "Terminated"
     finally:

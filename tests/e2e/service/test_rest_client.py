@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import time
 import traceback
 from pathlib import Path
 
@@ -12,26 +11,14 @@ import pytest
 from majob.compile.rest import to_rest_body
 from majob.errors import ServiceAuthError, ServiceError, ServiceNotFound, ServiceUnreachable
 from majob.service.base import JobFilter
+from majob.service.code import sync_code
 from majob.service.connect import service_config
 from majob.service.rest import RestTrainingService, ServiceConfig
 from majob.service.submit import Submitter, plan_submit
 from majob.spec.load import load_spec
 from majob.spec.profiles import Profile
 from majob.storage.config import Credentials
-from majob.storage.sync import sync_code
-
-DEADLINE = 60.0
-
-
-def wait_until(check, what: str):
-    """Poll ``check`` until it returns something true (generous deadline, no fixed sleeps)."""
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from majob.testing import wait_until
 
 
 def submitted(project: Path, profile: Profile, service, store, *sets: str):

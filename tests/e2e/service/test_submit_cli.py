@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from majob.service.base import JobFilter
 from majob.service.connect import ServiceSource
 from majob.service.watch import wait_for
 from majob.spec.profiles import load_profile
+from majob.testing import wait_until
 
 runner = CliRunner()
 DEADLINE = 60.0
@@ -32,16 +32,6 @@ def submit(project: Path, *args: str):
 def job_id_of(output: str) -> str:
     line = next(line for line in output.splitlines() if line.startswith("submitted job "))
     return line.split()[2]
-
-
-def wait_until(check, what: str):
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store) -> None:
@@ -353,3 +343,28 @@ def test_a_dry_run_masks_the_body_as_compile_does(
     assert shown["algorithm"] == {
         key: value for key, value in body["algorithm"].items() if key in shown["algorithm"]
     }
+
+
+def test_one_submit_walks_the_code_once_and_records_the_files_it_uploaded(
+    project: Path, store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import majob.storage.plan as plan_module
+
+    walked: list[Path] = []
+    walk = plan_module.walk_files
+
+    def counting(root: Path, *args, **kwargs):
+        walked.append(Path(root))
+        return walk(root, *args, **kwargs)
+
+    monkeypatch.setattr(plan_module, "walk_files", counting)
+    result = submit(project, "--wait")
+    assert result.exit_code == 0, result.output
+    code = (project / "code").resolve()
+    assert [root for root in walked if root == code] == [code]  # the data dir is walked too
+    with Ledger() as ledger:
+        (record,) = ledger.records("tiny")
+    uploaded = [
+        info.key.removeprefix("tiny/code/") for info in store.list_all("majob-demo", "tiny/code/")
+    ]
+    assert sorted(record.code_files) == sorted(uploaded)

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,7 @@ from majob.storage.plan import LocalFile, plan_sync
 from majob.storage.sync import sync_dir
 from majob.storage.transfer import TransferOptions, Uploader, multipart_etag
 from majob.storage.uri import ObsUri
-from majob.testing import FAKE_BUCKET, obs_config
+from majob.testing import FAKE_BUCKET, obs_config, wait_until
 
 DEST = ObsUri(FAKE_BUCKET, "jobs/code/")
 MiB = 1 << 20
@@ -116,16 +115,16 @@ def test_sigkill_during_multipart_upload_then_resume(
         command, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def two_parts_sent_or_done() -> bool:
             done = [
                 e
                 for e in fake_obs_server.log.entries()
                 if e.method == "PUT" and "partNumber" in e.query and e.status == 200
             ]
-            if len(done) >= 2 or process.poll() is not None:
-                break
-            time.sleep(0.02)
+            return len(done) >= 2 or process.poll() is not None
+
+        wait_until(two_parts_sent_or_done, "two parts to be sent", timeout=30, interval=0.02)
         assert process.poll() is None, "the upload finished before it could be killed"
         os.kill(process.pid, signal.SIGKILL)
     finally:

@@ -15,6 +15,7 @@ from majob.cli.app import app
 from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsServer
 from majob.errors import StorageError, StorageUnreachable
 from majob.masking import MaskedException
+from majob.storage import obs
 from majob.storage.download import download_tree
 from majob.storage.obs import ObsObjectStore
 from majob.storage.sync import sync_dir
@@ -79,7 +80,7 @@ def test_a_bug_in_majob_is_not_a_storage_error(
         result.body.response.close()  # as the real one does, in its ``finally``
         raise KeyError("a bug in majob's streaming code")
 
-    monkeypatch.setattr(store, "_stream_to", broken)
+    monkeypatch.setattr(obs, "stream_to_file", broken)
     try:
         with pytest.raises(KeyError, match="streaming"):
             store.get_file(FAKE_BUCKET, "k", tmp_path / "k")

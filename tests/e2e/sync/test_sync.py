@@ -12,10 +12,11 @@ from rich.console import Console
 
 from majob.emulator.obs import FakeObsServer
 from majob.errors import CompileError, UserInputError
+from majob.service.code import sync_code
 from majob.spec.load import load_spec
 from majob.storage.localstate import HashCache, file_multipart_etag
 from majob.storage.obs import ObsObjectStore
-from majob.storage.sync import sync_code, sync_dir
+from majob.storage.sync import sync_dir
 from majob.storage.transfer import TransferOptions
 from majob.storage.uri import ObsUri
 from majob.testing import FAKE_BUCKET

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
-from majob.emulator.cloud import EmulatedCloud
-from majob.service.connect import open_store
-from majob.spec.profiles import load_profile
 from majob.storage.obs import ObsObjectStore
-from majob.testing import emulator_environment
 
 BUCKET = "majob-demo"
 PREFIX = "tiny/code/"
@@ -48,16 +43,6 @@ def project(tmp_path: Path) -> Path:
     (code / ".env").write_text("TOKEN=x\n")  # a likely secret: never sent by default
     (root / "spec.yaml").write_text(SPEC)
     return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[ObsObjectStore]:
-    with emulator_environment(tmp_path) as state, EmulatedCloud(state, buckets=(BUCKET,)):
-        opened = open_store(load_profile("emulator"))
-        try:
-            yield opened
-        finally:
-            opened.close()
 
 
 def _keys(store: ObsObjectStore) -> set[str]:

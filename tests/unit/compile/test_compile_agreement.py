@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from majob.compile import to_estimator, to_rest_body
-from majob.spec.models import STAGES, JobSpec, Stage, render_scalar
+from majob.spec.fields import render_scalar
+from majob.spec.models import STAGES, JobSpec, Stage
 from majob.storage.uri import ObsUri
 
 # -- strategies ----------------------------------------------------------------------------------

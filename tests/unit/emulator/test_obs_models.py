@@ -15,9 +15,8 @@ from majob.emulator.obs.models import (
     Blob,
     ObsBackend,
     ObsServiceError,
-    continuation_token,
-    parse_continuation_token,
 )
+from majob.emulator.obs.wire import continuation_token, parse_continuation_token
 
 
 def blob(data: bytes) -> Blob:

@@ -155,7 +155,7 @@ def test_malformed_engine_id_gets_the_parser_message() -> None:
 
 
 def test_the_catalogue_parses() -> None:
-    # Every engine of majob.service.catalog has an id the parser reads.
+    # Every engine of majob.spec.catalog has an id the parser reads.
     engines = preset_engines()
     assert engines
     assert {engine.id for engine in engines} >= {PYTORCH}

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from majob.image.tarball import ImageTarError, inspect_image
+from majob.image.archive import ImageTarError
+from majob.image.tarball import inspect_image
 
 
 def _load(name: str) -> ModuleType:

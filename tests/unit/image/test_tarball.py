@@ -9,7 +9,8 @@ from types import ModuleType
 
 import pytest
 
-from majob.image.tarball import ImageTarError, Limits, inspect_image
+from majob.image.archive import ImageTarError
+from majob.image.tarball import Limits, inspect_image
 
 HISTORY = [
     "/bin/sh -c #(nop) ADD file:base in /",

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from majob.errors import LedgerError
-from majob.pipeline.ledger import MIGRATIONS, SCHEMA_VERSION, Ledger
+from majob.pipeline.ledger import Ledger
+from majob.pipeline.ledger_schema import MIGRATIONS, SCHEMA_VERSION
 from majob.pipeline.netfs import Mount
 from majob.processes import this_host
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from majob.pipeline.expect import check_expect
 from majob.pipeline.metrics import MetricReader, read_metrics, summary
-from majob.spec.models import Expect
+from majob.spec.expect import Expect
 
 DEFS = {"loss": r"loss=([0-9.]+)", "acc": r"acc ([0-9.]+)"}
 

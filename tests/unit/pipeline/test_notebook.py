@@ -11,7 +11,7 @@ from majob.errors import UserInputError
 from majob.notebook import series_frame, sparkline
 from majob.pipeline.flow import PipelineResult, StageResult
 from majob.pipeline.ledger import Ledger
-from majob.runner.local import NodeResult, OutputFile, RunResult
+from majob.runner.result import NodeResult, OutputFile, RunResult
 from majob.service.base import Job
 
 SERIES = {"worker-0": {"loss": [2.0, 1.0, 0.5]}, "worker-1": {"loss": [2.1, 0.9]}}
@@ -23,7 +23,7 @@ def run_result(tmp_path: Path) -> RunResult:
         run_dir=tmp_path / "runs" / "20261202T120000Z-tiny-abc123",
         stage="local",
         status="passed",
-        spec_digest="f" * 64,
+        effective_spec_digest="f" * 64,
         started_at="2026-12-02T12:00:00+00:00",
         duration=3.25,
         nodes=(NodeResult(0, 0, tmp_path / "worker-0.log"),),

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from majob.errors import SpecError
+from majob.spec.expect import parse_bound
 from majob.spec.load import load_spec
-from majob.spec.models import parse_bound
 from majob.spec.schema import spec_json_schema
 
 HEAD = """\

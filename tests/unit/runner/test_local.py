@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from majob.errors import NodeFailedError, RunnerError, RunTimeoutError
-from majob.runner.local import run_local, spec_digest
+from majob.runner.local import run_local
+from majob.runner.record import effective_spec_digest
 from majob.spec.load import load_spec
 from majob.spec.models import JobSpec
+from majob.testing import wait_until
 
 MakeProject = Callable[..., JobSpec]
 
@@ -71,16 +72,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _eventually(condition: Callable[[], bool], deadline: float = 30.0) -> bool:
-    """Poll ``condition`` until it holds or ``deadline`` seconds pass (a leak, not a speed)."""
-    end = time.monotonic() + deadline
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def _processes_of_run(run_id: str) -> list[int]:
     """Live processes that carry the run's job name in their environment (children inherit it)."""
     marker = f"MA_VJ_NAME=modelarts-job-{run_id}".encode()
@@ -128,7 +119,7 @@ def test_two_nodes_see_the_container_and_leave_a_record(
 
     record = json.loads(result.record.read_text())
     assert record["status"] == "passed"
-    assert record["spec_digest"] == spec_digest(
+    assert record["spec_digest"] == effective_spec_digest(
         spec.at_stage("local").model_copy(
             update={"resources": spec.resources.model_copy(update={"nodes": 2})}
         )
@@ -389,7 +380,7 @@ def test_a_crashing_node_stops_the_others_and_leaves_no_process(
     assert len(pids) == 6  # three nodes, each with a child
     # The runner waits (briefly) for every process group to go; a killed grandchild may still
     # be on its way out on a loaded machine, so poll, with a deadline that only catches a leak.
-    assert _eventually(lambda: not any(_alive(p) for p in pids))
+    wait_until(lambda: not any(_alive(p) for p in pids), "every node to be gone", timeout=30)
     record = json.loads(next(runs_dir.glob("*/record.json")).read_text())
     assert record["status"] == "failed"
     assert record["nodes"][1]["exit_code"] == 3
@@ -411,8 +402,14 @@ def test_timeout_stops_every_node(
     # Both nodes were killed, however far they got in a second (a loaded machine may not even
     # have started Python): none of the run's processes, children included, is left.
     assert all(n["exit_code"] is not None and n["exit_code"] < 0 for n in record["nodes"])
-    assert _eventually(lambda: not any(_alive(p) for p in _pids(pid_dir)))
-    assert _eventually(lambda: _processes_of_run(record["run_id"]) == [])
+    wait_until(
+        lambda: not any(_alive(p) for p in _pids(pid_dir)), "every node to be gone", timeout=30
+    )
+    wait_until(
+        lambda: _processes_of_run(record["run_id"]) == [],
+        "no process of the run to be left",
+        timeout=30,
+    )
 
 
 GUARDED = """

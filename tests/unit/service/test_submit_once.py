@@ -8,7 +8,8 @@ import pytest
 
 from majob.errors import ServiceError, ServiceUnreachable
 from majob.service.base import SUBMIT_ID_ANNOTATION
-from majob.service.submit import code_digest, create_once, is_ambiguous, submit_id, tagged
+from majob.service.code import code_digest, file_digests
+from majob.service.create import create_once, is_ambiguous, submit_id, tagged
 from majob.storage.plan import LocalFile
 
 
@@ -30,11 +31,11 @@ def fail(error: ServiceError) -> Any:
 def test_the_submit_id_digests_body_code_and_stage(tmp_path: Any) -> None:
     files = [LocalFile("train.py", tmp_path / "train.py", 10, "aa")]
     changed = [LocalFile("train.py", tmp_path / "train.py", 10, "bb")]
-    base = submit_id({"a": 1}, code_digest(files), "debug")
-    assert base == submit_id({"a": 1}, code_digest(files), "debug")
-    assert base != submit_id({"a": 2}, code_digest(files), "debug")
-    assert base != submit_id({"a": 1}, code_digest(changed), "debug")
-    assert base != submit_id({"a": 1}, code_digest(files), "formal")
+    base = submit_id({"a": 1}, code_digest(file_digests(files)), "debug")
+    assert base == submit_id({"a": 1}, code_digest(file_digests(files)), "debug")
+    assert base != submit_id({"a": 2}, code_digest(file_digests(files)), "debug")
+    assert base != submit_id({"a": 1}, code_digest(file_digests(changed)), "debug")
+    assert base != submit_id({"a": 1}, code_digest(file_digests(files)), "formal")
 
 
 def test_tagging_keeps_the_body_and_its_annotations() -> None:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from majob.errors import ConfigError, SpecError
 from majob.spec.envrefs import FromEnviron
-from majob.spec.load import load_spec, parse_override
+from majob.spec.load import load_spec
 from majob.spec.models import JobSpec
+from majob.spec.overrides import parse_override
 
 
 def _problems(path: Path, **kwargs: object) -> list[str]:

@@ -6,7 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from majob.spec.durations import format_duration, parse_duration
-from majob.spec.models import JobSpec, SpecRuleErrors, cards_in_flavor, render_scalar
+from majob.spec.fields import render_scalar
+from majob.spec.models import JobSpec
+from majob.spec.rules import SpecRuleErrors, cards_in_flavor
 
 
 def _spec(**changes: Any) -> dict[str, Any]:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from majob.storage.dirs import default_cache_dir
 from majob.storage.localstate import (
     HashCache,
     UploadRecord,
     UploadRecords,
-    default_cache_dir,
     file_md5,
     file_multipart_etag,
     racy_mtime,

@@ -15,11 +15,9 @@ from majob.errors import (
     StorageNotFound,
     StorageUnreachable,
 )
-from majob.storage.obs import (
-    is_retryable,
-    metadata_from_headers,
-    storage_error,
-)
+from majob.storage.obs_answers import epoch, metadata_from_headers
+from majob.storage.obs_failures import storage_error
+from majob.storage.retry import is_transient
 
 SECRET = "very-secret-key-123"
 
@@ -48,7 +46,7 @@ def test_raised_failures(failure: BaseException, kind: type[StorageError], retry
     assert type(error) is kind
     assert (error.bucket, error.key) == ("bkt", "a/b")
     assert "obs://bkt/a/b" in str(error) and str(error).startswith("upload file")
-    assert is_retryable(error) is retry
+    assert is_transient(error) is retry
 
 
 # The cases are the OBS documentation's, written out here (not taken from majob's own tables):
@@ -99,7 +97,7 @@ def test_returned_failures(
     assert type(error) is kind
     assert (error.status, error.code, error.request_id) == (status, code, "REQ1")
     assert "request_id=REQ1" in str(error)
-    assert is_retryable(error) is retry
+    assert is_transient(error) is retry
 
 
 def test_auth_errors_carry_a_hint() -> None:
@@ -127,7 +125,7 @@ def test_an_exception_without_text_names_its_type() -> None:
 
 
 def test_non_storage_errors_are_not_retried() -> None:
-    assert not is_retryable(ValueError("x"))
+    assert not is_transient(ValueError("x"))
 
 
 def test_metadata_is_what_is_left_of_the_headers() -> None:
@@ -146,9 +144,7 @@ def test_metadata_is_what_is_left_of_the_headers() -> None:
 
 
 def test_listing_dates_are_read_as_utc() -> None:
-    from majob.storage.obs import _epoch
-
-    assert _epoch("2026/12/02 14:45:58") == 1796222758.0
-    assert _epoch("2026-12-02T14:45:58.000Z") == 1796222758.0
-    assert _epoch("Wed, 02 Dec 2026 14:45:58 GMT") == 1796222758.0
-    assert _epoch("2026/13/45 99:99:99") == 0.0 and _epoch("") == 0.0
+    assert epoch("2026/12/02 14:45:58") == 1796222758.0
+    assert epoch("2026-12-02T14:45:58.000Z") == 1796222758.0
+    assert epoch("Wed, 02 Dec 2026 14:45:58 GMT") == 1796222758.0
+    assert epoch("2026/13/45 99:99:99") == 0.0 and epoch("") == 0.0

@@ -9,7 +9,7 @@ from rich.progress import Progress
 
 from majob.storage.base import ObjectInfo
 from majob.storage.plan import LocalFile, SyncPlan, plan_sync
-from majob.storage.transfer import _row_columns
+from majob.storage.progress import _row_columns
 from majob.storage.uri import ObsUri
 
 DEST = ObsUri.parse("obs://bkt/jobs/code/")

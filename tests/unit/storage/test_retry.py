@@ -1,4 +1,5 @@
-"""One retry rule: transient failures are retried, refusals are not, within both bounds."""
+"""One retry rule for storage: transient failures are retried, refusals are not (the loop
+itself, its bounds and waits: tests/unit/test_retry.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 
+from majob import retry
 from majob.errors import (
     StorageAuthError,
     StorageError,
@@ -16,14 +19,19 @@ from majob.errors import (
     StorageNotFound,
     StorageUnreachable,
 )
-from majob.storage import obs
-from majob.storage.retry import call_retrying, is_transient, request_retrying
+from majob.retry import call_retrying
+from majob.storage.config import Credentials, ObsConfig
+from majob.storage.obs import ObsObjectStore
+from majob.storage.retry import is_transient
 
 
 @pytest.mark.parametrize(
     ("error", "transient"),
     [
         (StorageError("busy", status=503), True),
+        (StorageError("throttled", status=429), True),
+        (StorageError("bad gateway", status=502), True),
+        (StorageError("not implemented", status=501), False),  # the same again: not transient
         (StorageError("slow", code="SlowDown", status=400), True),
         (StorageError("throttled", code="Throttling", status=400), True),
         (StorageUnreachable("dropped"), True),
@@ -39,30 +47,7 @@ def test_is_transient(error: BaseException, transient: bool) -> None:
     assert is_transient(error) is transient
 
 
-def test_the_store_uses_the_same_rule() -> None:
-    # Throttling used to be retried by the store and not by sync: one rule now.
-    assert obs.is_retryable is is_transient
-
-
-def _with_tenacity(call: Callable[[], str], retries: int, timeout: float) -> str:
-    return request_retrying(retries, timeout, base_delay=0.001)(call)
-
-
-def _first_alone(call: Callable[[], str], retries: int, timeout: float) -> str:
-    return call_retrying(call, retries, timeout, base_delay=0.001)
-
-
-# The store's path (the first attempt outside tenacity) must keep the rule of the plain loop.
-LOOPS = pytest.mark.parametrize("loop", [_with_tenacity, _first_alone])
-
-
-def _run(
-    loop: Callable[[Callable[[], str], int, float], str],
-    fail: BaseException,
-    *,
-    retries: int,
-    timeout: float = 60.0,
-) -> int:
+def _run(fail: BaseException, *, retries: int, timeout: float = 60.0) -> int:
     calls: list[int] = []
 
     def call() -> str:
@@ -70,27 +55,24 @@ def _run(
         raise fail
 
     with pytest.raises(type(fail)) as raised:
-        loop(call, retries, timeout)
+        call_retrying(
+            call, retry_if=is_transient, retries=retries, timeout=timeout, base_delay=0.001
+        )
     assert raised.value is fail
     return len(calls)
 
 
-@LOOPS
-def test_at_most_retries_plus_one_requests(
-    loop: Callable[[Callable[[], str], int, float], str],
-) -> None:
-    assert _run(loop, StorageError("busy", status=503), retries=3) == 4
-    assert _run(loop, StorageError("busy", status=503), retries=0) == 1
+def test_at_most_retries_plus_one_requests() -> None:
+    assert _run(StorageError("busy", status=503), retries=3) == 4
+    assert _run(StorageError("busy", status=503), retries=0) == 1
 
 
-@LOOPS
-def test_refusals_are_sent_once(loop: Callable[[Callable[[], str], int, float], str]) -> None:
-    assert _run(loop, StorageAuthError("wrong key", status=403), retries=3) == 1
-    assert _run(loop, ValueError("a bug"), retries=3) == 1
+def test_refusals_are_sent_once() -> None:
+    assert _run(StorageAuthError("wrong key", status=403), retries=3) == 1
+    assert _run(ValueError("a bug"), retries=3) == 1
 
 
-@LOOPS
-def test_retries_until_success(loop: Callable[[Callable[[], str], int, float], str]) -> None:
+def test_retries_until_success() -> None:
     calls: list[int] = []
 
     def flaky() -> str:
@@ -99,23 +81,61 @@ def test_retries_until_success(loop: Callable[[Callable[[], str], int, float], s
             raise StorageError("busy", status=503)
         return "ok"
 
-    assert loop(flaky, 5, 60.0) == "ok"
+    assert call_retrying(flaky, retry_if=is_transient, retries=5, timeout=60.0) == "ok"
     assert len(calls) == 3
 
 
 def test_a_spent_time_budget_stops_after_the_first_attempt() -> None:
-    # The budget runs from the first attempt, which call_retrying sends before tenacity starts.
-    assert _run(_first_alone, StorageError("busy", status=503), retries=3, timeout=0.0) == 1
+    assert _run(StorageError("busy", status=503), retries=3, timeout=0.0) == 1
+
+
+def test_the_store_retries_by_this_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(retry.time, "sleep", lambda seconds: None)
+    # Throttling used to be retried by the store and not by sync: one rule now, the store's.
+    store = ObsObjectStore(
+        ObsConfig(endpoint="http://127.0.0.1:9", retries=3),
+        Credentials("AK", "SK"),
+    )
+    answers: list[object] = [
+        StorageError("slow", code="Throttling", status=400),
+        StorageError("busy", status=503),
+        SimpleNamespace(status=200),
+    ]
+    calls: list[int] = []
+
+    def call() -> object:
+        calls.append(1)
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    try:
+        assert store._call("head object", "b", "k", call) == SimpleNamespace(status=200)
+        assert len(calls) == 3
+        with pytest.raises(StorageAuthError):  # a refusal: sent once
+            store._call("head object", "b", "k", _raises(StorageAuthError("no", status=403)))
+    finally:
+        store.close()
+
+
+def _raises(error: BaseException) -> Callable[[], object]:
+    def call() -> object:
+        raise error
+
+    return call
 
 
 def test_a_request_that_succeeds_loads_no_retry_machinery() -> None:
-    # What a sync imports and runs when nothing fails: neither tenacity nor filelock (a no-change
-    # sync writes no state) is loaded, each ~10-25 ms of every start.
+    # What a sync imports and runs when nothing fails: neither tenacity (nor the asyncio it
+    # brings) nor filelock (a no-change sync writes no state) is loaded, each ~10-80 ms of every
+    # start. The ModelArts client shares the retry loop: it loads neither either.
     code = (
         "import json, sys\n"
-        "import majob.storage.obs, majob.storage.sync\n"
-        "from majob.storage.retry import call_retrying\n"
-        "assert call_retrying(lambda: 'ok', 3, 1.0) == 'ok'\n"
+        "import majob.storage.obs, majob.storage.sync, majob.service.rest\n"
+        "from majob.retry import call_retrying\n"
+        "from majob.storage.retry import is_transient\n"
+        "assert call_retrying(lambda: 'ok', retry_if=is_transient, retries=3, timeout=1.0) == 'ok'\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     out = subprocess.run(
@@ -123,4 +143,4 @@ def test_a_request_that_succeeds_loads_no_retry_machinery() -> None:
     ).stdout
     loaded = json.loads(out)
     assert "majob.storage.sync" in loaded
-    assert [m for m in loaded if m.split(".")[0] in ("tenacity", "filelock")] == []
+    assert [m for m in loaded if m.split(".")[0] in ("tenacity", "asyncio", "filelock")] == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from majob.emulator.endpoints import running_emulator
+from majob.spec.emulator_state import running_emulator
 
 
 class Session:

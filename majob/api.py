@@ -1,8 +1,10 @@
-"""The Python side of job management: ``majob.submit`` and ``majob.jobs``.
+"""The Python API's compositions: ``majob.submit`` and ``majob.jobs``.
 
-``submit`` does what ``majob submit`` does (pre-flight, uploads, one create) and returns the
-``Job``, bound to its service: ``job.refresh()``, ``job.wait()``, ``job.logs(follow=True)``,
-``job.stop()``. Close the client when done with ``job.service.close()`` (or let the process end).
+Each composes the layers below as the CLI does: a profile and a spec are loaded, the service
+submits (``majob.service.submit``), and the ``Job`` comes back bound to its client:
+``job.refresh()``, ``job.wait()``, ``job.logs(follow=True)``, ``job.stop()``. Close the client
+when done with ``job.service.close()`` (or let the process end). The façade (``majob/__init__``)
+lists these with the rest of the public API.
 """
 
 from __future__ import annotations
@@ -12,26 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from majob.errors import UserInputError
 from majob.service.base import Job, JobFilter, TrainingService
 
 if TYPE_CHECKING:
-    from majob.spec.models import JobSpec, Stage
+    from majob.spec.models import JobSpec
     from majob.spec.profiles import Profile
-
-CLOUD_STAGES = ("debug", "formal")
-
-
-def cloud_stage(stage: str) -> Stage:
-    """``stage`` if it runs on ModelArts; a ``UserInputError`` otherwise."""
-    if stage == "local":
-        raise UserInputError(
-            "the local stage runs on this machine, not on ModelArts",
-            hint="run it with `majob run SPEC`; submit --stage debug or formal",
-        )
-    if stage not in CLOUD_STAGES:
-        raise UserInputError(f"--stage {stage!r}: choose debug or formal")
-    return stage  # type: ignore[return-value]
 
 
 def _profile(profile: str | Profile | None) -> Profile:
@@ -50,8 +37,7 @@ def submit(
     report: Callable[[str], None] | None = None,
 ) -> Job:
     """Check, upload and submit ``spec`` (a ``JobSpec`` or a spec file) as ``stage``."""
-    from majob.service.connect import open_service, open_store
-    from majob.service.submit import Submitter, plan_submit
+    from majob.service.submit import cloud_stage, plan_submit, submit_plan
     from majob.spec.models import JobSpec
 
     chosen = cloud_stage(stage)
@@ -60,17 +46,12 @@ def submit(
         from majob.spec.load import load_spec
 
         spec = load_spec(Path(spec), overrides=overrides, profile=selected, check_files="code_dir")
-    plan = plan_submit(spec, chosen)
-    service = open_service(selected)
-    store = open_store(selected)
-    try:
-        submitter = Submitter(service, store, selected, report=report or (lambda line: None))
-        return submitter.submit(plan, upload_inputs=upload_inputs)
-    except BaseException:
-        service.close()
-        raise
-    finally:
-        store.close()
+    return submit_plan(
+        plan_submit(spec, chosen),
+        selected,
+        upload_inputs=upload_inputs,
+        report=report or (lambda line: None),
+    )
 
 
 def jobs(

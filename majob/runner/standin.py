@@ -1,8 +1,9 @@
-"""When and how a local run of Ascend code uses the CPU stand-in for ``torch_npu``.
+"""When and how a run of Ascend code uses the CPU stand-in for ``torch_npu``.
 
-The runner calls ``npu_standin_for(spec, python)`` once per run: for an Ascend spec (or one with
-the ``hccl`` backend) whose interpreter cannot find a real ``torch_npu``, it gets the directory to
-prepend to every node's ``PYTHONPATH`` and the notices to print and record.
+A runner calls ``npu_standin_for(wants_npu, python)`` once per run: when the job targets Ascend
+and its interpreter cannot find a real ``torch_npu``, it gets the directory to prepend to every
+node's ``PYTHONPATH`` and the notices to print and record. Whether a job targets Ascend is the
+caller's to say (the local stage reads its spec, the emulator its create body).
 """
 
 from __future__ import annotations
@@ -10,8 +11,6 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from majob.spec.models import JobSpec
 
 STANDIN_DIR = Path(__file__).resolve().parent / "npu_standin"
 
@@ -37,12 +36,6 @@ class NpuStandIn:
         return bool(self.pythonpath)
 
 
-def wants_npu(spec: JobSpec) -> bool:
-    """The spec targets Ascend: an Ascend flavor or engine, or the hccl backend."""
-    backend = spec.distributed.backend if spec.distributed else None
-    return spec.is_ascend or backend == "hccl"
-
-
 def has_real_torch_npu(python: str) -> bool:
     """``python`` can find a ``torch_npu`` package of its own (found, not imported: importing the
     real one without NPU drivers fails)."""
@@ -57,9 +50,10 @@ def has_real_torch_npu(python: str) -> bool:
     return done.returncode == 0
 
 
-def npu_standin_for(spec: JobSpec, python: str) -> NpuStandIn:
-    """The stand-in for a local run of ``spec`` with interpreter ``python``, or an inactive one."""
-    if not wants_npu(spec) or has_real_torch_npu(python):
+def npu_standin_for(wants_npu: bool, python: str) -> NpuStandIn:
+    """The stand-in for a run that ``wants_npu`` with interpreter ``python``, or an inactive
+    one."""
+    if not wants_npu or has_real_torch_npu(python):
         return NpuStandIn()
     notices = (
         "Ascend job on a host without torch_npu: running on the CPU with majob's torch_npu "

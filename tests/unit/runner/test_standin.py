@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from majob.migrate.standin import (
+from majob.runner.checks import wants_npu
+from majob.runner.standin import (
     CPU_CANNOT_VERIFY,
     STANDIN_DIR,
+    NpuStandIn,
     has_real_torch_npu,
     npu_standin_for,
 )
@@ -21,8 +23,13 @@ from majob.spec.load import load_spec
 SPECS = Path(__file__).resolve().parents[3] / "job_specs"
 
 
+def standin_for_spec(name: str) -> NpuStandIn:
+    """The stand-in the local stage gives the example spec ``name``."""
+    return npu_standin_for(wants_npu(load_spec(SPECS / name)), sys.executable)
+
+
 def test_ascend_spec_without_torch_npu_gets_the_standin() -> None:
-    standin = npu_standin_for(load_spec(SPECS / "npu_resnet.yaml"), sys.executable)
+    standin = standin_for_spec("npu_resnet.yaml")
     assert standin.active
     assert standin.pythonpath == (str(STANDIN_DIR),)
     assert (STANDIN_DIR / "torch_npu" / "__init__.py").is_file()
@@ -34,7 +41,7 @@ def test_ascend_spec_without_torch_npu_gets_the_standin() -> None:
 
 
 def test_gpu_spec_gets_nothing() -> None:
-    standin = npu_standin_for(load_spec(SPECS / "mnist.yaml"), sys.executable)
+    standin = standin_for_spec("mnist.yaml")
     assert not standin.active and standin.notices == ()
 
 
@@ -44,7 +51,7 @@ def test_a_real_torch_npu_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     (tmp_path / "torch_npu" / "__init__.py").write_text("raise ImportError('no driver')\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     assert has_real_torch_npu(sys.executable)  # found, not imported: no driver needed
-    assert not npu_standin_for(load_spec(SPECS / "npu_resnet.yaml"), sys.executable).active
+    assert not standin_for_spec("npu_resnet.yaml").active
 
 
 def test_missing_interpreter_is_no_real_torch_npu(tmp_path: Path) -> None:

@@ -1,0 +1,343 @@
+"""``majob submit``: check a spec, upload its code, create its job exactly once; with
+``--wait``, follow it and record its stage in the ledger as ``majob pipeline`` does.
+
+The service submits (``majob.service.submit``), the pipeline judges and records
+(``majob.pipeline.judge``, ``majob.pipeline.record``): this module only wires them to the
+terminal. ``majob run --stage debug|formal`` is ``majob submit --wait`` (``submit_and_wait``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from majob.cli.common import (
+    LedgerOption,
+    ProfileOption,
+    SetOption,
+    SpecFileArgument,
+    user_errors,
+)
+from majob.cli.follow import follow_job
+from majob.cli.jobtext import phase_text
+from majob.errors import UserInputError
+from majob.text import counted
+
+if TYPE_CHECKING:
+    from majob.pipeline.digests import Fingerprint
+    from majob.pipeline.ledger import Ledger
+    from majob.pipeline.record import StageRecorder
+    from majob.service.base import Job
+    from majob.service.connect import ServiceSource
+    from majob.service.submit import SubmitPlan
+    from majob.spec.models import JobSpec, Stage
+    from majob.spec.profiles import Profile
+
+commands = typer.Typer()
+"""This module's commands; ``majob.cli.app`` adds them to ``majob``."""
+
+
+# The options of `majob submit`, spelled here so that the command reads as what it does.
+StageOption = Annotated[str, typer.Option("--stage", help="debug (a short job) or formal.")]
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Print what would be uploaded and the body; send nothing.")
+]
+WaitOption = Annotated[
+    bool, typer.Option("--wait", help="Follow the job to its end; exit 0 only if it completes.")
+]
+UploadInputsOption = Annotated[
+    bool,
+    typer.Option(
+        "--upload-inputs", help="Upload each input's local stand-in to its OBS path first."
+    ),
+]
+DumpOption = Annotated[
+    bool,
+    typer.Option(
+        "--dump",
+        help="Dump with msprobe as the spec's `precision:` says, into the first output "
+        "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
+    ),
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Submit formal though debug has not passed for this code and spec."
+    ),
+]
+ReasonOption = Annotated[
+    str | None, typer.Option("--reason", help="Why --force (kept in the ledger).")
+]
+
+
+@commands.command()
+@user_errors
+def submit(
+    spec: SpecFileArgument,
+    stage: StageOption = "debug",
+    dry_run: DryRunOption = False,
+    wait: WaitOption = False,
+    upload_inputs: UploadInputsOption = False,
+    set_: SetOption = None,
+    profile: ProfileOption = None,
+    dump: DumpOption = False,
+    force: ForceOption = False,
+    reason: ReasonOption = None,
+    ledger_path: LedgerOption = None,
+) -> None:
+    """Check SPEC, upload its code, and create the ModelArts training job (exactly once).
+
+    formal needs the debug stage passed for the same code and spec (or --force --reason); a
+    submit that waits records its stage in the ledger, as `majob pipeline` does."""
+    from majob.pipeline.digests import Fingerprint
+    from majob.pipeline.ledger import Ledger
+    from majob.service.submit import cloud_stage
+    from majob.spec.load import load_spec
+    from majob.spec.profiles import load_profile
+
+    if reason is not None and not force:
+        raise UserInputError("--reason goes with --force")
+    chosen = cloud_stage(stage)
+    selected = load_profile(profile)
+    # The boot file and the stand-ins are checked by the pre-flight, with everything else.
+    job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
+    with Ledger(ledger_path) as ledger:
+        # The gate and the record are about the user's code, so they come before any dump
+        # staging; one scan of it makes the fingerprint, the submit id and the upload.
+        fingerprint = Fingerprint.of(job_spec)
+        if dry_run:
+            gate_line = _gate_line(ledger, job_spec, chosen, fingerprint)
+            plan = _plan(job_spec, chosen, fingerprint, dump)
+            _print_dry_run(plan, selected, upload_inputs, gate_line)
+            return
+        forced = (reason or "") if force else None
+        override = _override(ledger, job_spec, fingerprint, chosen, forced, spec)
+        plan = _plan(job_spec, chosen, fingerprint, dump)
+        recorder = (
+            _recorder(ledger, job_spec, chosen, fingerprint, spec, override)
+            if wait and not dump  # a dump run is a precision run, not the stage itself
+            else None
+        )
+        code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
+    if code:
+        raise typer.Exit(code)
+
+
+def _gate_line(ledger: Ledger, spec: JobSpec, stage: Stage, fingerprint: Fingerprint) -> str:
+    from majob.pipeline.gate import formal_gate_line
+
+    return formal_gate_line(ledger, spec, fingerprint) if stage == "formal" else ""
+
+
+def _override(
+    ledger: Ledger,
+    spec: JobSpec,
+    fingerprint: Fingerprint,
+    stage: Stage,
+    reason: str | None,
+    spec_file: Path,
+) -> str:
+    from majob.pipeline.gate import override_for
+
+    override = override_for(ledger, spec, fingerprint, stage, reason, str(spec_file))
+    if override:
+        typer.echo(f"[majob] formal: gate overridden; reason: {override}")
+    return override
+
+
+def _plan(spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool) -> SubmitPlan:
+    from majob.service.submit import plan_submit
+
+    if not dump:
+        return plan_submit(spec, stage, files=fingerprint.files)
+    from majob.precision.record import PRECISION_DIR
+    from majob.precision.staging import staged_for_dump
+
+    # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
+    staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
+    return plan_submit(staged_for_dump(spec, staging), stage)
+
+
+def _recorder(
+    ledger: Ledger,
+    spec: JobSpec,
+    stage: Stage,
+    fingerprint: Fingerprint,
+    spec_file: Path,
+    override: str,
+) -> StageRecorder:
+    from majob.pipeline.record import StageRecorder
+
+    return StageRecorder(
+        ledger, spec.name, stage, fingerprint, spec_path=str(spec_file.resolve()), override=override
+    )
+
+
+def _submit(
+    plan: SubmitPlan,
+    spec: JobSpec,
+    profile: Profile,
+    upload_inputs: bool,
+    wait: bool,
+    recorder: StageRecorder | None,
+) -> int:
+    """Submit ``plan``; with ``wait``, follow the job (and record its stage); the exit code."""
+    from majob.service.connect import ServiceSource, console_url
+    from majob.service.submit import submit_plan
+
+    source = ServiceSource(profile)
+    try:
+        job = submit_plan(
+            plan, profile, service=source, upload_inputs=upload_inputs, report=typer.echo
+        )
+        typer.echo(f"submitted job {job.id} ({job.name}): {phase_text(job)}")
+        url = console_url(profile)
+        if url:
+            typer.echo(f"console: {url}")
+        if not wait:
+            typer.echo(f"follow it: majob logs {job.id} --follow   status: majob status {job.id}")
+            return 0
+        if recorder is None:  # followed, not judged: a dump run's phase is its exit code
+            code, _ = follow_job(
+                source,
+                job,
+                reconnect=source.reconnect,
+                masker=spec.from_environ.masker(),
+                profile=profile.name,
+            )
+            return code
+        return _follow_and_record(source, job, spec, plan.stage, profile, recorder)
+    finally:
+        source.close()
+
+
+def _follow_and_record(
+    source: ServiceSource,
+    job: Job,
+    spec: JobSpec,
+    stage: Stage,
+    profile: Profile,
+    recorder: StageRecorder,
+) -> int:
+    """Follow ``job``, judge its stage as the pipeline does and record it; the exit code."""
+    from majob.pipeline.judge import judge_expect, judge_job
+    from majob.pipeline.stages import StageLog
+
+    recorder.start()
+    recorder.job(job.id)
+    log = StageLog(spec, report=lambda line: None)  # follow_job shows each line
+    started = time.monotonic()
+    code, waited = follow_job(
+        source,
+        job,
+        reconnect=source.reconnect,
+        also_line=log,
+        masker=spec.from_environ.masker(),
+        profile=profile.name,
+    )
+    if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
+        recorder.stopped("interrupted")
+        return code
+    outcome = judge_expect(spec.expect, log.ended(judge_job(spec, stage, profile, waited), started))
+    recorder.finish(outcome)
+    if not outcome.passed:
+        if waited.job.succeeded:  # else follow_job has said how the job ended
+            sys.stderr.write(f"error: the {stage} stage failed: {outcome.reason}\n")
+        return 1
+    opened = " (the formal gate is open for this code and spec)" if stage == "debug" else ""
+    typer.echo(f"[majob] {stage} passed: ledger record #{recorder.record_id}{opened}")
+    return 0
+
+
+def _print_dry_run(
+    plan: SubmitPlan, profile: Profile, upload_inputs: bool, gate_line: str = ""
+) -> None:
+    out = typer.echo
+    out(f"dry run: nothing is uploaded or created ({plan.stage} stage, job {plan.job_name})")
+    for problem in plan.problems:
+        out(f"problem: {problem}")
+    if gate_line:
+        out(gate_line)
+    if plan.spec.code.obs is not None:
+        _print_code_plan(plan, profile)
+    if upload_inputs:
+        for name, local, uri in plan.input_uploads():
+            out(f"input {name}: {local} -> {uri}")
+    out("body (POST /v2/{project_id}/training-jobs):")
+    sys.stdout.write(json.dumps(plan.shown_body(), indent=2, ensure_ascii=False) + "\n")
+
+
+def _print_code_plan(plan: SubmitPlan, profile: Profile) -> None:
+    """What the code upload would send, compared with OBS when OBS can be reached."""
+    from majob.service.connect import open_store
+    from majob.storage.sync import make_plan
+
+    out = typer.echo
+    code_obs = plan.spec.code.obs
+    assert code_obs is not None
+    try:
+        store = open_store(profile)
+        try:
+            sync = make_plan(
+                store,
+                Path(plan.spec.code.dir),
+                code_obs,
+                ignore=plan.spec.code.ignore,
+                delete=True,
+                scanned=plan.code_files,
+            )
+        finally:
+            store.close()
+    except Exception as error:  # any failure here only means "not compared"
+        reason = getattr(error, "message", None) or str(error)
+        files = counted(len(plan.code_files), "file")
+        out(f"code: {files} for {code_obs} (OBS not compared: {reason})")
+        for file in plan.code_files:
+            out(f"  {file.rel} ({file.size} bytes)")
+        return
+    count = f"{len(sync.uploads)} of {counted(len(plan.code_files), 'file')}"
+    out(f"code: {count} to upload to {code_obs}")
+    for upload in sync.uploads:
+        out(f"  {upload.reason:7} {upload.file.rel} ({upload.file.size} bytes)")
+    if sync.extraneous:
+        out(f"  and {counted(len(sync.extraneous), 'object')} no longer in the code to delete")
+
+
+def submit_and_wait(spec: Path, stage: str, overrides: list[str], profile: str | None) -> None:
+    """``majob run --stage debug|formal``: the same path as ``majob submit --wait``."""
+    submit(
+        spec,
+        stage=stage,
+        dry_run=False,
+        wait=True,
+        upload_inputs=False,
+        set_=overrides,
+        profile=profile,
+    )
+
+
+def validate_online(spec: Path, stage: str, overrides: list[str], profile: str | None) -> list[str]:
+    """``majob validate --online``: submit's pre-flight problems for SPEC, nothing sent."""
+    from majob.service.connect import ServiceSource, open_store
+    from majob.service.submit import Submitter, cloud_stage, plan_submit
+    from majob.spec.load import load_spec
+    from majob.spec.profiles import load_profile
+
+    chosen = cloud_stage(stage)
+    selected = load_profile(profile)
+    job_spec = load_spec(spec, overrides=overrides, profile=selected, check_files="code_dir")
+    plan = plan_submit(job_spec, chosen)
+    source = ServiceSource(selected)
+    try:
+        store = open_store(selected)
+        try:
+            return Submitter(source(), store, selected).preflight(plan, upload_inputs=False)
+        finally:
+            store.close()
+    finally:
+        source.close()

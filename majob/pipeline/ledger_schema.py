@@ -1,0 +1,135 @@
+"""The ledger's schema: the migrations that build its table, and the record a row reads as.
+
+The schema is versioned with ``PRAGMA user_version`` and grown by ``MIGRATIONS``, in order;
+``majob.pipeline.ledger`` applies them and refuses a ledger of a newer version.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from majob.processes import ProcessRef, pid_alive, this_host
+
+# Each entry takes the ledger from version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE records (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_name TEXT NOT NULL,
+        spec_path TEXT NOT NULL DEFAULT '',
+        stage TEXT NOT NULL,
+        spec_digest TEXT NOT NULL,
+        code_digest TEXT NOT NULL,
+        result TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        job_id TEXT NOT NULL DEFAULT '',
+        duration REAL,
+        metrics TEXT NOT NULL DEFAULT '{}',
+        outputs TEXT NOT NULL DEFAULT '[]',
+        majob_version TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        override TEXT NOT NULL DEFAULT '',
+        pid INTEGER NOT NULL DEFAULT 0,
+        spec_json TEXT NOT NULL DEFAULT '{}',
+        code_files TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX records_by_spec ON records (spec_name, stage, id);
+    """,
+    # Who runs a record: a pid means nothing on another host, nor once another process has it.
+    """
+    ALTER TABLE records ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE records ADD COLUMN pid_started TEXT NOT NULL DEFAULT ''
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+RESULTS = ("running", "passed", "failed", "interrupted")
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage run as the ledger keeps it.
+
+    ``metrics`` holds each node's series (``{"worker-0": {"loss": [..]}}``), ``outputs`` the
+    output files seen, ``override`` the reason given with ``--force``, ``spec_json`` the
+    normalised spec and ``code_files`` each uploaded file's digest (what a refusal compares)."""
+
+    id: int
+    spec_name: str
+    stage: str
+    spec_digest: str
+    code_digest: str
+    result: str
+    reason: str = ""
+    job_id: str = ""
+    duration: float | None = None
+    metrics: Mapping[str, Mapping[str, list[float]]] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    majob_version: str = ""
+    started_at: str = ""
+    override: str = ""
+    pid: int = 0
+    spec_path: str = ""
+    spec_json: Mapping[str, Any] = field(default_factory=dict)
+    code_files: Mapping[str, str] = field(default_factory=dict)
+    host: str = ""  # where its pipeline ran ("": an older majob's record)
+    pid_started: str = ""  # when its pid started (``majob.processes``)
+
+    @property
+    def passed(self) -> bool:
+        return self.result == "passed"
+
+    @property
+    def elsewhere(self) -> bool:
+        """Written by a pipeline on another host."""
+        return bool(self.host) and self.host != this_host()
+
+    @property
+    def effective_result(self) -> str:
+        """``running`` only while its pipeline process lives (or may: on another host);
+        ``interrupted`` after."""
+        if self.result != "running" or self.elsewhere:
+            return self.result
+        if self.pid_started:
+            alive = ProcessRef(self.pid, self.pid_started).is_running()
+        else:  # an older majob's record: its bare pid is all there is
+            alive = pid_alive(self.pid)
+        return "running" if alive else "interrupted"
+
+    def last_metrics(self) -> dict[str, float]:
+        """Each metric's last value (the last node that reported it wins)."""
+        out: dict[str, float] = {}
+        for series in self.metrics.values():
+            for name, values in series.items():
+                if values:
+                    out[name] = values[-1]
+        return out
+
+
+def record_from_row(row: sqlite3.Row) -> StageRecord:
+    return StageRecord(
+        id=int(row["id"]),
+        spec_name=row["spec_name"],
+        stage=row["stage"],
+        spec_digest=row["spec_digest"],
+        code_digest=row["code_digest"],
+        result=row["result"],
+        reason=row["reason"],
+        job_id=row["job_id"],
+        duration=row["duration"],
+        metrics=json.loads(row["metrics"] or "{}"),
+        outputs=tuple(json.loads(row["outputs"] or "[]")),
+        majob_version=row["majob_version"],
+        started_at=row["started_at"],
+        override=row["override"],
+        pid=int(row["pid"]),
+        spec_path=row["spec_path"],
+        spec_json=json.loads(row["spec_json"] or "{}"),
+        code_files=json.loads(row["code_files"] or "{}"),
+        host=row["host"],
+        pid_started=row["pid_started"],
+    )

@@ -1,0 +1,174 @@
+"""``ObsConnection``: one keep-alive esdk-obs-python client and the way every request goes
+through it (``_call``): sent, its failure mapped (``obs_failures``), retried by the one rule.
+
+This is the only module that imports the OBS SDK (``obs``), and only when a store is opened.
+Retries are ours, not the SDK's (it is built with ``max_retry_count=0``): the SDK does not retry
+file-object bodies or parts, and one policy for every call is easier to reason about. ``_call``
+applies the rule of ``storage/retry.py`` (transient statuses, throttling and connection
+failures; at most ``retries`` more requests within ``timeout`` seconds); nothing above the store
+retries again.
+
+Only the SDK's and the network's failures become ``StorageError``s (their cause kept, for
+``MAJOB_DEBUG=1``); an exception raised by majob's own code is a bug and propagates unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from majob.errors import MajobError, UserInputError
+from majob.masking import Masker
+from majob.retry import call_retrying
+from majob.storage.config import Credentials, ObsConfig
+from majob.storage.obs_answers import READ_CHUNK
+from majob.storage.obs_failures import NETWORK_ERRORS, malformed, raised_in, storage_error
+from majob.storage.retry import is_transient
+
+T = TypeVar("T")
+INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
+
+
+def _import_sdk() -> Any:
+    try:
+        import obs
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise UserInputError(
+            "the OBS SDK (esdk-obs-python) is not installed", hint=INSTALL_HINT
+        ) from error
+    return obs
+
+
+@functools.cache
+def _closing_client_class(sdk: Any) -> Any:
+    """``ObsClient`` that closes the connection a failed send leaves open.
+
+    When sending a request raises (a reset in the middle of a body, a time-out), the SDK's
+    ``_make_request_with_retry`` has not yet been handed the connection and closes ``None``: the
+    socket leaks (a ``ResourceWarning`` per failure). This subclass remembers the connection it
+    handed out on this thread and closes it when the request fails. It relies on two internal
+    methods of esdk-obs-python 3.x; without them it falls back to the plain client.
+    """
+    base = sdk.ObsClient
+    if not all(
+        hasattr(base, name) for name in ("_get_server_connection", "_make_request_internal")
+    ):
+        return base  # pragma: no cover - another SDK version
+    local = threading.local()
+
+    class ClosingObsClient(base):  # type: ignore[misc, valid-type]
+        def _get_server_connection(self, *args: Any, **kwargs: Any) -> Any:
+            connection = super()._get_server_connection(*args, **kwargs)
+            local.connection = connection
+            return connection
+
+        def _make_request_internal(self, *args: Any, **kwargs: Any) -> Any:
+            local.connection = None
+            try:
+                return super()._make_request_internal(*args, **kwargs)
+            except Exception:
+                connection, local.connection = local.connection, None
+                if connection is not None:
+                    with contextlib.suppress(Exception):
+                        connection.close()
+                raise
+
+    return ClosingObsClient
+
+
+class ObsConnection:
+    """One shared, keep-alive ``ObsClient`` (safe to use from threads) and its request path."""
+
+    def __init__(self, config: ObsConfig, credentials: Credentials | None = None) -> None:
+        self.config = config
+        creds = credentials or config.resolved_credentials()
+        self._secrets = creds.secrets()
+        self._sdk = _import_sdk()
+        endpoint = config.resolved_endpoint()
+        options: dict[str, Any] = {
+            "signature": config.signature,
+            "region": config.resolved_region(),
+        }
+        if config.signature == "obs":
+            # Path-style (any IP endpoint) turns the OBS signature into V2 unless in workflow mode.
+            options["client_mode"] = "workflow"
+        self._client = _closing_client_class(self._sdk)(
+            access_key_id=creds.access_key,
+            secret_access_key=creds.secret_key,
+            security_token=creds.security_token,
+            server=endpoint,
+            long_conn_mode=True,
+            max_retry_count=0,
+            timeout=max(1, round(config.timeout)),
+            chunk_size=READ_CHUNK,
+            **options,
+        )
+        # The shortest request seen (seconds): how far the endpoint is (transfer.default_jobs).
+        self.fastest_request: float | None = None
+        self._sdk_dir = os.path.dirname(os.path.abspath(self._sdk.__file__)) + os.sep
+
+    def _call(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
+        """Run ``call`` (one SDK request), map its failure, retry what is worth retrying."""
+        return call_retrying(
+            functools.partial(self._attempt, action, bucket, key, call),
+            retry_if=is_transient,
+            retries=self.config.retries,
+            timeout=self.config.timeout,
+        )
+
+    def _attempt(self, action: str, bucket: str, key: str | None, call: Callable[[], T]) -> T:
+        """One try of ``call``: its result, or its failure as a ``StorageError``."""
+        started = time.perf_counter()
+        failure: Exception | None = None
+        try:
+            result = call()
+        except MajobError:
+            raise  # already ours (e.g. a failed MD5 check while streaming)
+        except Exception as error:
+            if not self._is_sdk_failure(error):
+                raise  # a bug in majob: its traceback must not be hidden
+            failure = error
+        if failure is not None:
+            # Raised outside the ``except``, chained to a masked stand-in: the SDK's exception
+            # may quote a secret, and as a cause or context it would be in every traceback.
+            raise storage_error(
+                failure, action=action, bucket=bucket, key=key, secrets=self._secrets
+            ) from Masker(self._secrets).exception(failure)
+        if result is None:
+            raise malformed(action, "no answer", bucket=bucket, key=key)
+        took = time.perf_counter() - started
+        if self.fastest_request is None or took < self.fastest_request:
+            self.fastest_request = took  # a race only loses one sample
+        if int(getattr(result, "status", 0) or 0) >= 300:
+            raise storage_error(
+                result, action=action, bucket=bucket, key=key, secrets=self._secrets
+            )
+        return result
+
+    def _is_sdk_failure(self, error: BaseException) -> bool:
+        """The network failed, or the SDK raised (its plain ``Exception``s included)."""
+        return (
+            isinstance(error, NETWORK_ERRORS)
+            or type(error) is Exception
+            or raised_in(error, self._sdk_dir)
+        )
+
+    def _read(
+        self, action: str, bucket: str, key: str | None, result: Any, read: Callable[[Any], T]
+    ) -> T:
+        """``read(result.body)``; a missing body or field (the SDK could not parse the answer)
+        is a ``StorageError``, with the parse failure as its cause."""
+        if getattr(result, "body", None) is None:
+            raise malformed(action, "an answer", bucket=bucket, key=key)
+        try:
+            return read(result.body)
+        except (AttributeError, TypeError, ValueError, KeyError) as error:
+            raise malformed(action, "an answer", bucket=bucket, key=key) from error
+
+    def close(self) -> None:
+        self._client.close()
