@@ -30,6 +30,8 @@ def plan_defaults(plan: PathPlan) -> None:
     for default in facts.defaults:
         if default.origin == "argument" and default.name in facts.rewired:
             continue  # moved to its channel after parsing already
+        if default.origin == "parameter" and _placed_by_another_parameter(plan, default):
+            continue
         kind = default_kind(default.kind, default.name, default.value)
         what = "--" + default.name if default.origin == "argument" else default.name
         verb = "is set to" if default.origin == "config" else "defaults to"
@@ -48,6 +50,19 @@ def plan_defaults(plan: PathPlan) -> None:
             fixes = []
         plan.add(kind, default.span, f"{what} {verb} {default.value!r}", *fixes)
     _implicit_dirs(plan)
+
+
+def _placed_by_another_parameter(plan: PathPlan, default: DefaultPath) -> bool:
+    """``def __init__(self, folder, name="log.csv")``: the file name looks like a path, but the
+    function's path is another parameter (``folder`` reaches a path position, ``name`` does not):
+    the name lands under it, where the callers' folder is judged, not in the working directory.
+    A parameter that reaches a path position itself, or a function with no other path
+    parameter, is judged by its default as before."""
+    function = default.scope.function if default.scope else None
+    if function is None:
+        return False
+    paths = {param for (f, param) in plan.facts.path_params if f == function}
+    return bool(paths) and default.name not in paths
 
 
 def _flag_fix(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) -> Fix | None:

@@ -56,10 +56,13 @@ class CallFacts(
                 self._implicit_dir(node, qual)
             if qual in fw.KNOWN_CALLS:
                 self._framework_call(node, qual)
-        for keyword in node.keywords:
-            value = keyword.value
-            if type(value) is ast.Constant and type(value.value) is str and keyword.arg:
-                self._config_path(keyword.arg, value)
+        # A keyword given to a function or class of this file is a call literal (judged by what
+        # the parameter does there), not a config value: SimpleNamespace(ROOT="datasets/coco").
+        if not (type(func) is ast.Name and func.id in self.defined_names):
+            for keyword in node.keywords:
+                value = keyword.value
+                if type(value) is ast.Constant and type(value.value) is str and keyword.arg:
+                    self._config_path(keyword.arg, value)
         self.children(node)
 
     def _is_display(self, func: ast.AST) -> bool:

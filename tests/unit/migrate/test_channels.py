@@ -135,3 +135,35 @@ def test_a_folder_and_the_paths_built_under_it_move_together() -> None:
     assert 'default="./checkpoints"' in after
     assert "os.makedirs(args.train_url, exist_ok=True)" in after
     assert 'helpers.keep(os.path.join(args.train_url, "last.pth"))' in after
+
+
+LOGGER = """
+import argparse
+import os
+
+class CSVLogger:
+    def __init__(self, folder, name="log.csv"):
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, name)
+
+    def write(self, text):
+        with open(self.path, "a") as f:
+            f.write(text)
+
+parser = argparse.ArgumentParser()
+args, _ = parser.parse_known_args()
+CSVLogger(folder="csv_logs").write("x")
+"""
+
+
+def test_a_file_name_default_placed_under_a_folder_parameter_is_no_path_of_its_own() -> None:
+    """The folder the callers give is the path (reported and moved); the default file name lands
+    under it. Reported, it had no fix and kept --train_url from being added at all."""
+    left = _left(textwrap.dedent(LOGGER))
+    assert [m for rule, m in left if rule == "MA102"] == [
+        "'csv_logs' is CSVLogger()'s folder, used as a path"
+    ]
+    after = _migrated(LOGGER)
+    assert 'CSVLogger(folder=os.path.join(args.train_url, "csv_logs"))' in after
+    assert "--train_url" in after
+    assert [rule for rule, _ in _left(after) if rule.startswith("MA10")] == ["MA103"]  # data_url
