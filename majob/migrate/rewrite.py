@@ -137,7 +137,9 @@ def _plan_file(
     # what the project index needs, not the findings: the outcome crosses processes
     report = FileReport(display, exports=full.exports, imported=full.imported)
     if not full.parsed:
-        finding = next(f for f in full.findings if f.rule == "MA000")
+        # the error no codemod repairs is why the file is skipped, not the first one
+        errors = [f for f in full.findings if f.rule == "MA000"]
+        finding = next((f for f in errors if not f.fixed_by), errors[0])
         return None, f"{display}:{finding.line}:{finding.col}: {finding.message}", report
     fixes = full.fixes_for(codemod)
     if not fixes:

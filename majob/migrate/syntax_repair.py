@@ -5,7 +5,10 @@ Python 3.7, so the whole file is a syntax error and a checker that skips it repo
 Here each such keyword argument is read as a placeholder of the same length (every column stays
 where it was, so findings and fixes elsewhere keep their places) and offered as a fix
 (``non_blocking=True``, its name since PyTorch 0.4). Any other syntax error (a Python 2 ``print``
-statement, ``except E, e:``) blanks its line, which is reported, and the rest is checked.
+statement, ``except E, e:``) blanks its line, which is reported, and the rest is checked. A
+one-line ``print x, y`` is offered its call (``print(x, y)``: the same output); one that keeps the
+line open (``print x,``) or writes to a file (``print >>f, x``) says something a call spells
+differently, and is left by hand.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from majob.migrate.source_text import source_lines
 # What the analysis reads instead of the keyword: an identifier as long as ``async``.
 _PLACEHOLDER = "_asyn"
 _MAX_BLANKED = 20  # lines blanked before giving up on a file
+_PRINT_STATEMENT = re.compile(r"^\s*(print)\s+[^\s(=]")
 _PYTHON2_HINTS = (
     (re.compile(r"^\s*print\s+[^\s(=]"), "a Python 2 print statement: use print(...)"),
     (re.compile(r"^\s*except\s+[^:]+,\s*\w+\s*:"), "Python 2 `except E, e:`: use `except E as e:`"),
@@ -120,8 +124,36 @@ def _problem(source: str, error: SyntaxError, line: int) -> SyntaxProblem:
     text = lines[line - 1] if line - 1 < len(lines) else ""
     hint = next((hint for pattern, hint in _PYTHON2_HINTS if pattern.search(text)), "")
     detail = error.msg + (f" ({hint})" if hint else "")
+    call = _print_call(text)
+    if call is not None:
+        col, old, new = call
+        return SyntaxProblem(Span(line, col, line, col + len(old)), detail, old, new)
     col = max((error.offset or 1) - 1, 0)
     return SyntaxProblem(Span(line, col, line, col), detail)
+
+
+def _print_call(text: str) -> tuple[int, str, str] | None:
+    """``print "loss %f" % x  # note``: where the statement starts, its text, and the call that
+    prints the same (``print("loss %f" % x)``); None when the line is no such statement."""
+    match = _PRINT_STATEMENT.match(text)
+    if match is None:
+        return None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text.lstrip(" \t")).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None  # the statement goes on past this line
+    ends = [t.start[1] for t in tokens if t.type in (tokenize.COMMENT, tokenize.NEWLINE)]
+    col = match.start(1)
+    old = text[col : col + ends[0]].rstrip() if ends else ""
+    values = old[len("print") :].strip()
+    if not values or values.endswith(",") or values.startswith(">>"):
+        return None
+    new = f"print({values})"
+    try:
+        _parse(new, "<print>")
+    except SyntaxError:
+        return None
+    return col, old, new
 
 
 def repaired(source: str, problems: list[SyntaxProblem]) -> str:

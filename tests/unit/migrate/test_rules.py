@@ -4,9 +4,11 @@ and stays quiet on the look-alikes that are fine."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from majob.migrate import rewrite
 from majob.migrate.checker import check_source
 from majob.migrate.rules import RULES, Codemod, Severity, Target
 
@@ -573,13 +575,32 @@ def test_python2_async_is_reported_with_its_fix_and_the_rest_is_checked() -> Non
     assert set(ma000.fixed_by) == set(Codemod) and "non_blocking=True" in ma000.message
 
 
-def test_a_python2_print_is_reported_and_the_rest_is_checked() -> None:
-    report = check_source('print "epoch"\nimport torch\nx = torch.zeros(1).cuda()\n', "p.py", NPU)
+def test_a_python2_print_is_reported_the_rest_is_checked_and_its_call_is_the_fix() -> None:
+    source = 'print "epoch %d" % 1, 2  # note\nimport torch\nx = torch.zeros(1).cuda()\n'
+    report = check_source(source, "p.py", NPU)
     assert [(f.line, f.rule) for f in report.findings if f.rule in ("MA000", "MA303")] == [
         (1, "MA000"),
         (3, "MA303"),
     ]
-    assert report.repaired_source is None  # a print statement is fixed by hand
+    assert report.repaired_source is not None
+    assert report.repaired_source.startswith('print("epoch %d" % 1, 2)  # note\n')
+
+
+@pytest.mark.parametrize("line", ["print x,", "print x, (\n    y)"])
+def test_a_print_a_call_spells_differently_is_fixed_by_hand(line: str) -> None:
+    """``print x,`` keeps the line open (a call needs end=" "); a statement that goes on past
+    its line is not rewritten line by line."""
+    report = check_source(f"import torch\n{line}\n", "p.py", NPU)
+    assert "MA000" in {f.rule for f in report.findings}
+    assert report.repaired_source is None
+
+
+def test_migrate_names_the_error_it_cannot_repair_when_it_skips_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "old.py"
+    script.write_text("import torch\nx = torch.zeros(1).cuda(async=True)\nprint x,\n", "utf-8")
+    result = rewrite.plan([script], Codemod.NPU_MANUAL, jobs=1)
+    assert len(result.skipped) == 1 and "old.py:3:" in result.skipped[0]
+    assert "print" in result.skipped[0]
 
 
 def test_apex_is_one_finding_per_import_line() -> None:
