@@ -1,9 +1,12 @@
-"""Recall and precision of `majob check --target npu` per rule on the labelled corpus.
+"""Recall and precision of `majob check --target npu` on the labelled corpus: per rule, per
+category (PATH_DATA, PATH_OUTPUT, ARGUMENTS, DISTRIBUTED, NPU, PARSE), per class of script the
+labels name (@positional, @local-var, ...), and overall.
 
     .venv/bin/python bench/migrate_quality.py [--corpus tests/migrate_corpus] [-v]
 
-Each corpus script labels its problems with `# expect: RULE` comments; -v lists every miss and
-every false alarm. The errors on the control scripts (device-agnostic code) are listed apart.
+Each corpus script labels its problems with `# expect: RULE [@class]` comments and the fine
+look-alikes with `# clean: @class`; -v lists every miss and every false alarm. The errors on the
+control scripts (device-agnostic code) are listed apart.
 """
 
 from __future__ import annotations
@@ -11,9 +14,38 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from majob.migrate.quality import score
+from majob.migrate.quality import Scores, Tally, score
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _row(name: str, tally: Tally, verbose: bool) -> None:
+    print(
+        f"{name:14} {tally.found:5} {len(tally.missed):6} {len(tally.false):5} "
+        f"{tally.recall:7.2f} {tally.precision:9.2f}"
+    )
+    if verbose:
+        for file, line, rule in tally.missed:
+            print(f"    missed {file}:{line} {rule}")
+        for file, line, rule in tally.false:
+            print(f"    false  {file}:{line} {rule}")
+
+
+def _table(title: str, groups: dict[str, Tally], verbose: bool) -> None:
+    print(f"\n{title:14} {'found':>5} {'missed':>6} {'false':>5} {'recall':>7} {'precision':>9}")
+    for name in sorted(groups):
+        _row(name, groups[name], verbose)
+
+
+def report(scores: Scores, verbose: bool) -> None:
+    _table("rule", scores.by_rule, verbose)
+    _table("category", scores.by_category, False)
+    _table("class", scores.by_class, verbose)
+    print()
+    _row("all", scores.total(), False)
+    print(f"errors on the controls: {len(scores.control_errors)}")
+    for name, line, rule in scores.control_errors:
+        print(f"    {name}:{line} {rule}")
 
 
 def main() -> None:
@@ -23,30 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     scores = score(args.corpus)
     print(f"corpus: {scores.files} scripts in {args.corpus}")
-    print(f"{'rule':6} {'found':>5} {'missed':>6} {'false':>5} {'recall':>7} {'precision':>9}")
-    for rule in scores.rules():
-        hit = scores.true_pos.get(rule, 0)
-        missed, wrong = scores.false_neg.get(rule, []), scores.false_pos.get(rule, [])
-        print(
-            f"{rule:6} {hit:5} {len(missed):6} {len(wrong):5} "
-            f"{scores.recall(rule):7.2f} {scores.precision(rule):9.2f}"
-        )
-        if args.verbose:
-            for name, line, _ in missed:
-                print(f"    missed {name}:{line}")
-            for name, line, _ in wrong:
-                print(f"    false  {name}:{line}")
-    total_hit = sum(scores.true_pos.values())
-    total_missed = sum(len(v) for v in scores.false_neg.values())
-    total_wrong = sum(len(v) for v in scores.false_pos.values())
-    print(
-        f"all    {total_hit:5} {total_missed:6} {total_wrong:5} "
-        f"{total_hit / max(1, total_hit + total_missed):7.2f} "
-        f"{total_hit / max(1, total_hit + total_wrong):9.2f}"
-    )
-    print(f"errors on the controls: {len(scores.control_errors)}")
-    for name, line, rule in scores.control_errors:
-        print(f"    {name}:{line} {rule}")
+    report(scores, args.verbose)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def check(
     ] = None,
     jobs: JobsOption = None,
 ) -> None:
-    """Report what keeps training code from running on ModelArts (rule ids MA000-MA327)."""
+    """Report what keeps training code from running on ModelArts (rule ids MA000-MA328)."""
     from majob.migrate.checker import check_paths, parse_torch_version
     from majob.migrate.report import all_findings, render_json, render_sarif, render_text
 

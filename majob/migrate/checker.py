@@ -8,19 +8,19 @@ codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 
 from __future__ import annotations
 
-import ast
 import gc
 import re
-import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
 from majob.errors import UserInputError
+from majob.migrate import syntax_repair
 from majob.migrate.facts import FileFacts
-from majob.migrate.findings import FileFindings, FileReport, Finding
-from majob.migrate.rules import RULES, Target
+from majob.migrate.findings import FileFindings, FileReport, Finding, Fix
+from majob.migrate.project import ProjectIndex, module_name
+from majob.migrate.rules import RULES, Codemod, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
@@ -45,13 +45,13 @@ def check_source(
     path: str = "<string>",
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
+    project: ProjectIndex | None = None,
 ) -> FileReport:
     """Check one file's text; a syntax error becomes an ``MA000`` finding. ``torch_version``
-    (of the target image) decides whether a missing ``import torch_npu`` is an error."""
+    (of the target image) decides whether a missing ``import torch_npu`` is an error;
+    ``project`` holds the helpers of the other files of its project."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to raise
-            tree = ast.parse(source, filename=path)
+        parsed = syntax_repair.parse(source, path)
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None) or 1
         col = getattr(error, "offset", None) or 1
@@ -59,17 +59,52 @@ def check_source(
         message = f"skipped, cannot parse: {detail}"
         finding = Finding(path, line, col, "MA000", RULES["MA000"].severity, message)
         return FileReport(path, [finding], [], parsed=False)
-    facts = FileFacts(source, npu=target is Target.NPU)
+    tree = parsed.tree
+    facts = FileFacts(parsed.text, npu=target is Target.NPU)
+    facts.project = project
     facts.collect(tree)
     out = FileFindings(path, target)
+    _ma000_syntax_problems(parsed, out)
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
     if facts.npu:
         check_npu(facts, out, torch_version)
     report = out.file_report()
+    report.exports = _exports(facts)
+    report.imported = list(dict.fromkeys(literal.callee for literal in facts.imported_literals))
+    if parsed.problems:
+        report.parsed = False
+        if all(p.repairable for p in parsed.problems):
+            report.repaired_source = syntax_repair.repaired(source, parsed.problems)
     if report.fixes:  # the codemods apply them per top-level statement
         report.top_level = top_level_ranges(tree)
     return report
+
+
+def _exports(facts: FileFacts) -> dict[str, tuple[list[str], list[str], dict[str, str]]]:
+    """What this file's functions do with their parameters, for the project's other files."""
+    kinds: dict[str, dict[str, str]] = {}
+    for (function, param), kind in facts.path_params.items():
+        kinds.setdefault(function, {})[param] = kind
+    return {
+        function: (
+            facts.function_params.get(function, []),
+            facts.keyword_params.get(function, []),
+            params,
+        )
+        for function, params in kinds.items()
+    }
+
+
+def _ma000_syntax_problems(parsed: syntax_repair.Parsed, out: FileFindings) -> None:
+    """Each syntax error; the rest of the file was checked (``syntax_repair``)."""
+    for problem in parsed.problems:
+        fixes = [
+            Fix(codemod, "MA000", "replace-string", problem.span, old=problem.old, new=problem.new)
+            for codemod in Codemod
+            if problem.repairable
+        ]
+        out.report("MA000", problem.span, f"{problem.message}; the rest was checked", *fixes)
 
 
 def read_source(path: Path) -> str | None:
@@ -86,6 +121,7 @@ def check_file(
     display: str | None = None,
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
+    project: ProjectIndex | None = None,
 ) -> FileReport:
     """Check one file on disk; unreadable or non-UTF-8 files become ``MA000`` findings."""
     shown = display or str(path)
@@ -101,7 +137,7 @@ def check_file(
         return FileReport(
             shown, [Finding(shown, 1, 1, "MA000", RULES["MA000"].severity, message)], parsed=False
         )
-    return check_source(source, shown, target, torch_version)
+    return check_source(source, shown, target, torch_version, project)
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
@@ -136,18 +172,40 @@ def check_paths(
 ) -> list[FileReport]:
     """Check every Python file under ``paths``, in ``jobs`` processes (None: one per CPU for a
     large tree, see ``workers``), the reports in a stable order."""
+    paths = list(paths)
     files = list(python_files(paths))
     workers = worker_count(jobs, [path for path, _ in files])
     check = partial(_check_listed, target=target, torch_version=torch_version)
     with cycle_collection_paused():  # forked workers inherit the pause
-        return map_in_workers(check, files, workers)
+        reports = map_in_workers(check, files, workers)
+        index = project_index(paths, files, reports)
+        for number, report in enumerate(reports):
+            if report.imported and index.knows_any(report.imported):
+                # a literal handed to a helper of another file: checked again, knowing it
+                reports[number] = _check_listed(files[number], target, torch_version, index)
+    return reports
+
+
+def project_index(
+    roots: list[Path], files: list[tuple[Path, str]], reports: list[FileReport]
+) -> ProjectIndex:
+    """The helpers the checked files define, by module name under the directory given."""
+    index = ProjectIndex()
+    folders = [root for root in roots if root.is_dir()]
+    for (path, _), report in zip(files, reports, strict=True):
+        root = next((r for r in folders if r in path.parents), path.parent)
+        index.add(module_name(root, path), report.exports)
+    return index
 
 
 def _check_listed(
-    listed: tuple[Path, str], target: Target, torch_version: tuple[int, int] | None
+    listed: tuple[Path, str],
+    target: Target,
+    torch_version: tuple[int, int] | None,
+    project: ProjectIndex | None = None,
 ) -> FileReport:
     path, shown = listed
-    return check_file(path, shown, target, torch_version)
+    return check_file(path, shown, target, torch_version, project)
 
 
 @contextmanager

@@ -98,6 +98,12 @@ class FileReport:
     fixes: list[Fix] = field(default_factory=list)
     parsed: bool = True
     top_level: list[tuple[int, int]] | None = None  # the top-level statements' line ranges
+    # a file that parses once its syntax errors are fixed (Python 2 era `async=`): the fixed text
+    repaired_source: str | None = None
+    # what the file's functions do with their parameters, for the files that call them
+    # (function -> positional params, keyword-only params, {param: "input"/"output"})
+    exports: dict[str, tuple[list[str], list[str], dict[str, str]]] = field(default_factory=dict)
+    imported: list[str] = field(default_factory=list)  # imported helpers handed a literal
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]

@@ -240,7 +240,8 @@ _PATH_ARGUMENTS = frozenset(
     }
 )
 _DATA_FILE = re.compile(
-    r"\.(?:pt|pth|tar|ckpt|bin|npy|npz|pkl|pickle|csv|json|jsonl|txt|h5|hdf5|safetensors)$"
+    r"\.(?:pt|pth|tar|ckpt|bin|npy|npz|pkl|pickle|csv|json|jsonl|txt|h5|hdf5|safetensors"
+    r"|jpg|jpeg|png|wav|mp4|parquet|onnx|model)$"
 )
 
 
@@ -255,13 +256,21 @@ def looks_like_data_file(value: str) -> bool:
 
 
 def argument_dest(option_strings: list[str], dest: str | None) -> str | None:
-    """argparse's dest for ``add_argument(*option_strings, dest=dest)``: the first long flag."""
+    """argparse's dest for ``add_argument(*option_strings, dest=dest)``: the first long flag,
+    or the name of a positional argument (``add_argument("data", nargs="?")``)."""
     if dest:
         return dest
     long = [o for o in option_strings if o.startswith("--")]
     if long:
         return long[0][2:].replace("-", "_")
+    if len(option_strings) == 1 and option_strings[0].isidentifier():
+        return option_strings[0]
     return None
+
+
+def is_code_file(value: str) -> bool:
+    """A Python source file (``configurator.py``): code shipped with the script, not data."""
+    return value.endswith(".py")
 
 
 def device_index_name(name: str) -> bool:
@@ -356,6 +365,11 @@ JIT_SCRIPT = frozenset({"torch.jit.script", "torch.jit.script_method"})
 FP64 = frozenset({"torch.float64", "torch.double", "torch.cuda.DoubleTensor", "torch.DoubleTensor"})
 CHANNELS_LAST = "torch.channels_last"
 TRANSFER_TO_NPU_MODULE = "torch_npu.contrib.transfer_to_npu"
+# Libraries that import torch_npu themselves when it is installed (accelerate's
+# is_npu_available() does), so a script using them needs no import of its own.
+NPU_LOADING_MODULES: dict[str, str] = {"accelerate": "accelerate imports torch_npu itself"}
+# torch.accelerator exists from torch 2.6, whose torch_npu loads itself (device-backend autoload)
+ACCELERATOR_API = "torch.accelerator"
 
 # 'cuda', 'cuda:N', and the formats that build one: 'cuda:{}', 'cuda:{0}', 'cuda:%d', 'cuda:'.
 _CUDA_DEVICE = re.compile(r"^cuda(?::(?:\d+|\{[^{}]*\}|%[sdi]|))?$")

@@ -34,13 +34,13 @@ def render_text(reports: Sequence[FileReport]) -> str:
         lines.append(f"    hint: {f.hint}")
     counts = Counter(f.severity.label for f in findings)
     fixable = sum(1 for f in findings if f.fixable)
-    skipped = sum(1 for r in reports if not r.parsed)
+    broken = sum(1 for r in reports if not r.parsed)  # checked around their syntax errors
     summary = f"{counted(len(reports), 'file')} checked, {counted(len(findings), 'finding')}"
     if findings:
         parts = [counted(counts[s], s) for s in ("error", "warning", "note") if counts[s]]
         summary += f" ({', '.join(parts)}; {fixable} auto-fixable)"
-    if skipped:
-        summary += f", {counted(skipped, 'unparsable file')} skipped"
+    if broken:
+        summary += f", {counted(broken, 'file')} with syntax errors (MA000)"
     lines.append(summary)
     return "\n".join(lines) + "\n"
 

@@ -18,10 +18,12 @@ from majob.errors import MigrationError
 from majob.migrate.checker import (
     check_source,
     cycle_collection_paused,
+    project_index,
     python_files,
     read_source,
 )
-from majob.migrate.findings import Fix
+from majob.migrate.findings import FileReport, Fix
+from majob.migrate.project import ProjectIndex
 from majob.migrate.rules import Codemod, Target
 from majob.migrate.workers import map_in_workers, worker_count
 
@@ -64,26 +66,54 @@ def target_of(codemod: Codemod) -> Target:
     return Target.NPU if codemod in (Codemod.NPU_AUTO, Codemod.NPU_MANUAL) else Target.GPU
 
 
+def checked(
+    source: str, path: str, codemod: Codemod, project: ProjectIndex | None = None
+) -> tuple[str, FileReport]:
+    """The text a codemod works on and its report: ``source``, or, when its only syntax errors
+    are ones with a fix (Python 2 era ``async=True``), ``source`` with them fixed."""
+    report = check_source(source, path, target_of(codemod), project=project)
+    if report.repaired_source is not None:
+        source = report.repaired_source
+        report = check_source(source, path, target_of(codemod), project=project)
+    return source, report
+
+
 def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tuple[str, list[Fix]]:
     """``source`` after ``codemod``, and the planned fixes that could not be applied."""
-    report = check_source(source, path, target_of(codemod))
+    original = source
+    source, report = checked(source, path, codemod)
     fixes = report.fixes_for(codemod)
-    if not report.parsed or not fixes:
+    if not report.parsed:
+        return original, []
+    if not fixes:
         return source, []
     from majob.migrate.codemods import apply_fixes
 
     return apply_fixes(source, fixes, report.top_level)
 
 
+_Outcome = tuple["FileChange | None", "str | None", FileReport | None]
+
+
 def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> MigrationResult:
     """Every change ``codemod`` would make under ``paths`` (nothing is written), in ``jobs``
-    processes (None: one per CPU for a large tree, as ``majob check``)."""
+    processes (None: one per CPU for a large tree, as ``majob check``). A file that hands a
+    literal to a helper of another checked file is planned again knowing the helper."""
+    paths = list(paths)
     files = list(python_files(paths))
     workers = worker_count(jobs, [path for path, _ in files])
     with cycle_collection_paused():
         outcomes = map_in_workers(partial(_plan_file, codemod=codemod), files, workers)
+        reports = [
+            report or FileReport(shown)
+            for (_, _, report), (_, shown) in zip(outcomes, files, strict=True)
+        ]
+        index = project_index(paths, files, reports)
+        for number, report in enumerate(reports):
+            if report.imported and index.knows_any(report.imported):
+                outcomes[number] = _plan_file(files[number], codemod, index)
     result = MigrationResult(codemod, files=len(files))
-    for change, skipped in outcomes:
+    for change, skipped, _ in outcomes:
         if change is not None:
             result.changes.append(change)
         if skipped is not None:
@@ -91,31 +121,40 @@ def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> Mi
     return result
 
 
-def _plan_file(listed: tuple[Path, str], codemod: Codemod) -> tuple[FileChange | None, str | None]:
-    """The change ``codemod`` makes to one file, or why the file was skipped."""
+def _plan_file(
+    listed: tuple[Path, str], codemod: Codemod, project: ProjectIndex | None = None
+) -> _Outcome:
+    """The change ``codemod`` makes to one file, or why the file was skipped, and its report."""
     path, display = listed
     try:
         source = read_source(path)
     except OSError as error:
-        return None, f"{display}: cannot read ({error.strerror or error})"
+        return None, f"{display}: cannot read ({error.strerror or error})", None
     if source is None:
-        return None, f"{display}: not UTF-8 text"
-    report = check_source(source, display, target_of(codemod))
-    if not report.parsed:
-        finding = report.findings[0]
-        return None, f"{display}:{finding.line}:{finding.col}: {finding.message}"
-    fixes = report.fixes_for(codemod)
+        return None, f"{display}: not UTF-8 text", None
+    original = source
+    source, full = checked(source, display, codemod, project)
+    # what the project index needs, not the findings: the outcome crosses processes
+    report = FileReport(display, exports=full.exports, imported=full.imported)
+    if not full.parsed:
+        # the error no codemod repairs is why the file is skipped, not the first one
+        errors = [f for f in full.findings if f.rule == "MA000"]
+        finding = next((f for f in errors if not f.fixed_by), errors[0])
+        return None, f"{display}:{finding.line}:{finding.col}: {finding.message}", report
+    fixes = full.fixes_for(codemod)
     if not fixes:
-        return None, None
+        if source != original:  # only the syntax fixes
+            return FileChange(path, display, original, source, 0), None, report
+        return None, None, report
     from majob.migrate.codemods import apply_fixes
 
     try:
-        after, missed = apply_fixes(source, fixes, report.top_level)
+        after, missed = apply_fixes(source, fixes, full.top_level)
     except MigrationError as error:
-        return None, f"{display}: {error.message}"
-    if after == source:
-        return None, None
-    return FileChange(path, display, source, after, len(fixes), missed), None
+        return None, f"{display}: {error.message}", report
+    if after == original:
+        return None, None, report
+    return FileChange(path, display, original, after, len(fixes), missed), None, report
 
 
 def _backup_path(path: Path) -> Path:

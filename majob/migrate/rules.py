@@ -7,62 +7,12 @@ Ids never change meaning once released; a retired rule keeps its number. Ranges:
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
+from majob.migrate.rule_kinds import Codemod, Rule, Severity, Target
+from majob.migrate.rules_npu_table import NPU_RULES
 
-
-class Severity(enum.IntEnum):
-    """How bad a finding is; ordered so that ``--fail-on`` can compare."""
-
-    NOTE = 1
-    WARNING = 2
-    ERROR = 3
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        try:
-            return cls[text.upper()]
-        except KeyError:
-            raise ValueError(f"unknown severity {text!r}: use note, warning or error") from None
-
-
-class Codemod(str, enum.Enum):
-    """The rewrites ``majob migrate --to`` offers."""
-
-    CLOUD_PATHS = "cloud-paths"
-    DDP = "ddp"
-    NPU_AUTO = "npu-auto"
-    NPU_MANUAL = "npu-manual"
-
-
-class Target(str, enum.Enum):
-    """The hardware the checked code should run on."""
-
-    GPU = "gpu"
-    NPU = "npu"
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One check: its id, a short name, the default severity, a fix hint, the codemods fixing it."""
-
-    id: str
-    name: str
-    severity: Severity
-    summary: str
-    hint: str
-    fixed_by: tuple[Codemod, ...] = ()
-    npu_only: bool = False
-
-
-_W, _E, _N = Severity.WARNING, Severity.ERROR, Severity.NOTE
+_W, _E = Severity.WARNING, Severity.ERROR
 _PATHS, _DDP = (Codemod.CLOUD_PATHS,), (Codemod.DDP,)
-_NPU_BOTH = (Codemod.NPU_AUTO, Codemod.NPU_MANUAL)
-_NPU_MANUAL = (Codemod.NPU_MANUAL,)
+__all__ = ["RULES", "Codemod", "Rule", "Severity", "Target", "rule_severity"]
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -71,8 +21,8 @@ RULES: dict[str, Rule] = {
             "MA000",
             "unparsable-file",
             _E,
-            "the file cannot be parsed; it was skipped",
-            "fix the syntax error (or the encoding) so the file can be checked",
+            "this part of the file cannot be parsed",
+            "fix the syntax error (or the encoding): the lines it covers are not checked",
         ),
         # ---- cloud paths and arguments
         Rule(
@@ -121,6 +71,17 @@ RULES: dict[str, Rule] = {
             "a flag ModelArts passes is declared with dashes (--world-size): argparse does not "
             "match the --world_size the platform passes, so parse_known_args drops it",
             "declare the underscore spelling too: add_argument('--world-size', '--world_size')",
+            _PATHS,
+        ),
+        Rule(
+            "MA107",
+            "rejects-platform-arguments",
+            _E,
+            "this argument handling rejects the --data_url/--train_url (and --init_method, --rank, "
+            "--world_size) arguments ModelArts adds: the job fails at start",
+            "let it ignore or declare them (a configurator needs data_url/train_url globals; "
+            "HfArgumentParser: return_remaining_strings=True; LightningCLI: pass args= without "
+            "them)",
             _PATHS,
         ),
         # ---- distributed
@@ -180,14 +141,16 @@ RULES: dict[str, Rule] = {
             "hard-coded-master-addr",
             _W,
             "MASTER_ADDR/MASTER_PORT set in code breaks on a cluster",
-            "use the --init_method the platform passes (or the launcher's environment)",
+            "pass init_method=args.init_method (the tcp://host:port ModelArts gives each node) "
+            "and set MASTER_ADDR/MASTER_PORT only when it is missing (a single-node run)",
         ),
         Rule(
             "MA208",
             "hard-coded-tcp-address",
             _W,
             "a hard-coded tcp:// rendezvous address breaks on a cluster",
-            "use the --init_method the platform passes",
+            "use the --init_method the platform passes (a flag default gets that spelling)",
+            _PATHS,
         ),
         Rule(
             "MA209",
@@ -206,175 +169,26 @@ RULES: dict[str, Rule] = {
             "declare the three flags (parse_known_args) and pass init_method=args.init_method, "
             "rank=args.rank, world_size=args.world_size; or start the job with torchrun",
         ),
-        # ---- Ascend NPU target: what migrates, automatically or by hand
         Rule(
-            "MA301",
-            "nccl-backend",
-            _E,
-            "the nccl backend does not exist on Ascend NPUs",
-            "use backend='hccl' (npu-manual) or transfer_to_npu (npu-auto)",
-            _NPU_BOTH,
-            True,
-        ),
-        Rule(
-            "MA302",
-            "torch-cuda-api",
-            _E,
-            "a torch.cuda API call without transfer_to_npu",
-            "use torch_npu.npu.<same name>",
-            _NPU_BOTH,
-            True,
-        ),
-        Rule(
-            "MA303",
-            "cuda-method",
-            _E,
-            "a .cuda() call without transfer_to_npu",
-            "use .npu() (npu-manual) or transfer_to_npu (npu-auto)",
-            _NPU_BOTH,
-            True,
-        ),
-        Rule(
-            "MA304",
-            "cuda-device-string",
-            _E,
-            "a 'cuda' device string without transfer_to_npu",
-            "use 'npu' (npu-manual) or transfer_to_npu (npu-auto)",
-            _NPU_BOTH,
-            True,
-        ),
-        Rule(
-            "MA305",
-            "missing-torch-npu-import",
-            _E,
-            "torch is imported but torch_npu is not: NPU devices are unknown to torch",
-            "add `import torch_npu` after the first torch import",
-            _NPU_BOTH,
-            True,
-        ),
-        Rule(
-            "MA306",
-            "is-cuda-attribute",
-            _E,
-            "a .is_cuda test without transfer_to_npu",
-            "use .is_npu",
-            _NPU_BOTH,
-            True,
-        ),
-        # not covered by transfer_to_npu
-        Rule(
-            "MA310",
-            "cuda-type-compare",
+            "MA211",
+            "needs-launcher",
             _W,
-            "a comparison with 'cuda': transfer_to_npu does not patch torch.device(...).type "
-            "or strings, so the test keeps seeing cuda",
-            "compare with 'npu'",
-            _NPU_MANUAL,
-            True,
+            "this expects a launcher (torchrun, accelerate launch): ModelArts starts the boot file "
+            "with plain python, one process per node",
+            "start the boot file with the launcher (a custom boot command; on the Ascend engine "
+            "MA_RUN_METHOD=torchrun), or read os.environ.get(name, default) and the --rank/"
+            "--world_size arguments ModelArts passes",
         ),
         Rule(
-            "MA311",
-            "cuda-only-api",
-            _E,
-            "a CUDA API with no Ascend mapping (nvtx, nccl, comm, jiterator, sdp toggles, ...)",
-            "remove it or guard it (torch_npu.npu.mstx replaces nvtx ranges)",
-            (),
-            True,
-        ),
-        Rule(
-            "MA312",
-            "nccl-string-compare",
+            "MA212",
+            "data-parallel-throughput",
             _W,
-            "a comparison with 'nccl': transfer_to_npu leaves strings alone",
-            "compare with 'hccl'",
-            _NPU_MANUAL,
-            True,
+            "DataParallel used every device of the node in one process; the DDP it becomes uses "
+            "one device per process: one process per node trains on one device",
+            "start one process per device (torchrun --nproc_per_node, or MA_RUN_METHOD=torchrun on "
+            "the Ascend engine) to keep the throughput",
         ),
-        Rule(
-            "MA313",
-            "nccl-availability-test",
-            _E,
-            "dist.is_nccl_available() is False on Ascend, also with transfer_to_npu: the script "
-            "falls back to gloo, which cannot reduce NPU tensors",
-            "test dist.is_hccl_available() (torch_npu adds it to torch.distributed)",
-            _NPU_MANUAL,
-            True,
-        ),
-        # blockers: never auto-fixed
-        Rule(
-            "MA320",
-            "custom-cuda-extension",
-            _E,
-            "a custom CUDA/C++ extension must be rewritten for Ascend (OpPlugin / Ascend C)",
-            "port the operator, or use an existing torch_npu operator",
-            (),
-            True,
-        ),
-        Rule(
-            "MA321",
-            "apex-fused-kernel",
-            _E,
-            "apex FusedAdam / amp_C kernels have no automatic Ascend migration",
-            "use torch.optim.AdamW (or torch_npu's NpuFused* optimizers); remove amp_C",
-            (),
-            True,
-        ),
-        Rule(
-            "MA327",
-            "apex",
-            _E,
-            "apex (amp, parallel.DistributedDataParallel, fused kernels) has no Ascend build",
-            "use torch.autocast(device_type='npu') and torch_npu.npu.amp.GradScaler for apex amp, "
-            "torch.nn.parallel.DistributedDataParallel for apex DDP, torch.optim for fused "
-            "optimizers",
-            (),
-            True,
-        ),
-        Rule(
-            "MA322",
-            "triton-kernel",
-            _E,
-            "Triton kernels do not run on Ascend NPUs",
-            "replace the kernel with torch / torch_npu operators",
-            (),
-            True,
-        ),
-        Rule(
-            "MA323",
-            "cuda-python-library",
-            _E,
-            "cupy / numba.cuda / pycuda have no Ascend backend",
-            "replace with torch / numpy code",
-            (),
-            True,
-        ),
-        Rule(
-            "MA324",
-            "jit-script",
-            _W,
-            "torch.jit.script is disabled (identity) by transfer_to_npu",
-            "drop the jit.script call or expect eager execution",
-            (),
-            True,
-        ),
-        Rule(
-            "MA325",
-            "channels-last",
-            _W,
-            "channels_last memory format is not supported on Ascend",
-            "use contiguous tensors (drop memory_format=torch.channels_last)",
-            (),
-            True,
-        ),
-        Rule(
-            "MA326",
-            "fp64-on-device",
-            _W,
-            "float64 is not supported on the NPU (transfer_to_npu maps DoubleTensor to float32)",
-            "use float32 on the device",
-            (),
-            True,
-        ),
+        *NPU_RULES,
     )
 }
 

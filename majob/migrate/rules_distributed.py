@@ -16,6 +16,7 @@ from majob.migrate.facts import FileFacts
 from majob.migrate.facts.records import DataParallelCall, ParseSite, Save
 from majob.migrate.findings import FileFindings, Fix, Span
 from majob.migrate.rules import Codemod
+from majob.migrate.rules_multinode import check_multinode
 
 _SAVE_HELPER = re.compile(r"save|checkpoint|ckpt|snapshot", re.IGNORECASE)
 _GUARD_ORDER = {None: 0, "local": 1, "global": 2}
@@ -67,9 +68,7 @@ class _Plan:
 def check_distributed(facts: FileFacts, out: FileFindings) -> None:
     """MA201-MA209: DataParallel, samplers, epoch loops, checkpoint saves, rendezvous settings."""
     _ma201_data_parallel_function(facts, out)
-    _ma207_ma209_environment(facts, out)
-    _ma208_tcp_addresses(facts, out)
-    _ma210_rendezvous_ignores_platform(facts, out)
+    check_multinode(facts, out)
     parse = facts.entry_parse()
     convertible = [
         dp
@@ -104,31 +103,6 @@ def _ma201_data_parallel_function(facts: FileFacts, out: FileFindings) -> None:
         out.report("MA201", site.span, site.detail)
 
 
-def _ma207_ma209_environment(facts: FileFacts, out: FileFindings) -> None:
-    for site in facts.environ_writes:
-        if site.detail in pt.RENDEZVOUS_ENV:
-            out.report("MA207", site.span, site.detail)
-        elif site.detail == "CUDA_VISIBLE_DEVICES":
-            out.report("MA209", site.span)
-
-
-def _ma208_tcp_addresses(facts: FileFacts, out: FileFindings) -> None:
-    for site in facts.tcp_addresses:
-        out.report("MA208", site.span, site.detail)
-
-
-def _ma210_rendezvous_ignores_platform(facts: FileFacts, out: FileFindings) -> None:
-    """A group that reads the launcher's environment, or a file that declares no --world_size
-    (so its world size cannot come from the platform). MASTER_ADDR set in code is MA207's."""
-    if any(site.detail in pt.RENDEZVOUS_ENV for site in facts.environ_writes):
-        return
-    for site in facts.inits:
-        if site.detail == "env":
-            out.report("MA210", site.span, "env:// rendezvous (RANK, WORLD_SIZE, MASTER_ADDR)")
-        elif "world_size" not in facts.flags:
-            out.report("MA210", site.span, "no --world_size argument")
-
-
 def _ma201_data_parallel(plan: _Plan, convertible: list[DataParallelCall]) -> None:
     """DataParallel -> DDP on the device this process was given (``device_ids``)."""
     facts = plan.facts
@@ -152,6 +126,8 @@ def _ma201_data_parallel(plan: _Plan, convertible: list[DataParallelCall]) -> No
             )
             fixes.append(Fix(Codemod.DDP, "MA201", "replace-stmt", dp.stmt, code="".join(lines)))
         plan.out.report("MA201", dp.span, "DataParallel", *fixes)
+        if fixes:
+            plan.out.report("MA212", dp.span, "the ddp rewrite starts no process per device")
 
 
 def _init_process_group(plan: _Plan) -> None:
@@ -170,6 +146,8 @@ def _init_process_group(plan: _Plan) -> None:
     )
     if code:
         plan.ddp_fixes.append(Fix(Codemod.DDP, "MA201", "insert-before", parse.stmt, code=code))
+    # the flag that takes what the platform passes may keep the script's name (--dist-url)
+    dest = {flag: facts.flag_dests.get(flag, flag) for flag in pt.INJECTED_DIST_FLAGS}
     torch = plan.torch
     atexit_name = facts.binding("atexit") or "atexit"
     if facts.binding("atexit") is None:
@@ -184,15 +162,15 @@ def _init_process_group(plan: _Plan) -> None:
             "insert-after",
             parse.stmt,
             code=(
-                f"if {args}.world_size > 1:\n"
+                f"if {args}.{dest['world_size']} > 1:\n"
                 f"    if {torch}.cuda.is_available():\n"
                 f"        # one process per device: LOCAL_RANK when a launcher starts several\n"
                 f'        {torch}.cuda.set_device(int({os_name}.environ.get("LOCAL_RANK", 0)))\n'
                 f"    {plan.dist}.init_process_group(\n"
                 f'        backend="nccl" if {torch}.cuda.is_available() else "gloo",\n'
-                f"        init_method={args}.init_method,\n"
-                f"        rank={args}.rank,\n"
-                f"        world_size={args}.world_size,\n"
+                f"        init_method={args}.{dest['init_method']},\n"
+                f"        rank={args}.{dest['rank']},\n"
+                f"        world_size={args}.{dest['world_size']},\n"
                 f"    )\n"
                 # A gloo rank that exits with its group alive can die of SIGABRT at exit: a
                 # worker thread frees the last collective's tensors and needs the GIL while

@@ -21,7 +21,7 @@ def check_npu(
     facts: FileFacts, out: FileFindings, torch_version: tuple[int, int] | None = None
 ) -> None:
     """MA301-MA326: CUDA uses on an Ascend target, and the torch_npu imports that cover them."""
-    covered = {"MA301", "MA302", "MA303", "MA304", "MA306"}
+    covered = {"MA301", "MA302", "MA303", "MA304", "MA306", "MA307"}
     uncovered = [] if facts.has_transfer else [c for c in facts.candidates if c.rule in covered]
     imports_torch = facts.first_torch_import is not None
     anchor = facts.first_torch_import
@@ -50,7 +50,9 @@ def check_npu(
     if manual_import:
         fixes = [f for f in (auto_fix, manual_import) if f]
         severity: Severity | None = None
-        if torch_version is not None and torch_version >= AUTOLOAD_FROM:
+        if facts.npu_loader is not None:
+            detail, severity = facts.npu_loader, Severity.NOTE
+        elif torch_version is not None and torch_version >= AUTOLOAD_FROM:
             shown = ".".join(map(str, torch_version))
             detail, severity = f"torch {shown} loads it by itself", Severity.NOTE
         elif not facts.candidates:

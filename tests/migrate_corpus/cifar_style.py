@@ -18,7 +18,7 @@ trainset = TensorDataset(torch.randn(16, 3 * 4 * 4), torch.randint(0, 10, (16,))
 trainloader = DataLoader(trainset, batch_size=8, shuffle=True)
 net = nn.Linear(48, 10).to(device)
 if device == "cuda":  # expect: MA310
-    net = torch.nn.DataParallel(net)  # expect: MA201
+    net = torch.nn.DataParallel(net)  # expect: MA201, MA212
 start_epoch = 0
 if args.resume:
     assert os.path.isdir("checkpoint"), "Error: no checkpoint directory found!"  # expect: MA102

@@ -16,7 +16,7 @@ def main():
     torch.manual_seed(0)
     dataset = TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,)))
     loader = DataLoader(dataset, batch_size=8, shuffle=True)
-    model = nn.DataParallel(nn.Linear(4, 2))  # expect: MA201
+    model = nn.DataParallel(nn.Linear(4, 2))  # expect: MA201, MA212
     ckpt = os.path.join(args.train_url, "last.pt")
     if os.path.exists(ckpt):
         model.load_state_dict(torch.load(ckpt))

@@ -12,7 +12,7 @@ CKPT_DIR = Path("checkpoints")  # expect: MA102
 
 def setup():
     dist.init_process_group("nccl" if cuda.is_available() else "gloo")  # expect: MA210, MA301, MA302
-    local_rank = int(os.environ["LOCAL_RANK"])
+    local_rank = int(os.environ["LOCAL_RANK"])  # expect: MA211
     if cuda.is_available():  # expect: MA302
         cuda.set_device(local_rank)  # expect: MA302
     return local_rank
@@ -44,7 +44,7 @@ def main():
     optimizer.step()
     if cuda.is_available():  # expect: MA302
         cuda.synchronize()  # expect: MA302
-    if int(os.environ["LOCAL_RANK"]) == 0:
+    if int(os.environ["LOCAL_RANK"]) == 0:  # expect: MA211
         CKPT_DIR.mkdir(parents=True)
         torch.save(model.state_dict(), CKPT_DIR / "model.pt")  # expect: MA206
     dist.destroy_process_group()

@@ -36,7 +36,7 @@ def main():
     model = nn.Linear(8, 2)
     if torch.cuda.is_available():  # expect: MA302
         model = model.cuda()  # expect: MA303
-    model = torch.nn.DataParallel(model)  # expect: MA201
+    model = torch.nn.DataParallel(model)  # expect: MA201, MA212
     optimizer = torch.optim.SGD(model.parameters(), args.lr)
     for epoch in range(args.epochs):
         for images, target in loader:

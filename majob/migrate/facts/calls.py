@@ -6,24 +6,35 @@ from __future__ import annotations
 
 import ast
 
+from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
 from majob.migrate.facts.argparse_flags import PARSE_METHODS, ArgparseFacts
+from majob.migrate.facts.args_flow import SPAWN
 from majob.migrate.facts.distributed import DistributedFacts
+from majob.migrate.facts.frameworks import FrameworkFacts
 from majob.migrate.facts.named_paths import NamedPathFacts
 from majob.migrate.facts.npu import NpuFacts
-from majob.migrate.facts.paths import PathFacts
 from majob.migrate.facts.records import NpuCandidate, Site
 from majob.migrate.facts.walk import TreeWalk
 
 
-class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuFacts, TreeWalk):
+class CallFacts(
+    FrameworkFacts,
+    NamedPathFacts,
+    ArgparseFacts,
+    DistributedFacts,
+    NpuFacts,
+    TreeWalk,
+):
     """Dispatches calls to the path, argparse, distributed and NPU collectors."""
 
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
-        if node.args:
+        if node.args or node.keywords:
             self._call_literals(node)
+        if type(func) is ast.Name and func.id == "exec":
+            self._exec_call(node)
         if self._is_display(func):
             # print(PATH) or log.info(PATH) shows a path; it does not use it.
             outer, self.in_display = self.in_display, True
@@ -41,10 +52,17 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
         qual = self.qualname(func)
         if qual:
             self._qualified_call(node, qual)
-            self._implicit_dir(node, qual)
-        for keyword in node.keywords:
-            if type(keyword.value) is ast.Constant and keyword.arg:
-                self._config_path(keyword.arg, keyword.value)
+            if qual in pt.IMPLICIT_DIR_CALLS:
+                self._implicit_dir(node, qual)
+            if qual in fw.KNOWN_CALLS:
+                self._framework_call(node, qual)
+        # A keyword given to a function or class of this file is a call literal (judged by what
+        # the parameter does there), not a config value: SimpleNamespace(ROOT="datasets/coco").
+        if not (type(func) is ast.Name and func.id in self.defined_names):
+            for keyword in node.keywords:
+                value = keyword.value
+                if type(value) is ast.Constant and type(value.value) is str and keyword.arg:
+                    self._config_path(keyword.arg, value)
         self.children(node)
 
     def _is_display(self, func: ast.AST) -> bool:
@@ -72,6 +90,9 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
             self.candidates.append(NpuCandidate("MA326", self.span(func), ".double()"))
         elif attr == "add_argument":
             self._add_argument(node)
+            if type(func.value) is ast.Name:
+                name = func.value.id
+                self.parser_sizes[name] = self.parser_sizes.get(name, 0) + 1
         elif attr == "set_epoch":
             self.sets_epoch = True
         elif attr == "setdefault" and node.args:
@@ -80,6 +101,8 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
             self._pathlib_write(func.value)
         elif attr in pt.PATH_METHODS:
             self._path_arg(node, pt.PATH_METHODS[attr], pt.PATH_METHODS[attr].kind)
+        elif attr in fw.KNOWN_METHODS:
+            self._framework_method(node, func)
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
         spec = pt.PATH_CALLS.get(qual)
@@ -107,6 +130,8 @@ class CallFacts(PathFacts, NamedPathFacts, ArgparseFacts, DistributedFacts, NpuF
             self.samplers.append((self.span(node), self._assigned_name(node)))
         elif qual in pt.DATA_LOADER:
             self._loader(node)
+        elif qual == SPAWN:
+            self._spawned(node)
         elif qual == "os.putenv" and node.args:
             self._environ_write("os.environ", node.args[0], node)
 

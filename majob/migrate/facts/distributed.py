@@ -31,6 +31,8 @@ class DistributedFacts(FactsBase):
             callee = func.attr  # self.save_snapshot(...), trainer.save(...)
         else:
             return
+        if callee not in self.defined_names:
+            return  # not a function of this file: no guard to follow
         guard = self._current_guard()
         if guard is None and type(func) is ast.Attribute and type(func.value) is ast.Name:
             # saver.save_checkpoint() where `saver = CheckpointSaver(...)` was built on rank 0

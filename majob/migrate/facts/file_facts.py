@@ -15,11 +15,16 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from majob.migrate import patterns as pt
+from majob.migrate.facts.args_flow import ArgsFlowFacts
 from majob.migrate.facts.calls import CallFacts
 from majob.migrate.facts.distributed import guard_words, unwrap_tested
 from majob.migrate.facts.imports import ImportFacts
-from majob.migrate.facts.records import EpochLoop, Scope, Site
+from majob.migrate.facts.records import EpochLoop, PathSite, Scope, Site
 from majob.migrate.findings import Span
+
+CHANNEL_GLOBALS = frozenset({"data_url", "train_url"})
+ARGUMENT_PARSERS = frozenset({"argparse.ArgumentParser", "transformers.HfArgumentParser"})
 
 
 class FileFacts(CallFacts, ImportFacts):
@@ -34,6 +39,7 @@ class FileFacts(CallFacts, ImportFacts):
         self._find_path_constants(tree)
         for stmt in tree.body:
             self.visit(stmt)
+        self._settle_flag_candidates()
 
     # ------------------------------------------------------------------ statements
 
@@ -43,14 +49,38 @@ class FileFacts(CallFacts, ImportFacts):
         target = node.targets[0] if len(node.targets) == 1 else None
         name = target.id if type(target) is ast.Name else None
         self._parse_assigned(node, call, target)
+        if target is not None and self.returns_args:
+            self._args_assigned(target, value, node.lineno)
+        if name in CHANNEL_GLOBALS and self.scope.is_module:
+            # train_url = out_dir before a configurator: the global it lets through
+            text = value.value if type(value) is ast.Constant else None
+            self.flags[name] = text if isinstance(text, str) else None
+        if (
+            name is not None
+            and type(value) is ast.Call
+            and self.qualname(value.func) in ARGUMENT_PARSERS
+        ):
+            self.argparse_parsers.add(name)  # parser = argparse.ArgumentParser(...)
         if name is not None:
             self._object_built(name, value)
             self._derived_path(name, value)
+        if name in CHANNEL_GLOBALS:
+            # train_url = out_dir: the constant is the channel's default, not a use of it
+            outer, self.in_add_argument = self.in_add_argument, True
+            self.children(node)
+            self.in_add_argument = outer
+            return
         if target is not None and type(target) is ast.Subscript:
             self._environ_write(self.qualname(target.value), target.slice, node)
         elif target is not None and type(target) is ast.Attribute:
             self._config_path(target.attr, value)
+            if type(target.value) is ast.Name and target.value.id == "self":
+                self._self_attribute(target.attr, value)
+            elif self.args_names:
+                self._rewired(target, value)
         self.children(node)
+        if name is not None:
+            self._remember_local(name, value)
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
@@ -76,6 +106,20 @@ class FileFacts(CallFacts, ImportFacts):
         self.unwrap_tested.extend(tested)
         self.children(node)
         del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
+
+    def _try(self, node: ast.Try) -> None:
+        self.in_try += 1  # reads in a try body may be expected to fail
+        for child in node.body:
+            self.visit(child)
+        self.in_try -= 1
+        for handler in node.handlers:
+            self.visit(handler)
+        for child in [*node.orelse, *node.finalbody]:
+            self.visit(child)
+
+    def _subscript(self, node: ast.Subscript) -> None:
+        self._environ_read(node)
+        self.children(node)
 
     def _while(self, node: ast.While) -> None:
         self.scope.loops_or_syncs = True
@@ -111,6 +155,10 @@ class FileFacts(CallFacts, ImportFacts):
             for default in [*args.defaults, *(d for d in args.kw_defaults if d)]:
                 self.visit(default)
             function: str = node.name  # type: ignore[attr-defined]
+            params = [a.arg for a in [*args.posonlyargs, *args.args]]
+            if function == "__init__" and outer.class_name is not None:
+                # Logger("logs") calls Logger.__init__(self, log_dir): one function, by its class
+                function, params = outer.class_name, params[1:]
             self.functions[function] = None
             line = node.lineno  # type: ignore[attr-defined]
             self.scope = Scope(
@@ -120,11 +168,13 @@ class FileFacts(CallFacts, ImportFacts):
                 span=Span(line, 0, line, 0),
             )
             self._parameter_defaults(args, self.scope)
-            self.function_params[function] = [a.arg for a in [*args.posonlyargs, *args.args]]
+            self.function_params[function] = params
+            self.keyword_params[function] = [a.arg for a in args.kwonlyargs]
             for child in node.body:  # type: ignore[attr-defined]
                 self.visit(child)
         else:
-            self.scope = Scope(False)
+            name = node.name if type(node) is ast.ClassDef else None
+            self.scope = Scope(False, class_name=name)
             self.children(node)
         self.scope = outer
 
@@ -158,6 +208,14 @@ class FileFacts(CallFacts, ImportFacts):
             self._cuda_string(node, value, device_rule="MA304", nccl_rule="MA301")
         if value.startswith("tcp://") and id(node) not in self.injected_defaults:
             self.tcp_addresses.append(Site(self.span(node), value))
+        elif "/" in value and not self.in_display and not self.in_add_argument:
+            # "checkpoints/last.pth" anywhere: it moves with a "checkpoints" the script writes
+            self.slash_strings.append(
+                PathSite(
+                    self.span(node), pt.PathUse(value, "output", False), self.scope, node.lineno
+                )
+            )
+            self.slash_ids.append(id(node))
 
     def _joined_str(self, node: ast.JoinedStr) -> None:
         first = node.values[0] if node.values else None
@@ -195,6 +253,9 @@ class FileFacts(CallFacts, ImportFacts):
         ast.For: _for,
         ast.AsyncFor: _for,
         ast.While: _while,
+        ast.Try: _try,
+        ast.Return: ArgsFlowFacts._return,
+        ast.Subscript: _subscript,
         ast.FunctionDef: _function,
         ast.AsyncFunctionDef: _function,
         ast.ClassDef: _function,

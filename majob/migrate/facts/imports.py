@@ -35,7 +35,8 @@ class ImportFacts(FactsBase):
                 continue
             full = f"{module}.{alias.name}"
             self.aliases[alias.asname or alias.name] = full
-            self._imported(full, node)
+            # `from apex import amp` is one blocked import, reported for the module below
+            self._imported(full, node, blockers=pt.module_blocker(module) is None)
         self._imported(module, node)
         if self.npu and (module == "torch.cuda" or module.startswith("torch.cuda.")):
             parts = module.split(".")[2:3] or [a.name for a in node.names]
@@ -47,12 +48,15 @@ class ImportFacts(FactsBase):
                 fix = Fix(Codemod.NPU_MANUAL, "MA302", "replace-module", span, code=new, old=module)
                 self.candidates.append(NpuCandidate("MA302", span, f"from {module}", fix))
 
-    def _imported(self, module: str, node: ast.stmt) -> None:
+    def _imported(self, module: str, node: ast.stmt, blockers: bool = True) -> None:
         if module == "torch_npu" or module.startswith("torch_npu."):
             self.imports_torch_npu = True
         if module == pt.TRANSFER_TO_NPU_MODULE:
             self.has_transfer = True
-        if self.npu:
+        head = module.split(".", 1)[0]
+        if head in pt.NPU_LOADING_MODULES and self.npu_loader is None:
+            self.npu_loader = pt.NPU_LOADING_MODULES[head]
+        if self.npu and blockers:
             rule = pt.module_blocker(module)
             if rule:
                 self.candidates.append(NpuCandidate(rule, self.span(node), f"import {module}"))

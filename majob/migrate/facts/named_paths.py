@@ -39,6 +39,8 @@ class NamedPathFacts(FactsBase):
             self.defaults.append(
                 DefaultPath(arg.arg, self.span(default), default.value, "parameter", scope)
             )
+            if scope.function is not None:
+                self.default_functions.add(scope.function)
 
     def _config_path(self, name: str, value: ast.AST) -> None:
         """``cfg.OUTPUT_DIR = "./output"`` or ``SimpleNamespace(ROOT="datasets/coco")``: a path
@@ -56,22 +58,46 @@ class NamedPathFacts(FactsBase):
         self.defaults.append(DefaultPath(name, self.span(value), value.value, "config", None))
 
     def _find_path_constants(self, tree: ast.Module) -> None:
-        """Module-level ``NAME = "path"`` constants; a name assigned twice is none."""
+        """Module-level ``NAME = "path"`` constants; a name assigned twice is none. Also the
+        functions with a string parameter default, whose calls the pass records wherever they
+        come (a helper may be defined below its callers)."""
         seen: dict[str, int] = {}
         for stmt in tree.body:
+            kind = type(stmt)
+            if kind is ast.FunctionDef or kind is ast.ClassDef or kind is ast.AsyncFunctionDef:
+                self._string_defaults(stmt)  # type: ignore[arg-type]
             if type(stmt) is not ast.Assign:
                 continue
             for target in stmt.targets:
                 for sub in ast.walk(target):
                     if type(sub) is ast.Name:
                         seen[sub.id] = seen.get(sub.id, 0) + 1
-            if len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
-                constant = self._path_constant(stmt.targets[0].id, stmt)
+            only = stmt.targets[0] if len(stmt.targets) == 1 else None
+            # data_url = "./data" before a configurator is the channel, not a path in the code
+            if type(only) is ast.Name and only.id not in pt.CHANNEL_FLAGS.values():
+                constant = self._path_constant(only.id, stmt)
                 if constant is not None:
                     self.constants[constant.name] = constant
         for assigned, count in seen.items():
             if count > 1:
                 self.constants.pop(assigned, None)
+
+    def _string_defaults(self, stmt: ast.FunctionDef | ast.ClassDef) -> None:
+        """The functions and methods the file defines (and those nested one level in a
+        function), and which have a string parameter default."""
+        if type(stmt) is ast.ClassDef:
+            self.defined_names.add(stmt.name)
+            defs = stmt.body
+        else:
+            defs = [stmt, *stmt.body]
+        for node in defs:
+            if type(node) is not ast.FunctionDef and type(node) is not ast.AsyncFunctionDef:
+                continue
+            name = node.name
+            self.defined_names.add(name)
+            defaults = node.args.defaults
+            if any(type(d) is ast.Constant and type(d.value) is str for d in defaults):
+                self.default_functions.add(stmt.name if name == "__init__" else name)
 
     def _path_constant(self, name: str, stmt: ast.Assign) -> PathConstant | None:
         """``name = value`` as a path constant, if ``value`` holds a local path."""
@@ -129,6 +155,7 @@ def _constant(name: str, line: int, found: _ConstantValue, span: Span) -> PathCo
         kind=None,
         literal_span=span,
         routable=routable,
+        literal_text="" if routable else last,
     )
 
 

@@ -88,6 +88,12 @@ class NpuFacts(FactsBase):
         of CUDA-only or Ascend-blocking APIs."""
         attr = node.attr
         value = node.value
+        if (
+            attr == "accelerator"
+            and self.npu_loader is None
+            and self.qualname(node) == pt.ACCELERATOR_API
+        ):
+            self.npu_loader = "torch.accelerator (torch >= 2.6) loads torch_npu by itself"
         if attr == "is_cuda":
             span = self.span(node)
             fix = Fix(Codemod.NPU_MANUAL, "MA306", "rename-attr", span, code="is_npu")

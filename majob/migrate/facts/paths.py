@@ -7,11 +7,15 @@ from __future__ import annotations
 import ast
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts.records import CallLiteral, PathSite, Site
-from majob.migrate.facts.state import FactsBase
+from majob.migrate.facts.flow import FlowFacts, path_root
+from majob.migrate.facts.records import CallLiteral, HelperCall, PathSite, Site
+from majob.migrate.findings import Span
+
+# Arguments that may be (or format) a path literal.
+_LITERAL_LIKE = frozenset({ast.Constant, ast.IfExp, ast.JoinedStr, ast.BinOp, ast.Call})
 
 
-class PathFacts(FactsBase):
+class PathFacts(FlowFacts):
     """Records path sites, the kind of the named paths they use, and paths passed to helpers."""
 
     def _path_arg(
@@ -27,33 +31,66 @@ class PathFacts(FactsBase):
         arg = node.args[spec.index] if 0 <= spec.index < len(node.args) else None
         if arg is None:
             arg = next((k.value for k in node.keywords if k.arg == spec.keyword), None)
-        if arg is None or self._named_path_used(arg, kind, neutral):
+        if arg is None:
             return
-        found = self._path_literal(arg, kind, spec.is_dir, neutral)
+        exist_ok = any(k.arg == "exist_ok" for k in node.keywords)
+        call = self.span(node) if mkdir and type(arg) is ast.Constant and not exist_ok else None
+        self._path_value(arg, kind, spec.is_dir, neutral, call, 0)
+
+    def _path_value(
+        self,
+        arg: ast.AST,
+        kind: pt.PathKind,
+        is_dir: bool,
+        neutral: bool,
+        mkdir: Span | None,
+        hops: int,
+    ) -> None:
+        """``arg`` in a path position: a literal, a named path, or a local variable followed
+        to its value (``PATH = "model.pt"`` ... ``torch.save(m, PATH)``)."""
+        if self._named_path_used(arg, kind, neutral):
+            return
+        found = self._path_literal(arg, kind, is_dir, neutral)
         if found is None:
+            followed = self._followed(arg, hops)
+            if followed is not None:
+                value, joined = followed
+                self._path_value(value, kind, is_dir or joined, neutral, None, hops + 1)
             return
         literal, text, is_dir = found
         self.skip_strings.add(id(literal))
-        exist_ok = any(k.arg == "exist_ok" for k in node.keywords)
-        self.paths.append(
+        self._add_site(
             PathSite(
                 self.span(literal),
                 pt.PathUse(text, kind, is_dir),
                 self.scope,
                 literal.lineno,
                 neutral=neutral,
-                mkdir=self.span(node) if mkdir and arg is literal and not exist_ok else None,
+                mkdir=mkdir,
             )
         )
 
-    def _named_path_used(self, arg: ast.expr, kind: pt.PathKind, neutral: bool) -> bool:
-        """``arg`` (or the first argument of the call it is) names a path constant, a parameter
-        or an ``args.<flag>`` with a path default: give that ``kind`` (unless ``neutral``)."""
-        head = arg.args[0] if type(arg) is ast.Call and arg.args else arg
+    def _add_site(self, site: PathSite) -> None:
+        """One site per literal, however many uses reach it: a write makes it an output."""
+        known = self.site_at.get(site.span)
+        if known is None:
+            self.site_at[site.span] = site
+            self.paths.append(site)
+            return
+        if site.use.kind == "output" and not site.neutral:
+            known.use = pt.PathUse(known.use.value, "output", known.use.is_dir or site.use.is_dir)
+        known.neutral = known.neutral and site.neutral
+        known.mkdir = known.mkdir or site.mkdir
+
+    def _named_path_used(self, arg: ast.AST, kind: pt.PathKind, neutral: bool) -> bool:
+        """``arg`` is built on a path constant, a parameter, an ``args.<flag>`` or a
+        ``self.<attr>`` (``os.path.join(args.data, "train")``): give that ``kind`` (unless
+        ``neutral``)."""
+        head, _ = path_root(arg)
         if type(head) is ast.Name and head.id in self.constants:
             constant = self.constants[head.id]
-            if not neutral:
-                constant.kind = constant.kind or kind
+            if not neutral and (constant.kind is None or kind == "output"):
+                constant.kind = kind  # a path the script writes is an output wherever it is read
             return True
         if neutral:
             return False
@@ -62,11 +99,13 @@ class PathFacts(FactsBase):
             if param is not None and self.scope.function is not None:
                 # def get_outdir(path): os.makedirs(os.path.join(path, ...)): the callers'
                 # literals for `path` are paths (see _call_literals).
-                self.path_params.setdefault((self.scope.function, param), kind)
+                self._param_used((self.scope.function, param), kind)
+        elif type(head) is ast.Attribute:
+            self._attribute_used(head, kind)
         return self._default_used(head, kind)
 
     def _path_literal(
-        self, arg: ast.expr, kind: pt.PathKind, is_dir: bool, neutral: bool
+        self, arg: ast.AST, kind: pt.PathKind, is_dir: bool, neutral: bool
     ) -> tuple[ast.Constant, str, bool] | None:
         """The local path literal ``arg`` is (or joins onto: a directory), its text, and whether
         it is a directory; a write into the input or a formatted path is recorded here instead."""
@@ -90,43 +129,28 @@ class PathFacts(FactsBase):
             self.paths.append(site)
         if type(literal) is not ast.Constant or type(literal.value) is not str:
             return None
-        if not pt.is_local_path_literal(literal.value):
-            return None
+        if not pt.is_local_path_literal(literal.value) or pt.is_code_file(literal.value):
+            return None  # exec(open("configurator.py").read()) reads code, not data
         return literal, literal.value, is_dir
 
     def _template(self, node: ast.AST) -> tuple[str, str] | None:
-        """(directory, the expression without it) for a formatted path whose text starts with a
-        directory: ``f"ckpt/e{epoch}.pt"``, ``"ckpt/e%d.pt" % epoch``, ``"ckpt/{}".format(x)``."""
-        if type(node) is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:
-            head = str(node.values[0].value)
-        elif (
-            type(node) is ast.BinOp
-            and type(node.op) is ast.Mod
-            and type(node.left) is ast.Constant
-            and type(node.left.value) is str
-        ):
-            head = node.left.value.split("%", 1)[0]
-        elif type(node) is ast.BinOp and type(node.op) is ast.Add:
+        """(directory, the expression without it) for a formatted path: ``f"ckpt/e{epoch}.pt"``,
+        ``"ckpt/e%d.pt" % epoch``, ``"ckpt/{}".format(x)``; a name formatted in the working
+        directory (``"model_%d.pt" % epoch``) has the directory ``.`` and keeps its whole text."""
+        head = self._formatted_head(node)
+        if type(node) is ast.BinOp and type(node.op) is ast.Add:
             left: ast.expr = node  # "checkpoints/" + name + ".pt": the leftmost operand
             while type(left) is ast.BinOp and type(left.op) is ast.Add:
                 left = left.left
-            if type(left) is not ast.Constant or type(left.value) is not str:
-                return None
-            head = left.value
-        elif (
-            type(node) is ast.Call
-            and type(node.func) is ast.Attribute
-            and node.func.attr == "format"
-            and type(node.func.value) is ast.Constant
-            and type(node.func.value.value) is str
-        ):
-            head = node.func.value.value.split("{", 1)[0]
-        else:
+            head = left.value if type(left) is ast.Constant and type(left.value) is str else None
+        if head is None:
             return None
-        directory = head.rsplit("/", 1)[0] if "/" in head else ""
         text = self.segment(node)
-        if not directory or text is None or not pt.is_local_path_literal(directory):
+        directory = head.rsplit("/", 1)[0] if "/" in head else ""
+        if text is None or not pt.is_local_path_literal(directory or head):
             return None
+        if not directory:
+            return ".", text
         quote = min((i for i in (text.find("'"), text.find('"')) if i >= 0), default=-1)
         if quote < 0 or not text[quote + 1 :].startswith(directory + "/"):
             return None  # an escape or a triple quote: left to the user
@@ -157,14 +181,6 @@ class PathFacts(FactsBase):
         kind = kind or pt.kind_from_name(arg.value) or "input"
         self._path_arg(node, pt.PathArg(0, "", kind, True), kind, neutral=neutral)
 
-    def _parameter_of(self, name: str) -> str | None:
-        """The parameter of the current function that ``name`` is, or was derived from."""
-        function = self.scope.function
-        if function is None:
-            return None
-        name = self.derived.get((id(self.scope), name), name)
-        return name if name in self.function_params.get(function, ()) else None
-
     def _derived_path(self, name: str, value: ast.AST) -> None:
         """``outdir = os.path.join(path, *paths)`` (or ``Path(path) / x``): ``outdir`` is
         ``path`` for the parameters that reach a path position."""
@@ -184,31 +200,106 @@ class PathFacts(FactsBase):
                 self.derived[(id(self.scope), name)] = param
 
     def _call_literals(self, node: ast.Call) -> None:
-        """String literals passed to a local function (also as either branch of ``x if c else
-        "./out"``): paths when the parameter they bind reaches a path position."""
+        """String literals (and paths formatted from one) passed to a local function, also as
+        either branch of ``x if c else "./out"`` or through a local variable: paths when the
+        parameter they bind reaches a path position."""
         func = node.func
+        into = self.call_literals
         if type(func) is ast.Name:
             callee, method = func.id, False
+            if callee in self.aliases:  # from utils import get_outdir: maybe the project's
+                callee, into = self.aliases[callee], self.imported_literals
         elif type(func) is ast.Attribute and not (
             type(func.value) is ast.Name and func.value.id in self.aliases
         ):
             callee, method = func.attr, True  # obj.f(...), Data().f(...); not np.load(...)
+        elif (qual := self.qualname(func)) is not None:
+            callee, method, into = qual, False, self.imported_literals  # utils.get_outdir(...)
         else:
             return
+        if into is self.call_literals and callee not in self.defined_names:
+            return  # not a function of this file: its parameters are unknown
+        if self.args_names and into is self.call_literals:
+            self._args_passed(node, callee, method)
+        if callee in self.default_functions:
+            passed = frozenset(k.arg for k in node.keywords if k.arg)
+            call = HelperCall(
+                *(callee, self.span(node), passed, len(node.args), method, self.scope),
+                node.lineno,
+            )
+            self.helper_calls.append(call)
+        locals_here = self.local_values
+        scope_id = id(self.scope)
         for index, arg in enumerate(node.args):
             kind = type(arg)
-            if kind is not ast.Constant and kind is not ast.IfExp:
-                continue
-            for value in (arg.body, arg.orelse) if kind is ast.IfExp else (arg,):  # type: ignore[attr-defined]
-                if type(value) is ast.Constant and type(value.value) is str:
-                    self.call_literals.append(
-                        CallLiteral(callee, index, method, value.value, self.span(value), id(value))
+            # a name counts only as a local variable with a value (the common case is not)
+            if kind in _LITERAL_LIKE or (
+                kind is ast.Name and (scope_id, arg.id) in locals_here  # type: ignore[attr-defined]
+            ):
+                self._call_literal(callee, method, index, None, arg, into)
+        for keyword in node.keywords:
+            value = keyword.value
+            kind = type(value)
+            if keyword.arg is not None and (
+                kind in _LITERAL_LIKE or (kind is ast.Name and (scope_id, value.id) in locals_here)  # type: ignore[attr-defined]
+            ):
+                self._call_literal(callee, method, -1, keyword.arg, value, into)
+
+    def _call_literal(
+        self,
+        callee: str,
+        method: bool,
+        index: int,
+        keyword: str | None,
+        arg: ast.expr,
+        into: list[CallLiteral],
+    ) -> None:
+        kind = type(arg)
+        if kind is ast.Name:
+            value = self._local_value(arg)
+            if value is None:
+                return
+            arg, kind = value, type(value)
+        values = (arg.body, arg.orelse) if kind is ast.IfExp else (arg,)  # type: ignore[attr-defined]
+        for value in values:
+            text = value.value if type(value) is ast.Constant else None
+            if type(text) is not str:
+                text = self._formatted_head(value)
+            if text is not None:
+                template = self._template(value) if type(value) is not ast.Constant else None
+                into.append(
+                    CallLiteral(
+                        *(callee, index, keyword, method, text, self.span(value), id(value)),
+                        scope=self.scope,
+                        line=getattr(value, "lineno", 0),
+                        directory=template[0] if template else "",
+                        rest=template[1] if template else None,
                     )
+                )
+
+    def _formatted_head(self, node: ast.AST) -> str | None:
+        """The literal text a formatted path starts with (``"ckpt_{:04d}.pt".format(e)``,
+        ``f"epoch_{e}.pt"``, ``"e%d.pt" % e``, ``f"ckpt/e%d.pt" % e``), when it starts with text."""
+        kind = type(node)
+        if kind is ast.JoinedStr and node.values and type(node.values[0]) is ast.Constant:  # type: ignore[attr-defined]
+            return str(node.values[0].value)  # type: ignore[attr-defined]
+        if kind is ast.BinOp and type(node.op) is ast.Mod:  # type: ignore[attr-defined]
+            text = _plain_text(node.left)  # type: ignore[attr-defined]
+            return text.split("%", 1)[0] or None if text is not None else None
+        if (
+            kind is ast.Call
+            and type(node.func) is ast.Attribute  # type: ignore[attr-defined]
+            and node.func.attr == "format"  # type: ignore[attr-defined]
+        ):
+            text = _plain_text(node.func.value)  # type: ignore[attr-defined]
+            return text.split("{", 1)[0] or None if text is not None else None
+        return None
 
     def _implicit_dir(self, node: ast.Call, qual: str) -> None:
         """``SummaryWriter()`` with no log_dir writes under ./runs, outside the output channel."""
         if qual in pt.IMPLICIT_DIR_CALLS and not node.args and not node.keywords:
-            self.implicit_dirs.append(Site(self.span(node), pt.IMPLICIT_DIR_CALLS[qual]))
+            site = Site(self.span(node), pt.IMPLICIT_DIR_CALLS[qual], self.scope)
+            self.implicit_dirs.append(site)
 
     def _default_used(self, head: ast.AST, kind: pt.PathKind) -> bool:
         """``head`` names a parameter or ``args.<flag>`` with a path default: give it ``kind``."""
@@ -220,6 +311,16 @@ class PathFacts(FactsBase):
             else:
                 hit = type(head) is ast.Attribute and head.attr == default.name
             if hit:
-                default.kind = default.kind or kind
+                if default.kind is None or kind == "output":
+                    default.kind = kind
                 found = True
         return found
+
+
+def _plain_text(node: ast.AST) -> str | None:
+    """A string literal's text; an f-string without fields (``f"ckpt/e%d.pt"``) is one too."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    if type(node) is ast.JoinedStr and all(type(v) is ast.Constant for v in node.values):
+        return "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
+    return None

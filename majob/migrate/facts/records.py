@@ -22,6 +22,7 @@ class Scope:
     span: Span | None = None  # the ``def`` line (name's line), for fixes at the top of the body
     # A function that loops or calls a collective is no save helper to return early from.
     loops_or_syncs: bool = False
+    class_name: str | None = None  # a class body: its __init__ is called by the class's name
 
 
 @dataclass
@@ -62,6 +63,7 @@ class PathConstant:
     kind: pt.PathKind | None  # from a use in a path position, else from the name
     literal_span: Span  # where the user edits it: the literal (or the joined call)
     routable: bool = True  # False when the value keeps a variable part (join('data', name))
+    literal_text: str = ""  # the literal the user edits, when that is the fix (not routable)
     uses: list[tuple[Span, Scope, int]] = field(default_factory=list)
 
 
@@ -75,18 +77,26 @@ class DefaultPath:
     origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
     scope: Scope | None  # the function, for a parameter
     kind: pt.PathKind | None = None  # from a use in a path position
+    plain: bool = True  # a flag holding one str (no type= conversion, no nargs list)
 
 
 @dataclass(frozen=True)
 class CallLiteral:
-    """A string literal passed positionally to a function of the file (``f("./out")``)."""
+    """A string literal (or a path formatted from one) passed to a function of the file
+    (``f("./out")``, ``save(m, filename="ckpt_{}.pt".format(e))``)."""
 
     callee: str
-    index: int
+    index: int  # the position, -1 for a keyword argument
+    keyword: str | None
     method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
-    value: str
-    span: Span
+    value: str  # the literal's text (a formatted path: its text up to the first field)
+    span: Span  # the literal, or the whole formatted expression
     node_id: int  # the literal's node, to skip one that another path rule reported
+    scope: Scope | None = None
+    line: int = 0
+    # a formatted path (``"ckpt/e{}.pt".format(e)``): its directory and the rest of its text
+    directory: str = ""
+    rest: str | None = None
 
 
 @dataclass
@@ -159,6 +169,11 @@ class Site:
 
     span: Span
     detail: str
+    scope: Scope | None = None  # where it is, for a fix that needs the parsed arguments
+
+    @property
+    def line(self) -> int:
+        return self.span.line
 
 
 @dataclass(frozen=True)
@@ -167,3 +182,40 @@ class ParseArgsCall:
 
     span: Span
     whole: bool
+    receiver: str | None = None  # the parser's name, when it is a name
+
+
+@dataclass(frozen=True)
+class ArgsAlias:
+    """``args, text = _parse_args()``: the parsed arguments are ``name`` in ``scope`` from
+    ``line`` on."""
+
+    name: str
+    scope: Scope
+    line: int
+    source: str  # the function that returned them
+
+
+@dataclass(frozen=True)
+class ArgsPass:
+    """A call passing parsed arguments on: ``callee``'s parameter at ``index`` (or ``keyword``)."""
+
+    callee: str
+    index: int
+    keyword: str | None
+    method: bool
+    name: str
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """A call of a local function with a path parameter default: which parameters it passes."""
+
+    callee: str
+    span: Span
+    passed: frozenset[str]  # keywords given
+    positional: int  # how many positional arguments
+    method: bool
+    scope: Scope
+    line: int

@@ -39,7 +39,7 @@ def test_several_workers_give_the_reports_of_one(tmp_path: Path) -> None:
     assert [r.path for r in several] == [r.path for r in one]
     assert [r.findings for r in several] == [r.findings for r in one]
     assert [r.fixes for r in several] == [r.fixes for r in one]
-    assert sum(not r.parsed for r in one) == 2
+    assert sum(not r.parsed for r in one) == 3  # the two broken files and py2_era.py
     assert sum(len(r.findings) for r in one) > 50
 
 

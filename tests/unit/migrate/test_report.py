@@ -25,7 +25,7 @@ def test_text_lists_location_rule_fix_and_summary() -> None:
     )
     assert "    hint: use DistributedDataParallel" in text
     assert text.splitlines()[-1] == (
-        "2 files checked, 4 findings (4 errors; 2 auto-fixable), 1 unparsable file skipped"
+        "2 files checked, 4 findings (4 errors; 2 auto-fixable), 1 file with syntax errors (MA000)"
     )
 
 

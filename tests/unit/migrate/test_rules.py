@@ -4,9 +4,11 @@ and stays quiet on the look-alikes that are fine."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from majob.migrate import rewrite
 from majob.migrate.checker import check_source
 from majob.migrate.rules import RULES, Codemod, Severity, Target
 
@@ -37,7 +39,7 @@ FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
         "MA103",
         GPU,
         "import argparse\np = argparse.ArgumentParser()\na = p.parse_args()\n",
-        {Codemod.CLOUD_PATHS},
+        set(),  # nothing would read the argument: it is not added
     ),
     (
         "MA104",
@@ -193,7 +195,7 @@ if args.local_rank == 0:
         GPU,
         "import argparse\np = argparse.ArgumentParser()\n"
         "p.add_argument('--dist-url', default='tcp://224.66.41.62:23456')\n",
-        set(),
+        {Codemod.CLOUD_PATHS},  # the flag gets the --init_method spelling
     ),
     ("MA327", NPU, "import apex\nm = apex.parallel.DistributedDataParallel(m)\n", set()),
     # ModelArts passes --world_size; argparse does not match it to a declared --world-size
@@ -306,12 +308,65 @@ if args.local_rank == 0:
         GPU,
         "import argparse\ndef parse_opt():\n    p = argparse.ArgumentParser()\n"
         "    return p.parse_known_args()[0]\n",
+        set(),  # nothing would read the arguments: they are not added
+    ),
+    (
+        "MA107",
+        GPU,
+        "from pytorch_lightning.cli import LightningCLI\ncli = LightningCLI(M)\n",
+        set(),
+    ),
+    ("MA107", GPU, "exec(open('configurator.py').read())\n", set()),
+    ("MA107", GPU, "(a,) = parser.parse_args_into_dataclasses()\n", set()),
+    ("MA211", GPU, "import os\nrank = int(os.environ['LOCAL_RANK'])\n", set()),
+    ("MA211", GPU, "from accelerate import Accelerator\naccelerator = Accelerator()\n", set()),
+    (
+        "MA212",
+        GPU,
+        PARSER + "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(1, 1)).cuda()\n",
+        set(),
+    ),
+    ("MA307", NPU, "import torch\nm = torch.nn.Linear(1, 1).to(local_rank)\n", NPU_FIX),
+    ("MA328", NPU, "import torch\nm = torch.compile(torch.nn.Linear(1, 1))\n", set()),
+    (
+        "MA102",
+        GPU,
+        PARSER
+        + "from torchvision.utils import save_image\nsave_image(x, 'results/s_' + str(e) + '.png')\n",
         {Codemod.CLOUD_PATHS},
+    ),
+    (
+        "MA101",
+        GPU,
+        PARSER + "parser.add_argument('--style-image', default='images/mosaic.jpg')\n",
+        set(),
     ),
 ]
 
 # (rule, target, source): the rule must stay quiet.
 QUIET: list[tuple[str, Target, str]] = [
+    # optparse's parse_args returns (options, args) and has no parse_known_args
+    ("MA104", GPU, "import optparse\np = optparse.OptionParser()\n(o, a) = p.parse_args()\n"),
+    # a dataset name among choices, code run by exec, a hub id: no paths
+    ("MA101", GPU, PARSER + "parser.add_argument('--dataset', default='cifar10', choices=['a'])\n"),
+    ("MA101", GPU, "exec(open('configurator.py').read())\n"),
+    (
+        "MA101",
+        GPU,
+        "from transformers import AutoModel\nm = AutoModel.from_pretrained('bert-base')\n",
+    ),
+    # LOCAL_RANK read under a test of the launch
+    (
+        "MA211",
+        GPU,
+        "import os\nif 'LOCAL_RANK' in os.environ:\n    r = int(os.environ['LOCAL_RANK'])\n",
+    ),
+    (
+        "MA211",
+        GPU,
+        "import os\nddp = 'RANK' in os.environ\nif ddp:\n    r = int(os.environ['RANK'])\n",
+    ),
+    ("MA307", NPU, "import torch\nm = torch.nn.Linear(1, 1).to(device)\n"),
     ("MA101", GPU, "from pathlib import Path\nPath('faults.json').write_text('{}')\n"),  # MA102
     ("MA101", GPU, "import os\nstat = open(f'/proc/{os.getpid()}/stat').read()\n"),
     # one finding for one path: the Path call's, not also a joined constant's MA102
@@ -507,3 +562,58 @@ def test_missing_torch_npu_import_depends_on_the_code_and_the_torch_version() ->
     assert _ma305(cuda, (2, 1)) == [Severity.ERROR]
     assert _ma305(cuda, (2, 5)) == [Severity.NOTE]  # torch_npu loads itself from torch 2.5
     assert _ma305("import torch\nx = torch.zeros(2)\n") == [Severity.NOTE]  # device-agnostic
+
+
+def test_python2_async_is_reported_with_its_fix_and_the_rest_is_checked() -> None:
+    source = "import torch\nx = torch.zeros(1).cuda(async=True)\ntorch.save(x, 'x.pt')\n"
+    report = check_source(source, "old.py", NPU)
+    rules = [(f.line, f.rule) for f in report.findings]
+    assert (2, "MA000") in rules and (2, "MA303") in rules  # the line is checked too
+    assert report.repaired_source is not None
+    assert "cuda(non_blocking=True)" in report.repaired_source
+    ma000 = next(f for f in report.findings if f.rule == "MA000")
+    assert set(ma000.fixed_by) == set(Codemod) and "non_blocking=True" in ma000.message
+
+
+def test_a_python2_print_is_reported_the_rest_is_checked_and_its_call_is_the_fix() -> None:
+    source = 'print "epoch %d" % 1, 2  # note\nimport torch\nx = torch.zeros(1).cuda()\n'
+    report = check_source(source, "p.py", NPU)
+    assert [(f.line, f.rule) for f in report.findings if f.rule in ("MA000", "MA303")] == [
+        (1, "MA000"),
+        (3, "MA303"),
+    ]
+    assert report.repaired_source is not None
+    assert report.repaired_source.startswith('print("epoch %d" % 1, 2)  # note\n')
+
+
+@pytest.mark.parametrize("line", ["print x,", "print x, (\n    y)"])
+def test_a_print_a_call_spells_differently_is_fixed_by_hand(line: str) -> None:
+    """``print x,`` keeps the line open (a call needs end=" "); a statement that goes on past
+    its line is not rewritten line by line."""
+    report = check_source(f"import torch\n{line}\n", "p.py", NPU)
+    assert "MA000" in {f.rule for f in report.findings}
+    assert report.repaired_source is None
+
+
+def test_migrate_names_the_error_it_cannot_repair_when_it_skips_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "old.py"
+    script.write_text("import torch\nx = torch.zeros(1).cuda(async=True)\nprint x,\n", "utf-8")
+    result = rewrite.plan([script], Codemod.NPU_MANUAL, jobs=1)
+    assert len(result.skipped) == 1 and "old.py:3:" in result.skipped[0]
+    assert "print" in result.skipped[0]
+
+
+def test_apex_is_one_finding_per_import_line() -> None:
+    report = check_source("from apex import amp\nfrom apex.parallel import DDP\n", "a.py", NPU)
+    assert [(f.line, f.rule) for f in report.findings if f.rule == "MA327"] == [
+        (1, "MA327"),
+        (2, "MA327"),
+    ]
+
+
+def test_missing_torch_npu_is_a_note_beside_accelerate_or_torch_accelerator() -> None:
+    cuda = "\nx = torch.zeros(1).cuda()\n"
+    assert _ma305("import torch\nimport accelerate" + cuda) == [Severity.NOTE]
+    assert _ma305("import torch\nd = torch.accelerator.current_accelerator()" + cuda) == [
+        Severity.NOTE
+    ]

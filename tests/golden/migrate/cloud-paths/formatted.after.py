@@ -8,7 +8,6 @@ from torch.utils.tensorboard import SummaryWriter
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--name", default="exp")
-parser.add_argument("--data_url", type=str, default="./data", help="ModelArts passes the data_url channel's local directory here")
 parser.add_argument("--train_url", type=str, default=".", help="ModelArts passes the train_url channel's local directory here")
 args = parser.parse_known_args()[0]
 save_dir = Path(os.path.join(args.train_url, "runs")) / args.name

@@ -1,0 +1,118 @@
+"""What the checker knows of the training frameworks beside plain PyTorch: where PyTorch
+Lightning, Hugging Face transformers/datasets/accelerate write and read, and which of their entry
+points reject the arguments ModelArts adds. Qualified names as ``patterns`` has them."""
+
+from __future__ import annotations
+
+from majob.migrate.patterns import PathArg
+
+_LIGHTNING = ("pytorch_lightning", "lightning.pytorch", "lightning")
+
+
+def _lightning(*names: str) -> list[str]:
+    return [f"{package}.{name}" for package in _LIGHTNING for name in names]
+
+
+# Calls that take paths in several places: each is a path site when given a literal.
+PATH_ARGUMENTS: dict[str, tuple[PathArg, ...]] = {
+    **{
+        name: (PathArg(0, "dirpath", "output", True),)
+        for name in _lightning("callbacks.ModelCheckpoint", "ModelCheckpoint")
+    },
+    **{
+        name: (PathArg(0, "save_dir", "output", True),)
+        for name in _lightning(
+            "loggers.TensorBoardLogger", "loggers.CSVLogger", "loggers.WandbLogger"
+        )
+    },
+    **{
+        name: (PathArg(-1, "default_root_dir", "output", True),)
+        for name in _lightning("Trainer", "trainer.Trainer")
+    },
+    "transformers.TrainingArguments": (
+        PathArg(0, "output_dir", "output", True),
+        PathArg(-1, "logging_dir", "output", True),
+    ),
+    "transformers.Seq2SeqTrainingArguments": (
+        PathArg(0, "output_dir", "output", True),
+        PathArg(-1, "logging_dir", "output", True),
+    ),
+    "datasets.load_dataset": (
+        PathArg(-1, "data_files", "input", False),
+        PathArg(-1, "data_dir", "input", True),
+    ),
+    "datasets.load_from_disk": (PathArg(0, "dataset_path", "input", True),),
+    # image and model files written by the example scripts of GANs, VAEs, style transfer
+    "torchvision.utils.save_image": (PathArg(1, "fp", "output", False),),
+    "torch.onnx.export": (PathArg(2, "f", "output", False),),
+    "imageio.imwrite": (PathArg(0, "uri", "output", False),),
+    "imageio.imread": (PathArg(0, "uri", "input", False),),
+}
+
+# Methods distinctive enough to know by name, whatever the receiver.
+PATH_METHODS: dict[str, PathArg] = {
+    "save_pretrained": PathArg(0, "save_directory", "output", True),
+    "save_state": PathArg(0, "output_dir", "output", True),  # accelerate
+    "load_state": PathArg(0, "input_dir", "input", True),
+    "save_model": PathArg(0, "output_dir", "output", True),  # transformers.Trainer
+    "save_to_disk": PathArg(0, "dataset_path", "output", True),
+}
+# Methods known by name only on an object built by one of these calls (trainer.save_checkpoint).
+OBJECT_METHODS: dict[str, dict[str, PathArg]] = {
+    **{
+        name: {"save_checkpoint": PathArg(0, "filepath", "output", False)}
+        for name in _lightning("Trainer", "trainer.Trainer")
+    },
+    "accelerate.Accelerator": {"save": PathArg(1, "f", "output", False)},
+}
+
+# A Trainer without default_root_dir and a ModelCheckpoint without dirpath write here.
+LIGHTNING_TRAINERS = frozenset(_lightning("Trainer", "trainer.Trainer"))
+LIGHTNING_CHECKPOINTS = frozenset(_lightning("callbacks.ModelCheckpoint", "ModelCheckpoint"))
+LIGHTNING_DEFAULT_DIR = "./lightning_logs"
+
+# Entry points that parse sys.argv and fail on an argument they do not know.
+REJECTING_CALLS: dict[str, str] = {
+    **{
+        name: "LightningCLI parses sys.argv and rejects arguments it does not know"
+        for name in _lightning("cli.LightningCLI", "utilities.cli.LightningCLI", "LightningCLI")
+    },
+    "fire.Fire": "fire rejects flags its function does not take",
+    "jsonargparse.CLI": "jsonargparse rejects arguments it does not know",
+}
+HF_PARSE = "parse_args_into_dataclasses"  # raises unless return_remaining_strings=True
+
+# Launch-only set-ups: under plain python each node trains alone.
+LAUNCHED_CALLS: dict[str, str] = {
+    "accelerate.Accelerator": "accelerate's Accelerator without `accelerate launch`: each node "
+    "trains alone",
+}
+# Variables only a launcher (torchrun, accelerate launch) sets: os.environ[...] raises KeyError.
+LAUNCHER_ENV = frozenset({"LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"})
+# Words of a test or name that shows the code below runs only when launched (`if ddp:`).
+LAUNCHED_WORDS = ("environ", "ddp", "distributed", "rank", "world", "launch", "local")
+
+TORCH_COMPILE = "torch.compile"
+
+# A bare integer device: .to(local_rank), .to(self.gpu_id), .to(0).
+INTEGER_DEVICE_NAMES = frozenset(
+    {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_gpu", "gpu_idx", "ddp_local_rank"}
+)
+
+
+# Every qualified call this module knows: the pass asks the tables only for these.
+KNOWN_CALLS = frozenset(
+    {*PATH_ARGUMENTS, *OBJECT_METHODS, *REJECTING_CALLS, *LAUNCHED_CALLS, TORCH_COMPILE}
+)
+
+
+# Every method name this module knows, whatever the receiver (the pass asks only for these).
+KNOWN_METHODS = frozenset(
+    {*PATH_METHODS, "from_pretrained", HF_PARSE, "to"}
+    | {name for methods in OBJECT_METHODS.values() for name in methods}
+)
+
+
+def explicit_local_path(value: str) -> bool:
+    """``./model``, ``../x``, ``/data/x``: a path, not a hub id such as ``bert-base-uncased``."""
+    return value.startswith(("./", "../", "/", "~/"))

@@ -1,0 +1,169 @@
+"""The channel arguments a cloud-paths rewrite adds are read: every reported read (or write) of
+their kind is rewired in the same rewrite, or nothing of that kind is and check keeps saying so;
+and the fixes find the parsed arguments where the script keeps them."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from majob.migrate.checker import check_paths, check_source
+from majob.migrate.rewrite import migrate_source, plan
+from majob.migrate.rules import Codemod, Target
+
+
+def _migrated(source: str) -> str:
+    return migrate_source(textwrap.dedent(source), Codemod.CLOUD_PATHS)[0]
+
+
+def _left(source: str) -> list[tuple[str, str]]:
+    report = check_source(source, "train.py", Target.GPU)
+    return [(f.rule, f.message.rsplit(": ", 1)[-1]) for f in report.findings]
+
+
+INCOMPLETE = """
+import argparse
+import numpy as np
+
+def cfg():
+    c = object()
+    c.OUTPUT_DIR = "./output"
+    return c
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+x = np.load("data/x.npy")
+np.save("output/y.npy", x)
+"""
+
+
+def test_a_kind_with_a_write_left_by_hand_gets_no_argument_and_stays_reported() -> None:
+    after = _migrated(INCOMPLETE)
+    assert "--data_url" in after and "--train_url" not in after
+    assert 'np.save("output/y.npy", x)' in after  # not moved to an argument nothing declares
+    left = _left(after)
+    assert ("MA103", "--train_url") in left
+    assert [rule for rule, _ in left].count("MA102") == 2  # the config value and the save
+
+
+def test_no_argument_is_added_for_a_kind_the_script_never_uses() -> None:
+    after = _migrated(
+        """
+        import argparse
+        import torch
+        parser = argparse.ArgumentParser()
+        args = parser.parse_args()
+        torch.save({}, "model.pt")
+        """
+    )
+    assert "--train_url" in after and "--data_url" not in after
+
+
+def test_the_arguments_go_to_the_parser_whose_result_the_script_uses() -> None:
+    after = _migrated(
+        """
+        import argparse
+        import torch
+        config_parser = argparse.ArgumentParser(add_help=False)
+        config_parser.add_argument("--config", default="")
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=0.1)
+        parser.add_argument("--epochs", type=int, default=1)
+
+        def main():
+            cfg, rest = config_parser.parse_known_args()
+            args = parser.parse_args(rest)
+            torch.save({}, "out/model.pt")
+        """
+    )
+    assert 'parser.add_argument("--train_url"' in after
+    assert 'config_parser.add_argument("--train_url"' not in after
+
+
+def test_arguments_are_followed_into_the_functions_they_are_passed_to() -> None:
+    after = _migrated(
+        """
+        import argparse
+        import torch
+
+        def worker(gpu, args):
+            torch.save({}, "ckpt/last.pt")
+
+        def main():
+            parser = argparse.ArgumentParser()
+            args = parser.parse_args()
+            worker(0, args)
+        """
+    )
+    assert 'torch.save({}, os.path.join(args.train_url, "last.pt"))' in after
+
+
+def test_a_cross_file_helper_is_known_in_a_directory_check(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text(
+        "import os\n\ndef get_outdir(path, name):\n    os.makedirs(os.path.join(path, name))\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport helpers\np = argparse.ArgumentParser()\n"
+        "args = p.parse_known_args()[0]\nhelpers.get_outdir('./output/train', 'exp')\n"
+    )
+    reports = {Path(r.path).name: r for r in check_paths([tmp_path], jobs=1)}
+    found = [(f.line, f.rule) for f in reports["train.py"].findings]
+    assert found == [(4, "MA103"), (4, "MA103"), (5, "MA102")]
+    alone = check_source((tmp_path / "train.py").read_text(), "train.py")
+    assert "MA102" not in {f.rule for f in alone.findings}  # the file alone cannot know
+    result = plan([tmp_path], Codemod.CLOUD_PATHS, jobs=1)
+    after = next(c.after for c in result.changes if c.path.name == "train.py")
+    assert 'helpers.get_outdir(os.path.join(args.train_url, "train"), "exp")' in after.replace(
+        "'exp'", '"exp"'
+    )
+
+
+def test_a_folder_and_the_paths_built_under_it_move_together() -> None:
+    after = _migrated(
+        """
+        import argparse
+        import os
+        import torch
+        import helpers
+        parser = argparse.ArgumentParser()
+        args = parser.parse_known_args()[0]
+        os.makedirs("checkpoints", exist_ok=True)
+        helpers.keep("checkpoints/last.pth")
+        """
+    )
+    # the folder is the channel's old root, the file stays under it
+    assert 'default="./checkpoints"' in after
+    assert "os.makedirs(args.train_url, exist_ok=True)" in after
+    assert 'helpers.keep(os.path.join(args.train_url, "last.pth"))' in after
+
+
+LOGGER = """
+import argparse
+import os
+
+class CSVLogger:
+    def __init__(self, folder, name="log.csv"):
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, name)
+
+    def write(self, text):
+        with open(self.path, "a") as f:
+            f.write(text)
+
+parser = argparse.ArgumentParser()
+args, _ = parser.parse_known_args()
+CSVLogger(folder="csv_logs").write("x")
+"""
+
+
+def test_a_file_name_default_placed_under_a_folder_parameter_is_no_path_of_its_own() -> None:
+    """The folder the callers give is the path (reported and moved); the default file name lands
+    under it. Reported, it had no fix and kept --train_url from being added at all."""
+    left = _left(textwrap.dedent(LOGGER))
+    assert [m for rule, m in left if rule == "MA102"] == [
+        "'csv_logs' is CSVLogger()'s folder, used as a path"
+    ]
+    after = _migrated(LOGGER)
+    assert 'CSVLogger(folder=os.path.join(args.train_url, "csv_logs"))' in after
+    assert "--train_url" in after
+    assert [rule for rule, _ in _left(after) if rule.startswith("MA10")] == ["MA103"]  # data_url
