@@ -87,7 +87,7 @@ class JobContainer:
 
 def on_disk(root: Path, path: PurePosixPath) -> Path:
     """Where container path ``path`` is, for a container whose ``/home/ma-user`` is ``root``:
-    the rest of ``/home`` beside it, any other path (``/work/...``) under ``root``'s
+    the rest of ``/home`` beside it, any other absolute path under ``root``'s
     ``rootfs`` sibling."""
     if path == HOME or path.is_relative_to(HOME):
         return root.joinpath(*path.relative_to(HOME).parts)

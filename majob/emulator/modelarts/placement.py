@@ -36,8 +36,8 @@ class Placement:
 
 def container_path(value: str, where: str) -> PurePosixPath:
     """An absolute container path with no ``..``: refused otherwise. Not only under ``/home``:
-    algorithms made from older images put their channels under ``/work`` (ModelArts FAQ, "Why
-    do training jobs have two hyperparameter directories, /work and /ma-user")."""
+    algorithms made from older images put their channels in a top-level directory outside it
+    (ModelArts FAQ on the two hyperparameter directories of training jobs)."""
     path = PurePosixPath(value)
     if not path.is_absolute() or ".." in path.parts:
         raise bad_request(
