@@ -29,6 +29,15 @@ def submit(project: Path, *args: str):
     )
 
 
+@pytest.fixture(params=["rest", "notebook"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The REST client, or the notebook SDK inside a notebook: the same tests hold for both."""
+    if request.param == "notebook":
+        request.getfixturevalue("notebook")
+        monkeypatch.setenv("MAJOB_BACKEND", "notebook")
+    return str(request.param)
+
+
 def job_id_of(output: str) -> str:
     line = next(line for line in output.splitlines() if line.startswith("submitted job "))
     return line.split()[2]
@@ -78,7 +87,9 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     assert f"deleted job {job_id} (tiny-debug)" in deleted.output
 
 
-def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: EmulatedCloud) -> None:
+def test_a_failing_job_names_its_task_and_last_lines(
+    backend: str, project: Path, cloud: EmulatedCloud
+) -> None:
     result = submit(project, "--wait", "--set", "hyperparameters.fail=3")
     assert result.exit_code == 1, result.output
     assert "error: task worker-0 exited with code 3" in result.output
@@ -91,6 +102,7 @@ def test_a_failing_job_names_its_task_and_last_lines(project: Path, cloud: Emula
     ids=["429", "503", "dropped"],
 )
 def test_a_troubled_create_makes_exactly_one_job(
+    backend: str,
     project: Path,
     cloud: EmulatedCloud,
     service,
