@@ -236,13 +236,24 @@ def check_buckets(
         findings.guard(f"{where} (bucket {bucket})", probe)
 
 
-def check_name(job_name: str, service: TrainingService, findings: Findings) -> None:
+def check_name(
+    job_name: str,
+    service: TrainingService,
+    findings: Findings,
+    known: Sequence[Job] | None = None,
+) -> None:
     """No job has the name, in any phase: ModelArts refuses it with 2751 while a job of that
     name exists, ended or not (its API reference of ValidateTrainingJobName: a job is created
-    only when its name does not exist yet). Deleting the job frees the name."""
+    only when its name does not exist yet). Deleting the job frees the name. ``known``: the
+    jobs a search of the name (or a part of it) already found, so it is not asked again."""
 
     def check() -> None:
-        for job in _named(service, job_name):
+        named = (
+            (job for job in known if job.name == job_name)
+            if known is not None
+            else _named(service, job_name)
+        )
+        for job in named:
             free = (
                 f"delete it (majob delete {job.id})"
                 if job.finished
@@ -275,11 +286,13 @@ def run_preflight(
     earlier: Iterable[str] = (),
     profile_flag: str = "",
     make_buckets: bool = False,
+    named: Sequence[Job] | None = None,
 ) -> list[str]:
     """Every problem found, one line each (``earlier``: problems found before, e.g. while
     compiling). ``spec`` is the stage's effective spec; ``profile_flag`` (`` --profile x``)
     goes into the commands the problems suggest; ``make_buckets``: the submit makes the
-    buckets that do not exist (the emulator's, with ``--upload-inputs``)."""
+    buckets that do not exist (the emulator's, with ``--upload-inputs``); ``named``: the jobs
+    a search for ``job_name`` found already (``check_name``)."""
     findings = Findings(list(earlier))
     check_boot_file(spec, uploaded, findings)  # a plan's own finding of it is not repeated
 
@@ -291,7 +304,7 @@ def run_preflight(
         findings.guard("flavors and engines", offered)
         check_inputs(spec, store, findings, upload_inputs=upload_inputs, profile_flag=profile_flag)
         check_buckets(spec, store, findings, profile_flag=profile_flag, made_later=make_buckets)
-        check_name(job_name, service, findings)
+        check_name(job_name, service, findings, named)
     except (StorageAuthError, ServiceAuthError) as error:
         refused = error
     if refused is not None:

@@ -113,7 +113,9 @@ class Submitter:
     report: Callable[[str], None] = lambda line: None
     cache_dir: Path | None = None
 
-    def preflight(self, plan: SubmitPlan, *, upload_inputs: bool) -> list[str]:
+    def preflight(
+        self, plan: SubmitPlan, *, upload_inputs: bool, named: Sequence[Job] | None = None
+    ) -> list[str]:
         from majob.service.offerings import cache_file, load_offerings
         from majob.service.preflight import run_preflight
 
@@ -137,6 +139,7 @@ class Submitter:
             if self.profile.name == "default"
             else f" --profile {self.profile.name}",
             make_buckets=self.makes_buckets(upload_inputs),
+            named=named,
         )
 
     def makes_buckets(self, upload_inputs: bool) -> bool:
@@ -185,25 +188,27 @@ class Submitter:
             wait = getattr(getattr(self.service, "config", None), "create_wait", None)
         return float(wait) if isinstance(wait, (int, float)) else CREATE_LANDING_WINDOW
 
-    def with_free_name(self, plan: SubmitPlan) -> SubmitPlan:
+    def with_free_name(self, plan: SubmitPlan) -> tuple[SubmitPlan, list[Job] | None]:
         """``plan``, renamed ``<name>-N`` when only ended jobs hold its name
-        (``service/jobnames.py``); as it is otherwise (an active holder is the pre-flight's to
-        report, and so is a service that cannot be asked)."""
+        (``service/jobnames.py``), and the jobs the search found (the pre-flight's name check
+        reads them); as it is, and None, when the service cannot be asked (the pre-flight asks
+        again and reports why). An active holder is the pre-flight's to report."""
         from majob.service.jobnames import free_name, jobs_named_like, search_stem
 
         name = plan.job_name
         try:
-            chosen = free_name(name, jobs_named_like(self.service, search_stem(name)))
+            seen = list(jobs_named_like(self.service, search_stem(name)))
         except ServiceError:
-            return plan
+            return plan, None
+        chosen = free_name(name, seen)
         if chosen is None or chosen == name:
-            return plan
+            return plan, seen
         self.report(f"note: job name {name!r} is held by an ended job; this job is {chosen!r}")
-        return plan.renamed(chosen)
+        return plan.renamed(chosen), seen
 
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:
-        plan = self.with_free_name(plan)
-        problems = self.preflight(plan, upload_inputs=upload_inputs)
+        plan, seen = self.with_free_name(plan)
+        problems = self.preflight(plan, upload_inputs=upload_inputs, named=seen)
         if problems:
             raise PreflightError(problems)
         if self.makes_buckets(upload_inputs):

@@ -213,3 +213,16 @@ def test_a_dedicated_cpu_pool_takes_no_flavor_but_no_ascend_engine(
     check_offerings(job, offerings(service), findings)
     assert len(findings.problems) == 1
     assert findings.problems[0].startswith("resources.pool: a dedicated CPU pool (no ")
+
+
+def test_jobs_a_search_found_already_are_read_not_searched_again(service: Any) -> None:
+    job_id = service.add_job("mnist-debug", "Running")
+    known = service.search()[0]
+    service.search_failures.append(AssertionError("searched again"))
+    findings = Findings()
+    check_name("mnist-debug", service, findings, known)
+    assert (
+        len(findings.problems) == 1 and f"taken by job {job_id} (Running)" in findings.problems[0]
+    )
+    check_name("mnist-debug-2", service, findings := Findings(), known)
+    assert findings.problems == []
