@@ -118,8 +118,10 @@ def test_every_endpoint_answers_the_documented_typed_shape(harness: Harness, end
         served.add(route)
         return checked(response, model, fields)
 
+    # Still running when it is stopped below, however fast the machine: it sleeps.
+    harness.upload_job("jobs/slow", script="import time\ntime.sleep(120)\n")
     created = client.create_training_job(
-        CreateTrainingJobRequest(body=harness.body("contract-created"))
+        CreateTrainingJobRequest(body=harness.body("contract-created", prefix="jobs/slow"))
     )
     call("create", created, "CreateTrainingJobResponse", JOB)
     shown = client.show_training_job_details(ShowTrainingJobDetailsRequest(training_job_id=job))
