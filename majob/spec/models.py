@@ -16,6 +16,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from majob.spec.envrefs import FromEnviron
 from majob.spec.expect import NO_EXPECT, Expect, MetricPattern
+from majob.spec.fault_tolerance import NO_FAULT_TOLERANCE, FaultTolerance
 from majob.spec.fields import (
     CHANNEL_PATTERN,
     NAME_PATTERN,
@@ -30,6 +31,7 @@ from majob.spec.rules import (
     SpecRuleErrors,
     cards_in_flavor,
     channel_problems,
+    checkpoint_problems,
     distributed_problems,
     env_problems,
     flavor_is_ascend,
@@ -237,6 +239,10 @@ class JobSpec(SpecModel):
         "loss: 'loss=([0-9.]+)'. The pipeline records each node's series.",
     )
     expect: Expect = Field(NO_EXPECT, description="Checks every stage must pass (pipeline).")
+    fault_tolerance: FaultTolerance = Field(
+        NO_FAULT_TOLERANCE,
+        description="Automatic restarts on ModelArts; the checkpoints a restart resumes from.",
+    )
 
     # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
     # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
@@ -299,6 +305,9 @@ class JobSpec(SpecModel):
         )
         problems += metric_problems(self.metrics, self.expect.metrics)
         problems += env_problems(self.env, ("env",))
+        problems += checkpoint_problems(
+            self.fault_tolerance.checkpoint_output, [c.name for c in self.outputs]
+        )
         for stage in STAGES:
             override = self.stages.get(stage)
             if override is not None:

@@ -21,6 +21,20 @@ MAX_ENV_KEY = 8192
 MAX_ENV_VALUE = 4096
 
 
+def checkpoint_problems(output: str | None, outputs: Sequence[str]) -> list[Problem]:
+    """``fault_tolerance.checkpoints`` must sit under one of the outputs."""
+    if output is None or output in outputs:
+        return []
+    known = ", ".join(outputs) or "none: add one under outputs"
+    return [
+        (
+            ("fault_tolerance", "checkpoints"),
+            f"{output!r} is not an output (outputs: {known}); checkpoints go under an "
+            "output, e.g. train_url/ckpt/",
+        )
+    ]
+
+
 class SpecRuleErrors(ValueError):
     """Cross-field problems, each with the field path it belongs to (the loader locates them)."""
 
