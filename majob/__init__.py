@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from majob.spec.profiles import Profile as Profile
     from majob.spec.profiles import load_profile as load_profile
     from majob.spec.schema import spec_json_schema as spec_json_schema
+    from majob.spec.set_checks import SetWarning as SetWarning
     from majob.storage.uri import ObsUri as ObsUri
 
 

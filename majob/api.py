@@ -44,8 +44,10 @@ def submit(
     selected = _profile(profile)
     if not isinstance(spec, JobSpec):
         from majob.spec.load import load_spec
+        from majob.spec.set_checks import warn_overrides
 
         spec = load_spec(Path(spec), overrides=overrides, profile=selected, check_files="code_dir")
+        warn_overrides(spec, overrides, [chosen])
     return submit_plan(
         plan_submit(spec, chosen),
         selected,

@@ -74,14 +74,9 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
 def warn_about_sets(spec: JobSpec, overrides: list[str] | None, stages: list[Stage]) -> None:
     """Warn on stderr about each ``--set`` that would not do what it says: one a stage of
     ``stages`` overrides, a hyperparameter the code's argparse does not define."""
-    if not overrides:
-        return
-    from majob.spec.set_checks import shadowed_sets, undefined_hyperparameters
+    from majob.spec.set_checks import set_warnings
 
-    for line in [
-        *shadowed_sets(spec, overrides, stages),
-        *undefined_hyperparameters(spec, overrides),
-    ]:
+    for line in set_warnings(spec, overrides or [], stages):
         typer.echo(f"warning: {line}", err=True)
 
 

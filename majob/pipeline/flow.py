@@ -148,8 +148,11 @@ class Pipeline:
             self.spec, self.spec_path = spec, ""
         else:
             from majob.spec.load import load_spec
+            from majob.spec.models import STAGES
+            from majob.spec.set_checks import warn_overrides
 
             self.spec = load_spec(Path(spec), overrides=overrides, profile=self.profile)
+            warn_overrides(self.spec, overrides, STAGES)
             self.spec_path = str(Path(spec).resolve())
         # Without one named, the ledger of the spec's project (its code's, for a JobSpec).
         anchor = Path(self.spec_path or self.spec.code.dir)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,33 @@ MAX_FILES = 300  # .py files read for add_argument calls: a code dir is small (M
 MAX_BYTES = 1 << 20  # a bigger .py file is generated, not where argparse is set up
 
 
-def shadowed_sets(spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stage]) -> list[str]:
+class SetWarning(UserWarning):
+    """An override (the Python API's ``overrides=``) that would not do what it says."""
+
+
+def set_warnings(
+    spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stage], flag: str = "--set"
+) -> list[str]:
+    """Every warning about ``overrides`` when ``stages`` run: the ones a stage beats, the
+    hyperparameters the code does not define. ``flag`` is how the user wrote them."""
+    if not overrides:
+        return []
+    return [
+        *shadowed_sets(spec, overrides, stages, flag),
+        *undefined_hyperparameters(spec, overrides, flag),
+    ]
+
+
+def warn_overrides(spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stage]) -> None:
+    """The Python API's way of saying it: one ``SetWarning`` per problem, pointing at the
+    caller of the API function that took ``overrides``."""
+    for line in set_warnings(spec, overrides, stages, flag="override"):
+        warnings.warn(line, SetWarning, stacklevel=3)
+
+
+def shadowed_sets(
+    spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stage], flag: str = "--set"
+) -> list[str]:
     """One warning per ``--set`` a stage of ``stages`` overrides, naming what it runs with."""
     warnings = []
     for text in overrides:
@@ -42,8 +69,8 @@ def shadowed_sets(spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stag
             for field, value in _replaced(parts, override):
                 where = f"stages.{stage}.{field}"
                 warnings.append(
-                    f"--set {text}: the {stage} stage runs with {where}={value!r} from the spec "
-                    f"(a stage's override wins); to change it there, --set {where}={raw}"
+                    f"{flag} {text}: the {stage} stage runs with {where}={value!r} from the spec "
+                    f"(a stage's override wins); to change it there, {flag} {where}={raw}"
                 )
     return warnings
 
@@ -63,7 +90,9 @@ def _replaced(parts: list[str], override: StageOverride) -> Iterator[tuple[str, 
                 yield name, value
 
 
-def undefined_hyperparameters(spec: JobSpec, overrides: Sequence[str]) -> list[str]:
+def undefined_hyperparameters(
+    spec: JobSpec, overrides: Sequence[str], flag: str = "--set"
+) -> list[str]:
     """One warning per ``--set`` hyperparameter (top-level or a stage's) that no
     ``add_argument`` in the code defines."""
     named = []
@@ -87,7 +116,7 @@ def undefined_hyperparameters(spec: JobSpec, overrides: Sequence[str]) -> list[s
         close = difflib.get_close_matches(name, sorted(flags), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         warnings.append(
-            f"--set {text}: no add_argument in {spec.code.boot_file} or the code beside it "
+            f"{flag} {text}: no add_argument in {spec.code.boot_file} or the code beside it "
             f"defines --{name}, so parse_args() will stop on --{name}=... (parse_known_args() "
             f"ignores it){hint}"
         )

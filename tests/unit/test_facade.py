@@ -32,6 +32,7 @@ HOMES = {
     ],
     "majob.spec.profiles": ["Profile", "load_profile"],
     "majob.spec.schema": ["spec_json_schema"],
+    "majob.spec.set_checks": ["SetWarning"],
     "majob.storage.uri": ["ObsUri"],
 }  # fmt: skip
 PUBLIC = sorted((name for names in HOMES.values() for name in names), key=str.casefold)

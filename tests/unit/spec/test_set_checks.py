@@ -93,3 +93,33 @@ def test_code_without_argparse_is_not_judged(project: Path) -> None:
     (project / "code" / "train.py").write_text("import sys\nprint(sys.argv)\n")
     (project / "code" / "pkg" / "options.py").unlink()
     assert warnings(project, "hyperparameters.anything=1", stages=()) == []
+
+
+def test_the_python_api_warns_with_a_set_warning_at_its_caller(
+    project: Path, tmp_path: Path
+) -> None:
+    from majob import Pipeline, SetWarning
+
+    with pytest.warns(SetWarning) as caught:
+        Pipeline(
+            project / "spec.yaml",
+            overrides=["hyperparameters.epochs=3", "hyperparameters.epoch=2"],
+            ledger=tmp_path / "ledger.db",
+        )
+    messages = [str(w.message) for w in caught]
+    assert messages[0].startswith(
+        "override hyperparameters.epochs=3: the debug stage runs with "
+        "stages.debug.hyperparameters.epochs=1"
+    )
+    assert messages[0].endswith("override stages.debug.hyperparameters.epochs=3")
+    assert any("defines --epoch," in message for message in messages)
+    assert {w.filename for w in caught} == {__file__}  # the line that called the API
+
+
+def test_the_python_api_is_silent_about_overrides_that_do_what_they_say(
+    project: Path, tmp_path: Path
+) -> None:
+    from majob import Pipeline
+
+    # Warnings are errors in the tests: a SetWarning here would fail the test.
+    Pipeline(project / "spec.yaml", overrides=["hyperparameters.lr=0.2"], ledger=tmp_path / "l.db")
