@@ -21,6 +21,11 @@ RENAMES = frozenset({"replace", "rename", "move"})
 WATCHED = FRAMEWORK_SAVERS | LOADERS | RENAMES | {"save", "train", "fit"}
 
 
+def _saver(name: str) -> bool:
+    """A function or method named for saving (``save_checkpoint``, ``_save_snapshot``)."""
+    return "save" in name.lower()
+
+
 @dataclass
 class CheckpointSave:
     """A save call: ``torch.save`` (``torch``), a saver named for saving (``saver``)."""
@@ -58,9 +63,10 @@ class ResumeFacts(FactsBase):
         name = (
             func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
         )
-        if self.loops and name in self.defined_names:
+        if self.loops and name in self.defined_names and (type(func) is ast.Name or _saver(name)):
+            # model.train() is torch's, not the file's train(): a method counts when it saves
             self.loop_calls.append(LoopCall(name, self.span(node), self.loops[-1]))
-        if name not in WATCHED and not (name in self.defined_names and "save" in name.lower()):
+        if name not in WATCHED and not (name in self.defined_names and _saver(name)):
             return
         if name in LOADERS:
             self.checkpoint_loads.append(self.span(node))

@@ -530,6 +530,13 @@ def save_on_master(obj, path):
     # a final model saved after training is no checkpoint to resume from
     ("MA401", GPU, PARSER + "for epoch in range(3):\n    pass\ntorch.save(m, 'final.pt')\n"),
     ("MA403", GPU, PARSER + "for epoch in range(3):\n    pass\ntorch.save(m, 'final.pt')\n"),
+    # model.train() in the loop is torch's, not the file's train() that saves the final model
+    (
+        "MA403",
+        GPU,
+        PARSER + "def train(m):\n    for epoch in range(3):\n        m.train()\n"
+        "    torch.save(m, 'final.pt')\n",
+    ),
     # a script that loads its checkpoint back resumes
     (
         "MA401",
