@@ -28,6 +28,8 @@ def check_resume(
 ) -> None:
     """MA401-MA403 for one file (``source``, parsed as ``tree``); ``checkpoints`` is the
     spec's (output, folder), if given."""
+    if checkpoints is not None:
+        _ma402_resume_outside_folder(facts, out, checkpoints)
     per_epoch = _per_epoch_saves(facts)
     if not per_epoch:
         return
@@ -93,6 +95,23 @@ def _ma402_outside_folder(
         elif folder and rest.split("/")[0] != folder:
             shown = f"{output}/{rest}" if rest else output
             out.report("MA402", save.span, f"saved to {shown}, the spec keeps {where}")
+
+
+def _ma402_resume_outside_folder(
+    facts: FileFacts, out: FileFindings, checkpoints: tuple[str, str]
+) -> None:
+    """A ``torch.load`` from the checkpoint output but outside its folder (``cloud-paths`` keeps
+    ``./checkpoint/ckpt.pth`` as ``<train_url>/checkpoint/ckpt.pth``): a restarted job finds
+    only the predownloaded folder there."""
+    output, folder = checkpoints
+    if not folder:
+        return
+    for call in facts.torch_loads:
+        parts = path_parts(call.args[0], facts) if call.args else None
+        if parts is not None and parts[0] == output and parts[1].split("/")[0] != folder:
+            shown = f"{output}/{parts[1]}" if parts[1] else output
+            detail = f"resumes from {shown}, the spec keeps {output}/{folder}/"
+            out.report("MA402", facts.span(call), detail)
 
 
 def _ma403_non_atomic(facts: FileFacts, out: FileFindings, saves: list[CheckpointSave]) -> None:

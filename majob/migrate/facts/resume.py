@@ -18,7 +18,7 @@ FRAMEWORK_SAVERS = frozenset({"save_checkpoint", "save_state", "save_pretrained"
 LOADERS = frozenset({"load_state_dict", "load_checkpoint", "load_state", "load_from_checkpoint"})
 RESUME_KEYWORDS = frozenset({"resume_from_checkpoint", "ckpt_path"})
 RENAMES = frozenset({"replace", "rename", "move"})
-WATCHED = FRAMEWORK_SAVERS | LOADERS | RENAMES | {"save", "train", "fit"}
+WATCHED = FRAMEWORK_SAVERS | LOADERS | RENAMES | {"save", "load", "train", "fit"}
 
 
 def _saver(name: str) -> bool:
@@ -57,6 +57,7 @@ class ResumeFacts(FactsBase):
         self.loop_calls: list[LoopCall] = []
         self.checkpoint_loads: list[Span] = []
         self.renames: list[tuple[Scope, int]] = []  # (scope, line) of os.replace and the like
+        self.torch_loads: list[ast.Call] = []  # torch.load calls: a resume reads a checkpoint
 
     def _resume_call(self, node: ast.Call, func: ast.expr) -> None:
         """Called for every call; cheap unless the called name is one it watches."""
@@ -75,6 +76,8 @@ class ResumeFacts(FactsBase):
         elif name in ("train", "fit"):
             if any(k.arg in RESUME_KEYWORDS for k in node.keywords):
                 self.checkpoint_loads.append(self.span(node))
+        elif name == "load" and self.qualname(func) == "torch.load":
+            self.torch_loads.append(node)
         elif name == "save" and self.qualname(func) == "torch.save":
             self._checkpoint_save(node, "torch")
         elif name in FRAMEWORK_SAVERS or name in self.defined_names:

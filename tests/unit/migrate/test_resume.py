@@ -123,3 +123,19 @@ def test_check_reads_the_checkpoint_folder_from_the_spec(tmp_path: Path) -> None
     spec.write_text(base)
     result = runner.invoke(app, ["check", str(script), "--spec", str(spec), "--fail-on", "never"])
     assert "MA402" not in result.output
+
+
+def test_a_resume_read_outside_the_checkpoint_folder_with_a_spec() -> None:
+    """cloud-paths keeps ./checkpoint/ckpt.pth as <train_url>/checkpoint/ckpt.pth: with a spec
+    whose checkpoint folder is another, the restarted job reads a folder nobody downloaded."""
+    source = HEAD + textwrap.dedent(
+        """\
+        if os.path.isdir(os.path.join(args.train_url, "checkpoint")):
+            model.load_state_dict(torch.load(os.path.join(args.train_url, "checkpoint/ckpt.pth")))
+        data = torch.load(os.path.join(args.data_url, "x.pt"))
+        """
+    )
+    assert "MA402" not in _findings(source)
+    assert "MA402" not in _findings(source, ("train_url", "checkpoint"))
+    found = _findings(source, ("train_url", "ckpt"))["MA402"]
+    assert "resumes from train_url/checkpoint/ckpt.pth, the spec keeps train_url/ckpt/" in found
