@@ -19,6 +19,7 @@ if os.path.exists(last):
     checkpoint = torch.load(last)
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
+os.makedirs(args.log_url, exist_ok=True)
 for epoch in range(args.epochs):
     optimizer.zero_grad()
     model(torch.randn(4, 8)).sum().backward()
