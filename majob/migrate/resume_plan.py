@@ -75,6 +75,9 @@ def plan_resume(
     place = _folder_and_names(facts, save, loop.target.id)
     if isinstance(place, str):
         return place
+    assigned = {n.id for n in ast.walk(loop) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    if any(re.search(rf"\b{name}\b", place[0]) for name in assigned):
+        return "the checkpoint folder is named inside the loop"
     os_name, torch_name = facts.binding("os"), _torch_name(facts, save)
     if os_name is None or torch_name is None:
         return "the file does not `import os` and `import torch`"

@@ -139,3 +139,16 @@ def test_a_resume_read_outside_the_checkpoint_folder_with_a_spec() -> None:
     assert "MA402" not in _findings(source, ("train_url", "checkpoint"))
     found = _findings(source, ("train_url", "ckpt"))["MA402"]
     assert "resumes from train_url/checkpoint/ckpt.pth, the spec keeps train_url/ckpt/" in found
+
+
+def test_a_folder_named_inside_the_loop_is_left() -> None:
+    """The block runs before the loop: a folder variable set in the loop does not exist yet."""
+    source = HEAD + textwrap.dedent(
+        """\
+        for epoch in range(5):
+            folder = os.path.join(args.train_url, "ckpt")
+            state = {"epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+            torch.save(state, os.path.join(folder, "last.pt"))
+        """
+    )
+    assert "the checkpoint folder is named inside the loop" in _findings(source)["MA401"]
