@@ -1,9 +1,9 @@
 """``majob check``: one pass of the stdlib ``ast`` per file feeds every rule.
 
 ``facts`` records what the pass sees (imports, argument parsers, path literals, loaders, loops,
-saves, CUDA uses); then ``rules_paths``, ``rules_distributed`` and (with ``--target npu``)
-``rules_npu`` decide the findings from those facts, together with the ``Fix`` list that the
-codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
+saves, CUDA uses); then ``rules_paths``, ``rules_distributed``, ``rules_resume`` and (with
+``--target npu``) ``rules_npu`` decide the findings from those facts, together with the ``Fix``
+list that the codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 """
 
 from __future__ import annotations
