@@ -139,6 +139,8 @@ def migrate(
                 f"warning: {change.display}:{fix.span.line}:{fix.span.col + 1}: {fix.rule} "
                 "could not be applied; fix it by hand\n"
             )
+    for left in result.left:
+        sys.stderr.write(f"left: {left.path}:{left.line}:{left.col}: {left.rule} {left.message}\n")
     if write:
         rewrite.write(result)
         for change in result.changes:

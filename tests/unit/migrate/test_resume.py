@@ -152,3 +152,17 @@ def test_a_folder_named_inside_the_loop_is_left() -> None:
         """
     )
     assert "the checkpoint folder is named inside the loop" in _findings(source)["MA401"]
+
+
+def test_migrate_says_what_it_left_and_why(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        HEAD + "for epoch in range(5):\n"
+        "    torch.save(model.state_dict(), os.path.join(args.train_url, 'm.pt'))\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(app, ["migrate", str(script), "--to", "resume"])
+    assert result.exit_code == 0, result.output
+    assert f"left: {script}:10:5: MA401 " in result.stderr
+    assert "not rewritten (the checkpoint is not a dict" in result.stderr
+    assert "os.replace(" in result.stdout  # the atomic save is still made
