@@ -116,8 +116,8 @@ def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> Mi
             if report.imported and index.knows_any(report.imported):
                 outcomes[number] = _plan_file(files[number], codemod, index)
     result = MigrationResult(codemod, files=len(files))
-    for change, skipped, report in outcomes:
-        result.left.extend(report.findings if report is not None else [])
+    for change, skipped, planned in outcomes:
+        result.left.extend(planned.findings if planned is not None else [])
         if change is not None:
             result.changes.append(change)
         if skipped is not None:
