@@ -46,7 +46,9 @@ def _per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
     return [
         save
         for save in facts.checkpoint_saves
-        if save.loop is not None or (save.kind == "torch" and save.scope.function in called)
+        if save.loop is not None
+        or save.in_steps
+        or (save.kind == "torch" and save.scope.function in called)
     ]
 
 
@@ -60,12 +62,17 @@ def _ma401_saves_without_resume(
     if facts.checkpoint_loads:
         return
     savers = {s.scope.function for s in per_epoch if s.kind == "torch" and s.loop is None}
-    sites = [s.span for s in per_epoch if s.loop is not None]
+    sites = [s.span for s in per_epoch if s.loop is not None or s.in_steps]
     sites += [call.span for call in facts.loop_calls if call.callee in savers]
     first = min(sites)
     in_loop = [s for s in per_epoch if s.loop is not None and s.kind == "torch" and s.span == first]
     if not in_loop:
-        why = "the save runs in a function the epoch loop calls"
+        stepped = any(s.in_steps and s.span == first for s in per_epoch)
+        why = (
+            "the loop is over steps, not epochs"
+            if stepped
+            else "the save runs in a function the epoch loop calls"
+        )
         out.report("MA401", first, f"not rewritten ({why}): add the load by hand")
         return
     planned = plan_resume(facts, tree, source, in_loop[0])

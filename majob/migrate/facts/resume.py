@@ -36,6 +36,7 @@ class CheckpointSave:
     kind: str
     scope: Scope
     loop: EpochLoop | None  # the innermost epoch loop around it
+    in_steps: bool = False  # in a loop over training steps (``for iteration in range(...)``)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class ResumeFacts(FactsBase):
         self.checkpoint_loads: list[Span] = []
         self.renames: list[tuple[Scope, int]] = []  # (scope, line) of os.replace and the like
         self.torch_loads: list[ast.Call] = []  # torch.load calls: a resume reads a checkpoint
+        self.step_loops = 0  # how many loops over steps or iterations the walk is in
 
     def _resume_call(self, node: ast.Call, func: ast.expr) -> None:
         """Called for every call; cheap unless the called name is one it watches."""
@@ -94,5 +96,6 @@ class ResumeFacts(FactsBase):
                 kind,
                 self.scope,
                 self.loops[-1] if self.loops else None,
+                self.step_loops > 0,
             )
         )

@@ -166,3 +166,18 @@ def test_migrate_says_what_it_left_and_why(tmp_path: Path) -> None:
     assert f"left: {script}:10:5: MA401 " in result.stderr
     assert "not rewritten (the checkpoint is not a dict" in result.stderr
     assert "os.replace(" in result.stdout  # the atomic save is still made
+
+
+def test_a_loop_over_training_steps_saves_checkpoints_too() -> None:
+    stepped = HEAD + textwrap.dedent(
+        """\
+        for iteration in range(1000):
+            if iteration % 100 == 0:
+                torch.save(model.state_dict(), os.path.join(args.train_url, "last.pt"))
+        """
+    )
+    found = _findings(stepped)
+    assert "the loop is over steps, not epochs" in found["MA401"]
+    assert "MA403" in found
+    samples = HEAD + "for i in range(10):\n    torch.save(torch.randn(2), f'sample_{i}.pt')\n"
+    assert _findings(samples) == {}
