@@ -76,21 +76,30 @@ def check(
     ] = None,
     spec: Annotated[
         Path | None,
-        typer.Option("--spec", help="Job spec whose image engine version gives the torch version."),
+        typer.Option(
+            "--spec",
+            help="Job spec: its image engine version gives the torch version, its "
+            "fault_tolerance.checkpoints the checkpoint folder (MA402).",
+        ),
     ] = None,
     jobs: JobsOption = None,
 ) -> None:
-    """Report what keeps training code from running on ModelArts (rule ids MA000-MA328)."""
+    """Report what keeps training code from running on ModelArts (rule ids MA000-MA403)."""
     from majob.migrate.checker import check_paths, parse_torch_version
     from majob.migrate.report import all_findings, render_json, render_sarif, render_text
 
     version = parse_torch_version(torch_version) if torch_version else None
-    if version is None and spec is not None:
+    checkpoints = None
+    if spec is not None:
         from majob.spec.load import load_spec
 
-        engine_version = load_spec(spec).image.version
-        version = parse_torch_version(engine_version) if engine_version else None
-    reports = check_paths(paths, target, version, jobs)
+        job = load_spec(spec)
+        engine_version = job.image.version
+        if version is None and engine_version:
+            version = parse_torch_version(engine_version)
+        output = job.fault_tolerance.checkpoint_output
+        checkpoints = (output, job.fault_tolerance.checkpoint_folder) if output else None
+    reports = check_paths(paths, target, version, jobs, checkpoints)
     if output_format is OutputFormat.JSON:
         sys.stdout.write(render_json(reports))
     elif output_format is OutputFormat.SARIF:
@@ -130,6 +139,8 @@ def migrate(
                 f"warning: {change.display}:{fix.span.line}:{fix.span.col + 1}: {fix.rule} "
                 "could not be applied; fix it by hand\n"
             )
+    for left in result.left:
+        sys.stderr.write(f"left: {left.path}:{left.line}:{left.col}: {left.rule} {left.message}\n")
     if write:
         rewrite.write(result)
         for change in result.changes:

@@ -1,9 +1,9 @@
 """``majob check``: one pass of the stdlib ``ast`` per file feeds every rule.
 
 ``facts`` records what the pass sees (imports, argument parsers, path literals, loaders, loops,
-saves, CUDA uses); then ``rules_paths``, ``rules_distributed`` and (with ``--target npu``)
-``rules_npu`` decide the findings from those facts, together with the ``Fix`` list that the
-codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
+saves, CUDA uses); then ``rules_paths``, ``rules_distributed``, ``rules_resume`` and (with
+``--target npu``) ``rules_npu`` decide the findings from those facts, together with the ``Fix``
+list that the codemods apply. Unparsable files become an ``MA000`` finding and are skipped.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from majob.migrate.rules import RULES, Codemod, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
+from majob.migrate.rules_resume import check_resume
 from majob.migrate.source_text import source_lines, top_level_ranges
 from majob.migrate.workers import map_in_workers, worker_count
 
@@ -46,10 +47,12 @@ def check_source(
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
     project: ProjectIndex | None = None,
+    checkpoints: tuple[str, str] | None = None,
 ) -> FileReport:
     """Check one file's text; a syntax error becomes an ``MA000`` finding. ``torch_version``
     (of the target image) decides whether a missing ``import torch_npu`` is an error;
-    ``project`` holds the helpers of the other files of its project."""
+    ``project`` holds the helpers of the other files of its project; ``checkpoints`` is the
+    spec's checkpoint folder as (output, folder)."""
     try:
         parsed = syntax_repair.parse(source, path)
     except (SyntaxError, ValueError) as error:
@@ -67,6 +70,7 @@ def check_source(
     _ma000_syntax_problems(parsed, out)
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
+    check_resume(facts, out, tree, parsed.text, checkpoints)
     if facts.npu:
         check_npu(facts, out, torch_version)
     report = out.file_report()
@@ -122,6 +126,7 @@ def check_file(
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
     project: ProjectIndex | None = None,
+    checkpoints: tuple[str, str] | None = None,
 ) -> FileReport:
     """Check one file on disk; unreadable or non-UTF-8 files become ``MA000`` findings."""
     shown = display or str(path)
@@ -137,7 +142,7 @@ def check_file(
         return FileReport(
             shown, [Finding(shown, 1, 1, "MA000", RULES["MA000"].severity, message)], parsed=False
         )
-    return check_source(source, shown, target, torch_version, project)
+    return check_source(source, shown, target, torch_version, project, checkpoints)
 
 
 def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
@@ -169,20 +174,26 @@ def check_paths(
     target: Target = Target.GPU,
     torch_version: tuple[int, int] | None = None,
     jobs: int | None = None,
+    checkpoints: tuple[str, str] | None = None,
 ) -> list[FileReport]:
     """Check every Python file under ``paths``, in ``jobs`` processes (None: one per CPU for a
-    large tree, see ``workers``), the reports in a stable order."""
+    large tree, see ``workers``), the reports in a stable order; ``checkpoints``: the spec's
+    checkpoint folder as (output, folder)."""
     paths = list(paths)
     files = list(python_files(paths))
     workers = worker_count(jobs, [path for path, _ in files])
-    check = partial(_check_listed, target=target, torch_version=torch_version)
+    check = partial(
+        _check_listed, target=target, torch_version=torch_version, checkpoints=checkpoints
+    )
     with cycle_collection_paused():  # forked workers inherit the pause
         reports = map_in_workers(check, files, workers)
         index = project_index(paths, files, reports)
         for number, report in enumerate(reports):
             if report.imported and index.knows_any(report.imported):
                 # a literal handed to a helper of another file: checked again, knowing it
-                reports[number] = _check_listed(files[number], target, torch_version, index)
+                reports[number] = _check_listed(
+                    files[number], target, torch_version, index, checkpoints
+                )
     return reports
 
 
@@ -203,9 +214,10 @@ def _check_listed(
     target: Target,
     torch_version: tuple[int, int] | None,
     project: ProjectIndex | None = None,
+    checkpoints: tuple[str, str] | None = None,
 ) -> FileReport:
     path, shown = listed
-    return check_file(path, shown, target, torch_version, project)
+    return check_file(path, shown, target, torch_version, project, checkpoints)
 
 
 @contextmanager

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import itertools
-import re
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -22,6 +20,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from majob.errors import MigrationError
 from majob.migrate.findings import Fix, Span
 from majob.migrate.source_text import source_lines, top_level_ranges
+from majob.migrate.text_splice import apply_as_text as _apply_as_text
 
 _EXPR_ACTIONS = frozenset(
     {
@@ -78,6 +77,14 @@ class _ApplyFixes(cst.CSTTransformer):
 
     def _mark(self, fix: Fix) -> None:
         self.applied.add(id(fix))
+
+    def _new_statements(self, fixes: Sequence[Fix]) -> list[cst.BaseStatement]:
+        """The statements ``fixes`` add, in order; each fix is marked applied."""
+        new: list[cst.BaseStatement] = []
+        for fix in fixes:
+            new.extend(_statements(fix.code))
+            self._mark(fix)
+        return new
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         descend = super().on_visit(node)
@@ -229,17 +236,23 @@ class _ApplyFixes(cst.CSTTransformer):
         fixes = self.body_fixes.get((where.start.line, where.start.column), [])
         if not fixes or not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        new: list[cst.BaseStatement] = []
-        for fix in fixes:
-            new.extend(_statements(fix.code))
-            self._mark(fix)
+        new = self._new_statements(fixes)
         body = updated.body.with_changes(body=[*new, *updated.body.body])
         return updated.with_changes(body=body)
 
-    def leave_For(self, original_node: cst.For, updated_node: cst.For) -> cst.For:
+    def leave_For(
+        self, original_node: cst.For, updated_node: cst.For
+    ) -> cst.For | cst.FlattenSentinel[cst.BaseStatement]:
         result = self._prepend(original_node, updated_node)
         assert isinstance(result, cst.For)
-        return result
+        where = self._range(original_node)
+        line = where.start.line if where else -1
+        before = [f for f in self.stmt_fixes if f.action == "insert-before" and f.span.line == line]
+        if not before:
+            return result
+        new = self._new_statements(before)  # statements before the loop (the resume block)
+        new[0] = new[0].with_changes(leading_lines=result.leading_lines)
+        return cst.FlattenSentinel([*new, result.with_changes(leading_lines=())])
 
     def leave_FunctionDef(
         self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
@@ -248,10 +261,7 @@ class _ApplyFixes(cst.CSTTransformer):
         fixes = self.function_fixes.get(where.start.line, []) if where else []
         if not fixes or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
-        new: list[cst.BaseStatement] = []
-        for fix in fixes:
-            new.extend(_statements(fix.code))
-            self._mark(fix)
+        new = self._new_statements(fixes)
         body = list(updated_node.body.body)
         index = 1 if body and _is_preamble(body[0], first=True) else 0  # after the docstring
         block = updated_node.body.with_changes(body=[*body[:index], *new, *body[index:]])
@@ -264,10 +274,7 @@ class _ApplyFixes(cst.CSTTransformer):
         index = 0
         while index < len(body) and _is_preamble(body[index], first=index == 0):
             index += 1
-        new: list[cst.BaseStatement] = []
-        for fix in self.top:
-            new.extend(_statements(fix.code))
-            self._mark(fix)
+        new = self._new_statements(self.top)
         return updated_node.with_changes(body=[*body[:index], *new, *body[index:]])
 
 
@@ -305,54 +312,6 @@ def _top_level_ranges(source: str) -> list[tuple[int, int]] | None:
     except (SyntaxError, ValueError):
         return None
     return top_level_ranges(tree)
-
-
-# Edits inside one expression's own text: applied as text when they do not overlap.
-_TEXT_ACTIONS = frozenset({"replace-expr", "replace-string", "rename-attr"})
-_TRAILING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _text_edit(text: str, fix: Fix) -> str | None:
-    """The new text of the span ``fix`` edits, or None when it does not fit the text."""
-    if fix.action == "replace-expr":
-        return fix.code
-    if fix.action == "replace-string":
-        return text.replace(fix.old, fix.new, 1) if fix.old in text else None
-    if fix.action == "rename-attr" and _TRAILING_NAME.search(text):
-        return _TRAILING_NAME.sub(fix.code, text)
-    return None
-
-
-def _apply_as_text(lines: list[str], start: int, end: int, fixes: Sequence[Fix]) -> str | None:
-    """Lines ``start``..``end`` (1-based) with ``fixes`` spliced in, or None when a fix is not a
-    plain text edit or two overlap (libcst then does the chunk). The spans are the checker's,
-    in characters, and exclude parentheses, as libcst's node ranges do."""
-    if any(f.action not in _TEXT_ACTIONS for f in fixes):
-        return None
-    chunk = "".join(lines[start - 1 : end])
-    offsets = [0]
-    for line in lines[start - 1 : end]:
-        offsets.append(offsets[-1] + len(line))
-
-    def offset(line: int, col: int) -> int:
-        return offsets[line - start] + col
-
-    spans = sorted(
-        (
-            (offset(f.span.line, f.span.col), offset(f.span.end_line, f.span.end_col), f)
-            for f in fixes
-        ),
-        key=lambda item: item[0],
-    )
-    for (_, first_end, _), (second_start, _, _) in itertools.pairwise(spans):
-        if second_start < first_end:
-            return None
-    for begin, stop, fix in reversed(spans):
-        new = _text_edit(chunk[begin:stop], fix)
-        if new is None:
-            return None
-        chunk = chunk[:begin] + new + chunk[stop:]
-    return chunk
 
 
 def apply_fixes(

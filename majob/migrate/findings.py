@@ -72,7 +72,8 @@ class Fix:
     (the string literal's text ``old`` becomes ``new``, quotes kept), ``rename-attr`` (the
     attribute or method name becomes ``code``), ``parse-known-args``, ``set-kwarg`` (keyword
     ``name`` of the call at span becomes ``code``), ``insert-before`` / ``insert-after`` (statements
-    around the statement line containing span), ``replace-stmt``, ``wrap-stmt`` (``if code:``
+    around the statement line containing span; ``insert-before`` also before a ``for`` starting
+    on span's line), ``replace-stmt``, ``wrap-stmt`` (``if code:``
     around it), ``prepend-body`` (statements at the top of the compound statement at span),
     ``prepend-function`` (statements at the top of the body of the function defined on span's
     line, after its docstring),

@@ -21,6 +21,8 @@ from majob.migrate.rules import Severity, Target
 
 _EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+?)\s*(?:@([a-z0-9-]+))?\s*$")
 _CLEAN = re.compile(r"#\s*clean:\s*@([a-z0-9-]+)\s*$")
+# `# checkpoints: train_url/ckpt/`: checked as with a spec whose fault_tolerance says so
+_CHECKPOINTS = re.compile(r"^#\s*checkpoints:\s*(\S+?)/(\S*?)/?\s*$", re.MULTILINE)
 
 Key = tuple[str, int, str]
 
@@ -38,8 +40,10 @@ CATEGORIES: dict[str, str] = {
 
 
 def category(rule: str) -> str:
-    """The category ``rule`` is scored in: the table above, else ``DISTRIBUTED`` or ``NPU``."""
-    return CATEGORIES.get(rule) or ("DISTRIBUTED" if rule.startswith("MA2") else "NPU")
+    """The category ``rule`` is scored in: the table above, else ``DISTRIBUTED``, ``NPU`` or
+    ``RESUME`` by its range."""
+    families = {"MA2": "DISTRIBUTED", "MA3": "NPU", "MA4": "RESUME"}
+    return CATEGORIES.get(rule) or families.get(rule[:3], "NPU")
 
 
 @dataclass
@@ -154,7 +158,10 @@ def score(corpus: Path, target: Target = Target.NPU) -> Scores:
     scores = Scores()
     for path in sorted(corpus.glob("*.py")):
         source = path.read_text(encoding="utf-8")
-        scores.add(check_source(source, path.name, target), path.name, source)
+        found = _CHECKPOINTS.search(source)
+        checkpoints = (found.group(1), found.group(2)) if found else None
+        report = check_source(source, path.name, target, checkpoints=checkpoints)
+        scores.add(report, path.name, source)
     for project in sorted(p for p in corpus.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for report in check_paths([project], target, jobs=1):
             name = Path(report.path).relative_to(corpus).as_posix()

@@ -22,9 +22,9 @@ from majob.migrate.checker import (
     python_files,
     read_source,
 )
-from majob.migrate.findings import FileReport, Fix
+from majob.migrate.findings import FileReport, Finding, Fix
 from majob.migrate.project import ProjectIndex
-from majob.migrate.rules import Codemod, Target
+from majob.migrate.rules import RULES, Codemod, Target
 from majob.migrate.workers import map_in_workers, worker_count
 
 _BOM = "\ufeff"
@@ -60,6 +60,9 @@ class MigrationResult:
     changes: list[FileChange] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     files: int = 0
+    # findings of the rules this codemod fixes that it left here (MA401 where the pattern is not
+    # clear): their messages say why
+    left: list[Finding] = field(default_factory=list)
 
 
 def target_of(codemod: Codemod) -> Target:
@@ -113,7 +116,8 @@ def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> Mi
             if report.imported and index.knows_any(report.imported):
                 outcomes[number] = _plan_file(files[number], codemod, index)
     result = MigrationResult(codemod, files=len(files))
-    for change, skipped, _ in outcomes:
+    for change, skipped, planned in outcomes:
+        result.left.extend(planned.findings if planned is not None else [])
         if change is not None:
             result.changes.append(change)
         if skipped is not None:
@@ -135,7 +139,10 @@ def _plan_file(
     original = source
     source, full = checked(source, display, codemod, project)
     # what the project index needs, not the findings: the outcome crosses processes
-    report = FileReport(display, exports=full.exports, imported=full.imported)
+    left = [
+        f for f in full.findings if codemod in RULES[f.rule].fixed_by and codemod not in f.fixed_by
+    ]
+    report = FileReport(display, left, exports=full.exports, imported=full.imported)
     if not full.parsed:
         # the error no codemod repairs is why the file is skipped, not the first one
         errors = [f for f in full.findings if f.rule == "MA000"]

@@ -33,6 +33,7 @@ class Codemod(str, enum.Enum):
     DDP = "ddp"
     NPU_AUTO = "npu-auto"
     NPU_MANUAL = "npu-manual"
+    RESUME = "resume"
 
 
 class Target(str, enum.Enum):

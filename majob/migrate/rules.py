@@ -2,13 +2,15 @@
 
 Ids never change meaning once released; a retired rule keeps its number. Ranges:
 ``MA0xx`` the file itself, ``MA1xx`` cloud paths and arguments, ``MA2xx`` distributed training,
-``MA3xx`` the Ascend NPU target (only checked with ``--target npu``).
+``MA3xx`` the Ascend NPU target (only checked with ``--target npu``), ``MA4xx`` resuming after
+a restart (fault tolerance).
 """
 
 from __future__ import annotations
 
 from majob.migrate.rule_kinds import Codemod, Rule, Severity, Target
 from majob.migrate.rules_npu_table import NPU_RULES
+from majob.migrate.rules_resume_table import RESUME_RULES
 
 _W, _E = Severity.WARNING, Severity.ERROR
 _PATHS, _DDP = (Codemod.CLOUD_PATHS,), (Codemod.DDP,)
@@ -189,6 +191,7 @@ RULES: dict[str, Rule] = {
             "the Ascend engine) to keep the throughput",
         ),
         *NPU_RULES,
+        *RESUME_RULES,
     )
 }
 

@@ -27,7 +27,7 @@ def training_function(args):
         output_dir = f"epoch_{epoch}"
         if args.output_dir is not None:
             output_dir = os.path.join(args.output_dir, output_dir)
-        accelerator.save_state(output_dir)
+        accelerator.save_state(output_dir)  # expect: MA401
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
     accelerator.save(unwrapped.state_dict(), os.path.join(args.output_dir, "model.pt"))

@@ -43,7 +43,7 @@ def test(epoch):
     state = {"net": net.state_dict(), "epoch": epoch}  # expect: MA205
     if not os.path.isdir("checkpoint"):  # expect: MA102
         os.mkdir("checkpoint")  # expect: MA102
-    torch.save(state, "./checkpoint/ckpt.pth")  # expect: MA102
+    torch.save(state, "./checkpoint/ckpt.pth")  # expect: MA102, MA403
 
 
 for epoch in range(start_epoch, start_epoch + 1):

@@ -61,5 +61,5 @@ for epoch in range(opt.niter):
     errG.backward()
     optimizerG.step()
     np.save("%s/fake_samples_epoch_%03d.npy" % (opt.outf, epoch), fake.detach().cpu().numpy())
-    torch.save(netG.state_dict(), "%s/netG_epoch_%d.pth" % (opt.outf, epoch))
-    torch.save(netD.state_dict(), "%s/netD_epoch_%d.pth" % (opt.outf, epoch))
+    torch.save(netG.state_dict(), "%s/netG_epoch_%d.pth" % (opt.outf, epoch))  # expect: MA403
+    torch.save(netD.state_dict(), "%s/netD_epoch_%d.pth" % (opt.outf, epoch))  # expect: MA403

@@ -54,7 +54,7 @@ def do_train(cfg, model, resume=False):
             optimizer.step()
             break
         if (iteration + 1) % cfg.SOLVER.CHECKPOINT_PERIOD == 0 and is_main_process():
-            torch.save({"model": model.module.state_dict() if hasattr(model, "module") else model.state_dict(), "iteration": iteration}, last)
+            torch.save({"model": model.module.state_dict() if hasattr(model, "module") else model.state_dict(), "iteration": iteration}, last)  # expect: MA403
 
 
 def main(args):

@@ -56,7 +56,7 @@ def main():
         if acc >= best:
             best = acc
             os.makedirs("checkpoints", exist_ok=True)  # expect: MA102
-            torch.save({"model": model.state_dict(), "epoch": epoch}, f"checkpoints/{args.name}_best.pt")  # expect: MA102
+            torch.save({"model": model.state_dict(), "epoch": epoch}, f"checkpoints/{args.name}_best.pt")  # expect: MA102, MA401, MA403
     writer.close()
 
 

@@ -54,11 +54,11 @@ def main_worker(gpu, ngpus_per_node, args):
             nn.functional.cross_entropy(model(inputs), target.long()).backward()
             optimizer.step()
         if not args.multiprocessing_distributed or args.rank % ngpus_per_node == 0:
-            save_checkpoint({"epoch": epoch + 1, "state_dict": model.state_dict()}, True)
+            save_checkpoint({"epoch": epoch + 1, "state_dict": model.state_dict()}, True)  # expect: MA401
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):  # expect: MA102
-    torch.save(state, filename)  # expect: MA204
+    torch.save(state, filename)  # expect: MA204, MA403
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")  # expect: MA102
 

@@ -18,7 +18,7 @@ parser.add_argument("--gpu", default=None, type=int)
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):  # expect: MA102
-    torch.save(state, filename)
+    torch.save(state, filename)  # expect: MA403
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")  # expect: MA102
 
@@ -44,7 +44,7 @@ def main():
             nn.functional.cross_entropy(model(images), target).backward()
             optimizer.step()
             break
-        save_checkpoint(
+        save_checkpoint(  # expect: MA401
             {"epoch": epoch + 1, "state_dict": model.state_dict()},  # expect: MA205
             is_best=True,
         )

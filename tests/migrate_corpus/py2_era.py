@@ -42,4 +42,4 @@ def train(epoch):
 
 for epoch in range(1, args.epochs + 1):
     train(epoch)
-    torch.save(model.state_dict(), "mnist_cnn_%d.pt" % epoch)  # expect: MA102 @python2
+    torch.save(model.state_dict(), "mnist_cnn_%d.pt" % epoch)  # expect: MA102, MA401, MA403 @python2

@@ -21,7 +21,7 @@ parser.add_argument("--multiprocessing-distributed", action="store_true")
 
 
 def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):  # expect: MA102
-    torch.save(state, filename)  # expect: MA204
+    torch.save(state, filename)  # expect: MA204, MA403
     if is_best:
         shutil.copyfile(filename, "model_best.pth.tar")  # expect: MA102
 

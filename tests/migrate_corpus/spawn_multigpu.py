@@ -19,7 +19,7 @@ def ddp_setup(rank, world_size):
 
 
 def save(model):
-    torch.save(model.module.state_dict(), CHECKPOINT_PATH)
+    torch.save(model.module.state_dict(), CHECKPOINT_PATH)  # expect: MA403
 
 
 def main(rank, world_size, total_epochs=1):
@@ -38,7 +38,7 @@ def main(rank, world_size, total_epochs=1):
             optimizer.step()
             break
         if rank == 0:
-            save(model)
+            save(model)  # expect: MA401
     destroy_process_group()
 
 

@@ -43,7 +43,7 @@ class Trainer:
                 self.optimizer.step()
             if self.gpu_id == 0:
                 snapshot = {"MODEL_STATE": self.model.module.state_dict(), "EPOCHS_RUN": epoch + 1}
-                torch.save(snapshot, self.snapshot_path)  # expect: MA206
+                torch.save(snapshot, self.snapshot_path)  # expect: MA206, MA403
 
 
 def main():

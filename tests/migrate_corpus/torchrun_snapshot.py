@@ -42,7 +42,7 @@ class Trainer:
 
     def _save_snapshot(self, epoch):
         snapshot = {"MODEL_STATE": self.model.module.state_dict(), "EPOCHS_RUN": epoch}
-        torch.save(snapshot, self.snapshot_path)  # expect: MA206
+        torch.save(snapshot, self.snapshot_path)  # expect: MA206, MA403
 
     def train(self, max_epochs):
         for epoch in range(self.epochs_run, max_epochs):

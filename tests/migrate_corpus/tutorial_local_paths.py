@@ -12,7 +12,7 @@ import torch.optim as optim
 
 
 def save_checkpoint(model, optimizer, epoch, filename="checkpoint.pth.tar"):  # expect: MA102
-    torch.save({"epoch": epoch, "model": model.state_dict(), "optim": optimizer.state_dict()}, filename)
+    torch.save({"epoch": epoch, "model": model.state_dict(), "optim": optimizer.state_dict()}, filename)  # expect: MA403
 
 
 def train(args):
@@ -30,7 +30,7 @@ def train(args):
         loss.backward()
         optimizer.step()
         name = f"epoch_{epoch}.pt"  # expect: MA102 @local-var
-        torch.save(model.state_dict(), name)
+        torch.save(model.state_dict(), name)  # expect: MA403
         save_checkpoint(model, optimizer, epoch, filename="checkpoint_{:04d}.pth.tar".format(epoch))  # expect: MA102 @keyword-literal
     torch.save({"epoch": args.epochs, "model_state_dict": model.state_dict()}, PATH)
 

@@ -51,7 +51,7 @@ def train(opt, device):
             break
         if RANK in {-1, 0}:
             ckpt = {"epoch": epoch, "model": deepcopy(model.module if hasattr(model, "module") else model).half()}
-            torch.save(ckpt, last)
+            torch.save(ckpt, last)  # expect: MA401, MA403
             del ckpt
 
 

@@ -50,4 +50,4 @@ if __name__ == "__main__":
         optimizer.zero_grad()
         logger.scalar_summary("loss", loss.item(), epoch)
         if epoch % opt.checkpoint_interval == 0:
-            torch.save(model.state_dict(), f"checkpoints/yolov3_ckpt_%d.pth" % epoch)  # expect: MA102
+            torch.save(model.state_dict(), f"checkpoints/yolov3_ckpt_%d.pth" % epoch)  # expect: MA102, MA401, MA403

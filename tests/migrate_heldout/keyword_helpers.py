@@ -19,7 +19,7 @@ class CSVLogger:
 
 
 def save_state(state, is_best, path):
-    torch.save(state, path)
+    torch.save(state, path)  # expect: MA403
     if is_best:
         shutil.copyfile(path, os.path.join(os.path.dirname(path) or ".", "best.pth"))
 
@@ -40,7 +40,7 @@ def main():
         optimizer.step()
         logger.write(epoch, loss.item())
         state = {"model": model.state_dict()}  # expect: MA205
-        save_state(state, True, path="state_e{}.pth".format(epoch))  # expect: MA102 @keyword-literal
+        save_state(state, True, path="state_e{}.pth".format(epoch))  # expect: MA102, MA401 @keyword-literal
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def train(epochs=1):
         opt.step()
         snapshot = f"snapshots/net_{epoch:03d}.pth"  # expect: MA102 @local-var
         os.makedirs(os.path.dirname(snapshot), exist_ok=True)
-        torch.save(net.state_dict(), snapshot)
+        torch.save(net.state_dict(), snapshot)  # expect: MA401, MA403
     SAVE_TO = "./final_net.pth"  # expect: MA102 @local-var
     torch.save(net.state_dict(), SAVE_TO)
 

@@ -15,6 +15,7 @@ from majob.migrate.facts.frameworks import FrameworkFacts
 from majob.migrate.facts.named_paths import NamedPathFacts
 from majob.migrate.facts.npu import NpuFacts
 from majob.migrate.facts.records import NpuCandidate, Site
+from majob.migrate.facts.resume import ResumeFacts
 from majob.migrate.facts.walk import TreeWalk
 
 
@@ -24,6 +25,7 @@ class CallFacts(
     ArgparseFacts,
     DistributedFacts,
     NpuFacts,
+    ResumeFacts,
     TreeWalk,
 ):
     """Dispatches calls to the path, argparse, distributed and NPU collectors."""
@@ -31,6 +33,7 @@ class CallFacts(
     def _call(self, node: ast.Call) -> None:
         func = node.func
         self._call_site(func)
+        self._resume_call(node, func)
         if node.args or node.keywords:
             self._call_literals(node)
         if type(func) is ast.Name and func.id == "exec":

@@ -129,7 +129,10 @@ class FileFacts(CallFacts, ImportFacts):
         self.scope.loops_or_syncs = True
         names = [n.id for n in ast.walk(node.target) if type(n) is ast.Name]
         if not any("epoch" in n.lower() for n in names):
+            steps = any("iter" in n.lower() or "step" in n.lower() for n in names)
+            self.step_loops += steps  # a loop over training steps saves checkpoints too
             self.children(node)
+            self.step_loops -= steps
             return
         loop = EpochLoop(
             self.span(node),

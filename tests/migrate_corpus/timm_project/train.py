@@ -54,7 +54,7 @@ def main():
         model(data.to(device)).pow(2).mean().backward()
         optimizer.step()
         if saver is not None:
-            saver.save_checkpoint(epoch)
+            saver.save_checkpoint(epoch)  # expect: MA401
 
 
 if __name__ == "__main__":

@@ -109,3 +109,19 @@ def test_text_splicing_writes_what_libcst_writes(
             patch.setattr(codemods, "_apply_as_text", lambda *_: None)  # libcst for every edit
             through_libcst, _ = migrate_source(source, codemod, script.name)
         assert spliced == through_libcst, codemod
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_resume_after_cloud_paths_parses_is_idempotent_and_leaves_nothing_fixable(
+    script: Path,
+) -> None:
+    """``--to resume`` runs after ``cloud-paths`` (the folder is then under --train_url)."""
+    source, _ = migrate_source(script.read_text(encoding="utf-8"), Codemod.CLOUD_PATHS)
+    before = _rules(source, script.name)
+    after, missed = migrate_source(source, Codemod.RESUME, script.name)
+    assert missed == []
+    ast.parse(after)
+    assert migrate_source(after, Codemod.RESUME, script.name)[0] == after
+    report = check_source(after, script.name, Target.NPU)
+    assert [(f.line, f.rule) for f in report.findings if Codemod.RESUME in f.fixed_by] == []
+    assert {f.rule for f in report.findings} - before == set()

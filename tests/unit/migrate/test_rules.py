@@ -341,6 +341,36 @@ if args.local_rank == 0:
         PARSER + "parser.add_argument('--style-image', default='images/mosaic.jpg')\n",
         set(),
     ),
+    (
+        "MA401",
+        GPU,
+        PARSER + "for epoch in range(3):\n"
+        "    torch.save({'epoch': epoch, 'model': m.state_dict(), 'optimizer': o.state_dict()},"
+        " os.path.join(args.train_url, 'ckpt', 'last.pt'))\n",
+        {Codemod.RESUME},
+    ),
+    (
+        "MA401",
+        GPU,
+        PARSER + "for epoch in range(3):\n"
+        "    torch.save(m.state_dict(), os.path.join(args.train_url, 'last.pt'))\n",
+        set(),  # no epoch and no optimizer state in the checkpoint: by hand
+    ),
+    (
+        "MA402",
+        GPU,
+        "# checkpoints: train_url/ckpt/\n"
+        + PARSER
+        + "for epoch in range(3):\n    torch.save(m, os.path.join(args.train_url, 'm.pt'))\n",
+        set(),
+    ),
+    (
+        "MA403",
+        GPU,
+        PARSER + "def save(m, path):\n    torch.save(m, path)\n"
+        "for epoch in range(3):\n    save(m, 'ckpt.pt')\n",
+        {Codemod.RESUME},
+    ),
 ]
 
 # (rule, target, source): the rule must stay quiet.
@@ -497,11 +527,54 @@ def save_on_master(obj, path):
     ("MA304", NPU, "import torch_npu\nprint('use cuda when you can')\n"),
     ("MA305", NPU, "import numpy\n"),
     ("MA305", NPU, "import torch\nimport torch_npu\n"),
+    # a final model saved after training is no checkpoint to resume from
+    ("MA401", GPU, PARSER + "for epoch in range(3):\n    pass\ntorch.save(m, 'final.pt')\n"),
+    ("MA403", GPU, PARSER + "for epoch in range(3):\n    pass\ntorch.save(m, 'final.pt')\n"),
+    # model.train() in the loop is torch's, not the file's train() that saves the final model
+    (
+        "MA403",
+        GPU,
+        PARSER + "def train(m):\n    for epoch in range(3):\n        m.train()\n"
+        "    torch.save(m, 'final.pt')\n",
+    ),
+    # a script that loads its checkpoint back resumes
+    (
+        "MA401",
+        GPU,
+        PARSER + "m.load_state_dict(torch.load('c.pt'))\n"
+        "for epoch in range(3):\n    torch.save(m.state_dict(), 'c.pt')\n",
+    ),
+    # saved to a temporary name, then renamed: atomic
+    (
+        "MA403",
+        GPU,
+        PARSER + "for epoch in range(3):\n"
+        "    torch.save(m, p + '.tmp')\n    os.replace(p + '.tmp', p)\n",
+    ),
+    (
+        "MA403",
+        GPU,
+        PARSER + "for epoch in range(3):\n    torch.save(m, p)\n    os.replace(p, q)\n",
+    ),
+    # under the spec's folder, or no spec given
+    (
+        "MA402",
+        GPU,
+        "# checkpoints: train_url/ckpt/\n" + PARSER + "for epoch in range(3):\n"
+        "    torch.save(m, os.path.join(args.train_url, 'ckpt', 'm.pt'))\n",
+    ),
+    (
+        "MA402",
+        GPU,
+        PARSER + "for epoch in range(3):\n    torch.save(m, os.path.join(args.out, 'm.pt'))\n",
+    ),
 ]
 
 
 def _findings(rule: str, target: Target, source: str) -> list[tuple[str, set[Codemod]]]:
-    report = check_source(textwrap.dedent(source), "case.py", target)
+    # a case that starts `# checkpoints: train_url/ckpt/` is checked as with such a spec
+    checkpoints = ("train_url", "ckpt") if source.startswith("# checkpoints:") else None
+    report = check_source(textwrap.dedent(source), "case.py", target, checkpoints=checkpoints)
     return [(f.rule, set(f.fixed_by)) for f in report.findings if f.rule == rule]
 
 
