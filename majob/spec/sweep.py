@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal, Protocol
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from majob.spec.catalog import FLAVORS
 from majob.spec.fields import Scalar, SpecModel
@@ -112,11 +112,14 @@ class Sweep(SpecModel):
     )
     seed: int | None = Field(None, ge=0, description="The sampler's seed (repeatable sweeps).")
 
-    @model_validator(mode="after")
-    def _searches_something(self) -> Sweep:
-        if not self.space:
-            raise ValueError("sweep.space is empty: name at least one hyperparameter to search")
-        return self
+    @field_validator("space")
+    @classmethod
+    def _searches_something(cls, space: dict[str, Param]) -> dict[str, Param]:
+        if not space:
+            raise ValueError(
+                "no hyperparameter to search: name one, e.g. lr: {float: [0.0001, 0.1], log: true}"
+            )
+        return space
 
 
 def sweep_problems(

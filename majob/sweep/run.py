@@ -29,7 +29,7 @@ from majob.spec.models import JobSpec, Stage
 from majob.spec.sweep import Sweep as SweepBlock
 from majob.sweep import store
 from majob.sweep.results import SweepResult, rows_of
-from majob.sweep.space import SWEEP_ANNOTATION, shown, suggest, trial_name, trial_spec
+from majob.sweep.space import SWEEP_ANNOTATION, job_name, shown, suggest, trial_spec
 from majob.sweep.trial import ActiveTrial
 
 if TYPE_CHECKING:
@@ -62,10 +62,11 @@ class Sweep:
     ) -> None:
         self.spec_path = Path(spec).resolve()
         self.profile_name = profile
-        self.spec = load_spec(self.spec_path, overrides=overrides, profile=profile)
+        # Loaded by the path as given: a message names the file as the user wrote it.
+        self.spec = load_spec(Path(spec), overrides=overrides, profile=profile)
         if self.spec.sweep is None:
             raise UserInputError(
-                f"{display_path(self.spec_path)} has no sweep: block",
+                f"{display_path(Path(spec))} has no sweep: block",
                 hint="add sweep: {space: ..., objective: ...} (see docs/sweep.md)",
             )
         self.block = _overridden(self.spec.sweep, trials, parallel, stage)
@@ -221,7 +222,7 @@ class _Loop:
 
         trial = self.study.ask()
         values = suggest(trial, self.sweep.block.space)
-        trial.set_user_attr("job_name", trial_name(self.info.name, trial.number))
+        trial.set_user_attr("job_name", job_name(self.info.name, trial.number, self.sweep.stage))
         try:
             job = self._submit(service, trial.number, values)
         except MajobError as error:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from majob.compile.common import STAGE_SUFFIX
 from majob.pipeline.metrics import Series
 from majob.spec.fields import Scalar
 from majob.spec.models import JobSpec, Stage
@@ -35,9 +36,15 @@ def suggest(trial: optuna.Trial, space: Mapping[str, Param]) -> dict[str, Scalar
 
 
 def trial_name(name: str, number: int) -> str:
-    """``<name>-t<k>``, k counting from 1; the name is cut so the whole fits ModelArts' 64."""
+    """``<name>-t<k>``, k counting from 1, cut to leave room for the stage's suffix (a debug
+    trial's job is ``<name>-t<k>-debug``, as every debug job is ``<name>-debug``)."""
     suffix = f"-t{number + 1}"
-    return name[: 64 - len(suffix)] + suffix
+    return name[: 64 - len(suffix) - len(STAGE_SUFFIX["debug"])] + suffix
+
+
+def job_name(name: str, number: int, stage: Stage) -> str:
+    """The job name trial ``number`` gets at ``stage``."""
+    return trial_name(name, number) + STAGE_SUFFIX[stage]
 
 
 def trial_spec(spec: JobSpec, stage: Stage, number: int, values: Mapping[str, Scalar]) -> JobSpec:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from majob.service.base import Job, TrainingService
 
 TAIL = 5  # log lines kept for a failed trial's reason
+# The platform's own lines ("training end with exit code 3") say less than the script's last.
+SERVICE_LOG = "[ModelArts Service Log]"
 
 
 @dataclass
@@ -67,7 +69,8 @@ class ActiveTrial:
             return False  # the next poll tries again
         for line in map(self.masker.text, lines):
             self.reader.feed(line)
-            self.tail = [*self.tail, line][-TAIL:]
+            if SERVICE_LOG not in line:
+                self.tail = [*self.tail, line.partition("] ")[2] or line][-TAIL:]
         self.job, self.phase = job, job.phase
         self._report_new()
         if job.finished:
