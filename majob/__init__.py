@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from majob.spec.profiles import load_profile as load_profile
     from majob.spec.schema import spec_json_schema as spec_json_schema
     from majob.storage.uri import ObsUri as ObsUri
+    from majob.sweep.results import SweepResult as SweepResult
+    from majob.sweep.run import Sweep as Sweep
 
 
 _homes: dict[str, str] = {}  # public name -> module, read from the block above on first use

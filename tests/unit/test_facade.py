@@ -33,6 +33,8 @@ HOMES = {
     "majob.spec.profiles": ["Profile", "load_profile"],
     "majob.spec.schema": ["spec_json_schema"],
     "majob.storage.uri": ["ObsUri"],
+    "majob.sweep.results": ["SweepResult"],
+    "majob.sweep.run": ["Sweep"],
 }  # fmt: skip
 PUBLIC = sorted((name for names in HOMES.values() for name in names), key=str.casefold)
 
