@@ -1,7 +1,11 @@
-"""Where sweeps are kept: one Optuna study per sweep, in ``sweeps.db`` beside the ledger.
+"""Where sweeps are kept: one Optuna study per sweep, in ``sweeps.journal`` beside the ledger.
 
-Optuna's own SQLite storage is used as it is (its tables, its migrations), in a file of its own:
-the ledger's schema stays majob's, and a sweep survives the process that ran it. A study keeps
+Optuna's journal storage is used as it is, in a file of its own: an append-only log of every
+ask, report and tell, written under a file lock (``majob sweep stop`` in another process is
+safe), so a sweep survives the process that ran it. Not the ledger's SQLite file, nor Optuna's
+SQLite storage beside it: that one costs ~0.25 s per trial operation and ~0.9 s to open here
+(SQLAlchemy, a commit per step), a tenth of that in the journal, and the ledger's schema stays
+majob's own. A study keeps
 what the sweep was started with (``SweepInfo``, as study attributes) and, per trial, its
 parameters, the job it ran as (``job_id``, ``job_name``) and why it ended (``reason``).
 
@@ -23,7 +27,7 @@ from majob.errors import UserInputError
 if TYPE_CHECKING:
     import optuna
 
-SWEEPS_FILE = "sweeps.db"
+SWEEPS_FILE = "sweeps.journal"
 
 
 @dataclass(frozen=True)
@@ -64,20 +68,14 @@ def quiet_optuna() -> None:
 
 
 @contextmanager
-def opened(path: Path) -> Iterator[optuna.storages.RDBStorage]:
-    """The sweeps file at ``path`` (created on first use), closed on leaving."""
-    import optuna
+def opened(path: Path) -> Iterator[optuna.storages.BaseStorage]:
+    """The sweeps file at ``path`` (created on first use)."""
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
 
     quiet_optuna()
     path.parent.mkdir(parents=True, exist_ok=True)
-    storage = optuna.storages.RDBStorage(
-        f"sqlite:///{path}", engine_kwargs={"connect_args": {"timeout": 30}}
-    )
-    try:
-        yield storage
-    finally:
-        storage.remove_session()
-        storage.engine.dispose()
+    yield JournalStorage(JournalFileBackend(str(path)))
 
 
 def create_study(

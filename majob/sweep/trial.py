@@ -48,6 +48,10 @@ class ActiveTrial:
         self.reader = MetricReader(self.metrics)
         self.tail: list[str] = []
         self.phase = self.job.phase
+        # A resumed trial reads its log from the start again: the steps told before are
+        # skipped (Optuna warns about a step reported twice).
+        told = self.trial.storage.get_trial(self.trial._trial_id).intermediate_values
+        self.told = set(told)
 
     @property
     def number(self) -> int:
@@ -80,12 +84,10 @@ class ActiveTrial:
         return self.ended != "" or before != (self.phase, len(self.values()))
 
     def _report_new(self) -> None:
-        # A resumed trial reads its log from the start again: steps told before are skipped
-        # (Optuna warns about a step reported twice).
-        told = set(self.trial.storage.get_trial(self.trial._trial_id).intermediate_values)
         for step, value in enumerate(self.values()):
-            if step not in told:
+            if step not in self.told:
                 self.trial.report(value, step)
+                self.told.add(step)
 
     def _prune(self, service: TrainingService, study: optuna.Study) -> None:
         import optuna

@@ -54,7 +54,7 @@ def test_a_bad_sweep_is_refused_at_its_field_before_anything_is_submitted(
     assert result.stdout == ""
     assert result.stderr.splitlines() == [f"error: {expected}"]
     assert jobs_on_cloud() == []
-    assert not (project / ".majob" / "sweeps.db").exists()
+    assert not (project / ".majob" / "sweeps.journal").exists()
 
 
 def test_command_line_overrides_meet_the_same_rules(project: Path, cloud: EmulatedCloud) -> None:
