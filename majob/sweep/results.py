@@ -5,6 +5,7 @@ a ready spec file, and a plot (objective over trials, objective against each par
 from __future__ import annotations
 
 import html
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -131,13 +132,14 @@ def write_best_spec(result: SweepResult, target: Path | None = None) -> Path:
         override = (data.get("stages") or {}).get(result.info.stage) or {}
         if name in (override.get("hyperparameters") or {}):
             override["hyperparameters"][name] = value
-    data.yaml_set_start_comment(
-        f"The best trial ({best.label}, job {best.job_id}) of sweep {result.info.id}: "
-        f"{result.info.metric} {best.objective:g}"
+    header = (
+        f"# The best trial ({best.label}, job {best.job_id}) of sweep {result.info.id}: "
+        f"{result.info.metric} {best.objective:g}\n"
     )
+    text = io.StringIO()
+    yaml.dump(data, text)  # the file's own leading comments follow the header
     target = target or source.with_name(f"{source.stem}.best.yaml")
-    with target.open("w", encoding="utf-8") as out:
-        yaml.dump(data, out)
+    target.write_text(header + text.getvalue(), encoding="utf-8")
     return target
 
 
@@ -190,8 +192,6 @@ def plot_figure(result: SweepResult) -> Any:
 
 def write_html(result: SweepResult, target: Path) -> Path:
     """The table and the plot (inline SVG) in one HTML file."""
-    import io
-
     import matplotlib.pyplot as plt
 
     figure = plot_figure(result)

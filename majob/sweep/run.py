@@ -179,10 +179,13 @@ class _Loop:
                     self._start(service)
                 if not self.active:
                     break
+                began = time.monotonic()
                 if any([t.poll(service, self.study) for t in self.active]):
                     self._ended()
                     self._changed()
-                time.sleep(POLL_SECONDS)
+                # One round every POLL_SECONDS, however long the round's requests took: a
+                # trial's end is seen as soon as a wait on its own job would see it.
+                time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - began)))
         except KeyboardInterrupt:
             running = ", ".join(t.job.name for t in self.active) or "none"
             self.sweep.report(
@@ -253,7 +256,8 @@ class _Loop:
 
     def _follow(self, trial: optuna.Trial, job: Job) -> None:
         trial.set_user_attr("job_id", job.id)
-        trial.set_user_attr("job_name", job.name)
+        if trial.user_attrs.get("job_name") != job.name:  # renamed: an ended job held the name
+            trial.set_user_attr("job_name", job.name)
         self.active.append(
             ActiveTrial(
                 trial,
