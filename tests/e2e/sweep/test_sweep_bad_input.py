@@ -80,3 +80,25 @@ def test_an_action_needs_a_sweep_id_and_an_unknown_one_is_named(project: Path) -
     unknown = CliRunner().invoke(app, ["sweep", "status", "nope-123456"])
     assert unknown.exit_code == 2
     assert "error: no sweep 'nope-123456' here" in unknown.stderr
+
+
+def test_a_formal_sweep_needs_the_formal_gate_open(project: Path, cloud: EmulatedCloud) -> None:
+    result = CliRunner().invoke(
+        app, ["sweep", "swept.yaml", "--stage", "formal", "--profile", "emulator"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(
+        "error: formal sweep refused for swept: the debug stage has not passed for swept yet"
+    )
+    assert "majob pipeline swept.yaml --until debug" in result.stderr
+    assert jobs_on_cloud() == []
+
+
+def test_a_template_that_fails_locally_submits_no_trial(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    (project / "code" / "train.py").write_text("raise SystemExit('broken before any trial')\n")
+    result = CliRunner().invoke(app, ["sweep", "swept.yaml", "--profile", "emulator"])
+    assert result.exit_code == 2, result.output
+    assert "error: the trial template failed locally, so no trial was submitted" in result.stderr
+    assert jobs_on_cloud() == []

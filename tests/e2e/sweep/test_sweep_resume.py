@@ -27,9 +27,9 @@ SLOW = "stages:\n  debug: {hyperparameters: {epochs: 6, pause: 0.5}}\n"
 pytestmark = pytest.mark.slow  # a second majob process
 
 
-def _started_and_killed(project: Path) -> str:
-    """Start ``majob sweep`` in its own process, kill it (SIGKILL: nothing is tidied) once two
-    trials' jobs exist; the sweep's id."""
+def _started_and_killed(project: Path, how: signal.Signals = signal.SIGKILL) -> str:
+    """Start ``majob sweep`` in its own process, kill it (SIGKILL: nothing is tidied) or
+    interrupt it (``how``) once two trials' jobs exist; the sweep's id."""
     write_spec(project, name="slow", extra=SLOW)
     out = project / "sweep.out"
     with out.open("w") as sink:
@@ -54,8 +54,9 @@ def _started_and_killed(project: Path) -> str:
             lambda: f"two trials submitted; the output: {out.read_text()}",
         )
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.send_signal(how)
+        code = process.wait()
+    assert code == (-signal.SIGKILL if how == signal.SIGKILL else 130), out.read_text()
     found = re.search(r"\[majob\] sweep (slow-[0-9a-f]{6}):", out.read_text())
     assert found, out.read_text()
     return found.group(1)
@@ -75,10 +76,16 @@ def test_a_killed_sweep_resumes_without_submitting_a_trial_twice(
     assert sorted(r.job_name for r in result.rows) == names
 
 
-def test_stop_stops_the_trials_a_killed_sweep_left_running(
+def test_ctrl_c_leaves_the_trials_running_and_stop_stops_them(
     project: Path, cloud: EmulatedCloud
 ) -> None:
-    sweep_id = _started_and_killed(project)
+    sweep_id = _started_and_killed(project, signal.SIGINT)
+    said = (project / "sweep.out").read_text()
+    assert (
+        f"go on with `majob sweep resume {sweep_id}`, or stop them with "
+        f"`majob sweep stop {sweep_id}`"
+    ) in said
+    assert {job.phase for job in jobs_on_cloud()} <= {"Creating", "Pending", "Running"}
     stopped = CliRunner().invoke(app, ["sweep", "stop", sweep_id])
     assert stopped.exit_code == 0, stopped.output
     assert stopped.stdout.startswith("stopped 2 running trial job(s): ")
