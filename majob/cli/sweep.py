@@ -111,6 +111,9 @@ def _action(
         return
     result = control.status(sweep_id, ledger=ledger)
     _print_table(result)
+    if result.importance:
+        said = ", ".join(f"{name} {value:.2f}" for name, value in result.importance.items())
+        typer.echo(f"parameter importance (fANOVA): {said}")
     if action == "show":
         if result.best is not None:
             typer.echo(f"best spec: {write_best_spec(result, output)}")

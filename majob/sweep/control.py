@@ -10,7 +10,7 @@ from pathlib import Path
 from majob.errors import MajobError
 from majob.pipeline.ledger import Ledger
 from majob.sweep import store
-from majob.sweep.results import SweepResult, rows_of
+from majob.sweep.results import SweepResult, importance_of, rows_of
 
 STOPPED = "stopped by `majob sweep stop`"
 
@@ -24,7 +24,8 @@ def status(sweep_id: str, *, ledger: str | os.PathLike[str] | None = None) -> Sw
     """Every trial of ``sweep_id`` as the study last recorded it."""
     with store.opened(sweeps_file(ledger)) as storage:
         study = store.load_study(storage, sweep_id)
-        return SweepResult(store.SweepInfo.from_study(study), rows_of(study))
+        info = store.SweepInfo.from_study(study)
+        return SweepResult(info, rows_of(study), importance_of(study))
 
 
 def stop(

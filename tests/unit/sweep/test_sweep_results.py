@@ -9,7 +9,13 @@ import pytest
 
 from majob.errors import UserInputError
 from majob.spec.load import load_spec
-from majob.sweep.results import SweepResult, TrialRow, table_html, write_best_spec
+from majob.sweep.results import (
+    SweepResult,
+    TrialRow,
+    importance_of,
+    table_html,
+    write_best_spec,
+)
 from majob.sweep.space import trial_spec
 from majob.sweep.store import SweepInfo
 
@@ -116,5 +122,32 @@ def test_the_plot_draws_the_objective_over_trials_and_against_each_parameter(
         assert over_trials.get_xlabel() == "trial" and over_trials.get_ylabel() == "loss"
         assert against_lr.get_xlabel() == "lr" and against_lr.get_xscale() == "log"
         assert len(over_trials.collections) == 2  # the failed trial has no objective to draw
+    finally:
+        plt.close(figure)
+
+
+def test_importance_names_the_parameter_the_objective_depends_on(spec_file: Path) -> None:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    assert importance_of(study) == {}  # nothing completed: nothing to say
+    for _ in range(8):
+        trial = study.ask()
+        lr = trial.suggest_float("lr", 0.001, 1.0, log=True)
+        trial.suggest_categorical("batch_size", [16, 32])  # the objective ignores it
+        study.tell(trial, lr)
+    found = importance_of(study)
+    assert set(found) == {"lr", "batch_size"}
+    assert found["lr"] > 2 * found["batch_size"]
+
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    rows = [row(0, "completed", 0.5, 0.01), row(1, "completed", 0.2, 0.1)]
+    figure = SweepResult(result_of(spec_file, rows).info, tuple(rows), found).plot()
+    try:
+        assert [ax.get_title() for ax in figure.axes][-1] == "parameter importance (fANOVA)"
+        assert len(figure.axes) == 3  # over trials, against lr, importance
     finally:
         plt.close(figure)
