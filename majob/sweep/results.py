@@ -93,7 +93,10 @@ class SweepResult:
         return plot_figure(self)
 
 
-def rows_of(study: optuna.Study) -> tuple[TrialRow, ...]:
+def rows_of(study: optuna.Study, phases: Mapping[int, str] | None = None) -> tuple[TrialRow, ...]:
+    """Every trial as recorded; ``phases``: the running trials' phases as last polled (the
+    study records a trial's phase when it ends)."""
+    phases = phases or {}
     rows = []
     for trial in study.get_trials(deepcopy=False):
         state = _STATES.get(trial.state.name, trial.state.name.lower())
@@ -108,7 +111,7 @@ def rows_of(study: optuna.Study) -> tuple[TrialRow, ...]:
                 job_id=str(attrs.get("job_id", "")),
                 params=dict(trial.params),
                 state=state,
-                phase=str(attrs.get("phase", "")),
+                phase=phases.get(trial.number) or str(attrs.get("phase", "")),
                 objective=value,
                 reason=str(attrs.get("reason", "")),
             )

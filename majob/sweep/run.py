@@ -201,7 +201,8 @@ class _Loop:
         return result
 
     def result(self) -> SweepResult:
-        return SweepResult(self.info, rows_of(self.study))
+        phases = {t.number: t.phase for t in self.active}
+        return SweepResult(self.info, rows_of(self.study, phases))
 
     def _asked(self) -> int:
         return len(self.study.get_trials(deepcopy=False))
