@@ -186,10 +186,12 @@ class _Loop:
                 # One round every POLL_SECONDS, however long the round's requests took: a
                 # trial's end is seen as soon as a wait on its own job would see it.
                 time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - began)))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, MajobError) as stopped:
+            # Ctrl-C, or a trial that could not be submitted: the running ones go on.
             running = ", ".join(t.job.name for t in self.active) or "none"
+            why = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "stopped"
             self.sweep.report(
-                f"[majob] interrupted: trials left running ({running}); go on with "
+                f"[majob] {why}: trials left running ({running}); go on with "
                 f"`majob sweep resume {self.info.id}`, or stop them with "
                 f"`majob sweep stop {self.info.id}`"
             )

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from majob.emulator.cloud import EmulatedCloud
+from majob.errors import MajobError
+from majob.sweep.control import status
 from majob.sweep.run import Sweep
 
 from .conftest import write_spec
@@ -80,3 +84,26 @@ def test_a_trial_in_the_bad_region_is_pruned_and_its_job_stopped(
     jobs = {job.id: job for job in jobs_on_cloud()}
     assert jobs[pruned.job_id].phase == "Terminated"
     assert all(jobs[r.job_id].phase == "Completed" for r in result.rows if r.state == "completed")
+
+
+def test_a_trial_the_service_refuses_stops_the_sweep_and_says_how_to_go_on(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    lines: list[str] = []
+
+    def report(line: str) -> None:
+        lines.append(line)
+        if "swept-t1-debug: submitted as job" in line:  # the next create is refused
+            cloud.modelarts.add_fault(
+                status=400, code="ModelArts.2701", method="POST", path=r"/training-jobs$", count=1
+            )
+
+    with pytest.raises(MajobError):
+        Sweep("swept.yaml", profile="emulator", upload_inputs=True, report=report).run()
+    (said,) = [line for line in lines if line.startswith("[majob] stopped: ")]
+    assert said.startswith("[majob] stopped: trials left running (swept-t1-debug); go on with ")
+    sweep_id = said.split("`majob sweep resume ")[1].split("`")[0]
+    rows = status(sweep_id).rows
+    assert [r.state for r in rows] == ["running", "failed"]
+    assert rows[1].reason.startswith("not submitted: "), rows[1].reason
+    assert len(jobs_on_cloud()) == 1
