@@ -62,6 +62,7 @@ class Sweep:
     ) -> None:
         self.spec_path = Path(spec).resolve()
         self.profile_name = profile
+        self.overrides = tuple(overrides)
         # Loaded by the path as given: a message names the file as the user wrote it.
         self.spec = load_spec(Path(spec), overrides=overrides, profile=profile)
         if self.spec.sweep is None:
@@ -93,6 +94,7 @@ class Sweep:
             profile=self.profile_name,
             goal=self.block.objective.goal,
             metric=self.block.objective.metric,
+            overrides=self.overrides,
         )
         with store.opened(self.sweeps_file) as storage:
             study = store.create_study(
@@ -154,6 +156,7 @@ def resume(
             trials=info.trials,
             parallel=info.parallel,
             stage=info.stage,
+            overrides=info.overrides,
             ledger=ledger,
             report=report,
             on_change=on_change,

@@ -43,12 +43,14 @@ class SweepInfo:
     profile: str | None
     goal: str  # min or max
     metric: str
+    overrides: tuple[str, ...] = ()  # --set PATH=VALUE, applied again on resume
 
     @classmethod
     def from_study(cls, study: optuna.Study) -> SweepInfo:
         attrs = study.user_attrs
-        fields = {k: attrs[k] for k in cls.__dataclass_fields__ if k != "id"}
-        return cls(id=study.study_name, **fields)
+        fields = {k: attrs[k] for k in cls.__dataclass_fields__ if k not in ("id", "overrides")}
+        overrides = tuple(str(o) for o in attrs.get("overrides", ()))
+        return cls(id=study.study_name, overrides=overrides, **fields)
 
 
 def new_sweep_id(name: str) -> str:
@@ -96,7 +98,7 @@ def create_study(
     )
     for key, value in asdict(info).items():
         if key != "id":
-            study.set_user_attr(key, value)
+            study.set_user_attr(key, list(value) if isinstance(value, tuple) else value)
     study.set_user_attr("seed", seed)
     study.set_user_attr("prune", prune)
     study.set_user_attr("prune_args", prune_args)
