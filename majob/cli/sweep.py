@@ -8,6 +8,7 @@ and rich are imported inside the bodies.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -121,8 +122,9 @@ def _action(
             typer.echo(f"plot: {write_html(result, html)}")
 
 
-def _ran(run: object, table: _LiveTable) -> None:
-    assert callable(run)
+def _ran(run: Callable[[], SweepResult], table: _LiveTable) -> None:
+    """Run the sweep (or its resume) under the live table; the table after, exit 1 when no
+    trial completed, 130 on Ctrl-C (the trials keep running: the loop said how to go on)."""
     try:
         with sigterm_as_ctrl_c(), table:
             result = run()

@@ -108,6 +108,20 @@ class Sweep:
             self.report(f"[majob] sweep {info.id}: {info.trials} trials, {info.parallel} at once")
             return _Loop(self, study, info).run()
 
+    @staticmethod
+    def resume(
+        sweep_id: str, *, ledger: str | os.PathLike[str] | None = None, report: Report | None = None
+    ) -> SweepResult:
+        """Go on with sweep ``sweep_id`` after its process died (``majob sweep resume``)."""
+        return resume(sweep_id, ledger=ledger, report=report)
+
+    @staticmethod
+    def status(sweep_id: str, *, ledger: str | os.PathLike[str] | None = None) -> SweepResult:
+        """Every trial of ``sweep_id`` as recorded (``majob sweep status``)."""
+        from majob.sweep.control import status
+
+        return status(sweep_id, ledger=ledger)
+
     @property
     def sweeps_file(self) -> Path:
         return store.sweeps_path(self.ledger.path)

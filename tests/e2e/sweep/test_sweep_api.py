@@ -21,6 +21,7 @@ def test_a_sweep_runs_its_trials_as_jobs_and_finds_the_better_region(
     # The loss is (x - 0.3)^2 + 1/2 after two epochs: the best trial is the one nearest 0.3.
     assert best.params["x"] == min((r.params["x"] for r in result.rows), key=lambda x: abs(x - 0.3))
     assert "[majob] smoke: the trial template runs locally first" in lines
+    assert Sweep.status(result.info.id) == result  # the notebook's way back to a sweep
 
 
 def test_the_live_table_shows_each_running_trials_phase_and_objective_so_far(
