@@ -38,7 +38,8 @@ def stop(
     from majob.spec.profiles import load_profile
 
     stopped: list[str] = []
-    with store.opened(sweeps_file(ledger)) as storage:
+    path = sweeps_file(ledger)
+    with store.opened(path) as storage, store.running(path, sweep_id):
         study = store.load_study(storage, sweep_id)
         info = store.SweepInfo.from_study(study)
         running = study.get_trials(states=(optuna.trial.TrialState.RUNNING,))

@@ -186,6 +186,10 @@ class _Loop:
         self.active: list[ActiveTrial] = []
 
     def run(self) -> SweepResult:
+        with store.running(self.sweep.sweeps_file, self.info.id):
+            return self._run()
+
+    def _run(self) -> SweepResult:
         from majob.service.connect import open_service
 
         service = open_service(_profile(self.info.profile))

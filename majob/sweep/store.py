@@ -80,6 +80,27 @@ def opened(path: Path) -> Iterator[optuna.storages.BaseStorage]:
     yield JournalStorage(JournalFileBackend(str(path)))
 
 
+@contextmanager
+def running(path: Path, sweep_id: str) -> Iterator[None]:
+    """Held while a process runs sweep ``sweep_id`` (released when it dies): a second
+    ``resume`` of a sweep that is still running would follow and tell the same trials twice."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path.with_name(f"{path.name}.{sweep_id}.lock")))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise UserInputError(
+            f"sweep {sweep_id} is running in another process",
+            hint="follow it there; Ctrl-C there leaves its trials running, then `majob sweep "
+            f"resume {sweep_id}` or `majob sweep stop {sweep_id}` work here",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def create_study(
     storage: optuna.storages.BaseStorage,
     info: SweepInfo,

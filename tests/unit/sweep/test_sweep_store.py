@@ -36,3 +36,15 @@ def test_the_sweep_info_and_its_sampler_come_back_from_the_file(tmp_path: Path) 
         with pytest.raises(UserInputError, match=r"no sweep 'other-000000' here") as missing:
             store.load_study(storage, "other-000000")
         assert missing.value.hint == f"sweeps here: {info.id}"
+
+
+def test_a_sweep_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "sweeps.journal"
+    with store.running(path, "tiny-abc123"):
+        busy = pytest.raises(UserInputError, match="sweep tiny-abc123 is running in another")
+        with busy, store.running(path, "tiny-abc123"):
+            pass
+        with store.running(path, "other-abc123"):  # another sweep is free to run
+            pass
+    with store.running(path, "tiny-abc123"):  # released
+        pass
