@@ -9,6 +9,7 @@ its objective, ``PRUNED`` (its job stopped), or ``FAIL`` with the reason kept as
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from majob.errors import ServiceUnreachable
 from majob.masking import Masker
 from majob.pipeline.metrics import MetricReader
 from majob.service.logs import LogCursor
+from majob.service.watch import wait_patience
 from majob.spec.sweep import Sweep
 from majob.sweep.space import objective_series, objective_value
 
@@ -52,6 +54,7 @@ class ActiveTrial:
         # skipped (Optuna warns about a step reported twice).
         told = self.trial.storage.get_trial(self.trial._trial_id).intermediate_values
         self.told = set(told)
+        self.lost_since: float | None = None  # when polls began to fail to reach the service
 
     @property
     def number(self) -> int:
@@ -70,7 +73,14 @@ class ActiveTrial:
             if job.finished:
                 lines += self.cursor.poll(service, job)  # written just before the end
         except ServiceUnreachable:
-            return False  # the next poll tries again
+            # The next poll tries again, for as long as a wait would (MAJOB_WAIT_PATIENCE);
+            # then the sweep stops, saying how to resume: the jobs may well be running.
+            now = time.monotonic()
+            self.lost_since = self.lost_since if self.lost_since is not None else now
+            if now - self.lost_since >= wait_patience():
+                raise
+            return False
+        self.lost_since = None
         for line in map(self.masker.text, lines):
             self.reader.feed(line)
             if SERVICE_LOG not in line:

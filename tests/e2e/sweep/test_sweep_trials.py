@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from majob.emulator.cloud import EmulatedCloud
-from majob.errors import MajobError
+from majob.errors import MajobError, ServiceUnreachable
 from majob.sweep.control import status
 from majob.sweep.run import Sweep
 
@@ -107,3 +107,21 @@ def test_a_trial_the_service_refuses_stops_the_sweep_and_says_how_to_go_on(
     assert [r.state for r in rows] == ["running", "failed"]
     assert rows[1].reason.startswith("not submitted: "), rows[1].reason
     assert len(jobs_on_cloud()) == 1
+
+
+def test_a_service_gone_longer_than_the_patience_stops_the_sweep_not_its_jobs(
+    project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_WAIT_PATIENCE", "0")
+    monkeypatch.setenv("MAJOB_MODELARTS_TIMEOUT", "1")
+    lines: list[str] = []
+
+    def report(line: str) -> None:
+        lines.append(line)
+        if "swept-t2-debug: submitted as job" in line:  # from here on, no answer reaches us
+            cloud.modelarts.add_fault(reset=True, method="GET", path=r"/training-jobs/")
+
+    with pytest.raises(ServiceUnreachable):
+        Sweep("swept.yaml", profile="emulator", upload_inputs=True, report=report).run()
+    (said,) = [line for line in lines if line.startswith("[majob] stopped: ")]
+    assert "trials left running (swept-t1-debug, swept-t2-debug)" in said
