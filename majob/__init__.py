@@ -74,6 +74,8 @@ if TYPE_CHECKING:
     from majob.spec.schema import spec_json_schema as spec_json_schema
     from majob.spec.set_checks import SetWarning as SetWarning
     from majob.storage.uri import ObsUri as ObsUri
+    from majob.sweep.results import SweepResult as SweepResult
+    from majob.sweep.run import Sweep as Sweep
 
 
 _homes: dict[str, str] = {}  # public name -> module, read from the block above on first use

@@ -22,6 +22,7 @@ from majob.cli import (
     runs,
     spec_commands,
     submit,
+    sweep,
     sync,
 )
 from majob.cli.helpformat import PlainHelpGroup
@@ -72,6 +73,7 @@ for _group in (
     submit.commands,
     jobs.commands,
     pipeline.commands,
+    sweep.commands,
     migrate.commands,
     emulator.emulator_app,
     obs.obs_app,

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 
 def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     """The spec as JSON, without its stage overrides, its values from the environment as the
-    references that filled them."""
-    return spec.as_written().model_dump(mode="json", exclude={"stages"})
+    references that filled them. Without its ``sweep:`` block too: how many trials search what
+    changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
+    and the specs recorded before sweeps existed keep their digests."""
+    return spec.as_written().model_dump(mode="json", exclude={"stages", "sweep"})
 
 
 def spec_digest(spec: JobSpec) -> str:

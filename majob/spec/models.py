@@ -3,8 +3,7 @@
 Models are frozen and reject unknown keys. Rules that span fields (``spec/rules.py``) are
 checked once per stage (the stage's overrides applied) so a problem is reported where it was
 written, e.g. ``stages.debug.nodes``. ``JobSpec.at_stage(stage)`` gives the effective spec of a
-stage. The value types of fields are in ``spec/fields.py``, the ``expect:`` section in
-``spec/expect.py``.
+stage. Field types: ``spec/fields.py``; ``expect:``, ``sweep:``: ``spec/expect.py``, ``sweep.py``.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from majob.spec.rules import (
     flavor_is_ascend,
     metric_problems,
 )
+from majob.spec.sweep import Sweep, sweep_problems
 
 Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
@@ -243,6 +243,7 @@ class JobSpec(SpecModel):
         NO_FAULT_TOLERANCE,
         description="Automatic restarts on ModelArts; the checkpoints a restart resumes from.",
     )
+    sweep: Sweep | None = Field(None, description="Many trials of this spec (majob sweep).")
 
     # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
     # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
@@ -308,6 +309,8 @@ class JobSpec(SpecModel):
         problems += checkpoint_problems(
             self.fault_tolerance.checkpoint_output, [c.name for c in self.outputs]
         )
+        swept = self.at_stage(self.sweep.stage).resources if self.sweep else self.resources
+        problems += sweep_problems(self.sweep, self.metrics, self.channel_names, swept)
         for stage in STAGES:
             override = self.stages.get(stage)
             if override is not None:

@@ -34,6 +34,8 @@ HOMES = {
     "majob.spec.schema": ["spec_json_schema"],
     "majob.spec.set_checks": ["SetWarning"],
     "majob.storage.uri": ["ObsUri"],
+    "majob.sweep.results": ["SweepResult"],
+    "majob.sweep.run": ["Sweep"],
 }  # fmt: skip
 PUBLIC = sorted((name for names in HOMES.values() for name in names), key=str.casefold)
 
