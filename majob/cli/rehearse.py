@@ -23,7 +23,6 @@ STYLES = {"passed": "green", "failed": "red"}
 def run_rehearsal(
     spec: JobSpec,
     fail_at: str,
-    *,
     node: int | None,
     compare_to: Path | None,
     expect_resume: bool,
@@ -53,7 +52,7 @@ def _runs_table(found: Rehearsal) -> Table:
     table = Table(box=None, header_style="bold", pad_edge=False)
     for column in ("RUN", "RUN ID", "RESULT", "TOOK"):
         table.add_column(column, no_wrap=True)
-    killed_at = f"{found.fired_after:.1f}s, killed"
+    killed_at = f"{found.fired_after:.1f}s"
     for attempt, took in (
         (found.reference, f"{found.reference.duration:.1f}s"),
         (found.killed, killed_at),
@@ -83,10 +82,12 @@ def summary_lines(found: Rehearsal, spec: JobSpec) -> list[str]:
             f"fault_tolerance.checkpoints asks): {len(found.carried)} file(s)"
             + (f": {names}" if names else "")
         )
-    resumed = {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]cannot tell[/]"}
-    began = {True: "resumed at", False: "started from", None: "began at"}[verdict.resumed]
-    began += f" {verdict.began}"
-    lines = [kept, f"resumed: {resumed[verdict.resumed]}, {began} ({verdict.how})"]
+    resumed = {
+        True: f"[green]yes[/], at {verdict.began}",
+        False: f"[red]no[/], started from {verdict.began}",
+        None: "[yellow]cannot tell[/]",
+    }[verdict.resumed]
+    lines = [kept, f"resumed: {resumed} ({verdict.how})"]
     for final in verdict.finals:
         mark = "[green]matches[/]" if final.matches else "[red]differs[/]"
         lines.append(

@@ -20,6 +20,7 @@ from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
     from majob.runner.result import RunResult
+    from majob.spec.models import JobSpec
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -219,35 +220,18 @@ def run(
         return
     from majob.precision.dumpconfig import DUMP_DIR, for_local_run
     from majob.runner.local import run_local
-    from majob.spec.load import load_spec
 
-    if dump and python is None:  # the nodes run this interpreter: say it before the run
-        from majob.precision.probe import require_msprobe
-
-        require_msprobe()
-
-    inputs = _parse_inputs(input_ or [])
-    # An --input replaces the input's `local` before the spec's files are checked.
-    job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)
-    warn_about_sets(job, set_, ["local"])
+    job = _local_spec(spec, set_, input_, profile, dump and python is None)
     limit = _parse_timeout(timeout)
-    if fail_at is not None:
-        from majob.cli.rehearse import run_rehearsal
-        from majob.pipeline.rehearsal import RehearsalOptions
-
-        options = RehearsalOptions(nodes, python, limit, runs_dir, tolerance=tolerance)
-        with sigterm_as_ctrl_c():
-            run_rehearsal(
-                job,
-                fail_at,
-                node=node,
-                compare_to=compare_to,
-                expect_resume=expect_resume,
-                options=options,
-            )
-        return
     try:
         with sigterm_as_ctrl_c():
+            if fail_at is not None:
+                from majob.cli.rehearse import run_rehearsal
+                from majob.pipeline.rehearsal import RehearsalOptions
+
+                options = RehearsalOptions(nodes, python, limit, runs_dir, tolerance=tolerance)
+                run_rehearsal(job, fail_at, node, compare_to, expect_resume, options)
+                return
             result = run_local(
                 job,
                 "local",
@@ -266,6 +250,28 @@ def run(
         raise typer.Exit(130) from None
     for line in _summary(result, dump):
         typer.echo(line)
+
+
+def _local_spec(
+    spec: Path,
+    overrides: list[str] | None,
+    inputs: list[str] | None,
+    profile: str | None,
+    needs_msprobe: bool,
+) -> JobSpec:
+    """The spec as the local stage runs it, every check made before a node starts."""
+    from majob.spec.load import load_spec
+
+    if needs_msprobe:  # the nodes run this interpreter with --dump: say it before the run
+        from majob.precision.probe import require_msprobe
+
+        require_msprobe()
+    # An --input replaces the input's `local` before the spec's files are checked.
+    job = load_spec(
+        spec, overrides=overrides or (), profile=profile, local_inputs=_parse_inputs(inputs or [])
+    )
+    warn_about_sets(job, overrides, ["local"])
+    return job
 
 
 def _check_rehearsal_options(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ class RehearsalOptions:
     python: str | None = None
     timeout: int | None = None
     runs_dir: Path | None = None
-    on_line: LineSink | None = None
+    on_line: LineSink | None = None  # each run's lines (default: stdout)
     tolerance: float = DEFAULT_TOLERANCE
 
 
@@ -188,12 +189,11 @@ def _attempt(
 ) -> tuple[Attempt, MajobError | None]:
     """One local run, its series read as it runs; a run that did not pass returns its error."""
     reader = MetricReader(spec.metrics)
-    shown = opts.on_line
+    shown = opts.on_line or _print_line
 
     def sink(line: str) -> None:
         reader.feed(line)
-        if shown is not None:
-            shown(line)
+        shown(line)
 
     started = time.monotonic()
     try:
@@ -212,6 +212,11 @@ def _attempt(
         took = time.monotonic() - started
         return Attempt(label, tap.run_id, "failed", took, reader.series), error
     return Attempt(label, result.run_id, result.status, result.duration, reader.series), None
+
+
+def _print_line(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _surviving(spec: JobSpec, paths: ContainerPaths | None) -> dict[str, Path]:
