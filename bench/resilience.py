@@ -24,6 +24,7 @@ machine's load moves start-up times between runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import statistics
 import sys
@@ -58,8 +59,8 @@ class Clock:
 
 def _bound(clock: Clock, found: Rehearsal) -> tuple[float, float, float]:
     """(epoch time, time since the last checkpoint at the kill, the restart's overhead)."""
-    (ref_start, ref_epochs), (kill_start, kill_epochs), (re_start, re_epochs) = clock.runs
-    epoch = statistics.median(b - a for a, b in zip(ref_epochs, ref_epochs[1:], strict=False))
+    (_, ref_epochs), (kill_start, kill_epochs), (re_start, re_epochs) = clock.runs
+    epoch = statistics.median(b - a for a, b in itertools.pairwise(ref_epochs))
     # A checkpoint is saved right after each epoch's line; the one the restart used is that of
     # the epoch before the first it ran (a kill that lands during a save leaves the one before).
     done = len(ref_epochs) - len(re_epochs)
