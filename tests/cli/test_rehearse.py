@@ -180,3 +180,11 @@ def test_expect_resumes_makes_the_local_stage_rehearse(
     result = runner.invoke(app, ["pipeline", str(fixed), "--until", "local"])
     assert result.exit_code == 0, result.output
     assert "expect.resumes: restarted at step " in result.output
+
+
+def test_a_kill_by_time_without_metrics_cannot_tell(tmp_path: Path) -> None:
+    spec = _project(tmp_path, metrics="{}")
+    code, output = _rehearse(spec, "--fail-at", "1s", "--expect-resume")
+    assert "every node killed 1s into the run" in output
+    assert "resumed: cannot tell (cannot tell: the spec has no `metrics:`)" in output
+    assert code == 1  # demanded, and nothing shows it happened
