@@ -188,3 +188,20 @@ def test_a_kill_by_time_without_metrics_cannot_tell(tmp_path: Path) -> None:
     assert "every node killed 1s into the run" in output
     assert "resumed: cannot tell (cannot tell: the spec has no `metrics:`)" in output
     assert code == 1  # demanded, and nothing shows it happened
+
+
+def test_from_python(tmp_path: Path) -> None:
+    import majob
+
+    spec = majob.load_spec(_project(tmp_path))
+    lines: list[str] = []
+    options = majob.RehearsalOptions(runs_dir=tmp_path / "runs", on_line=lines.append)
+    found = majob.rehearse(spec, "step:4", options=options)
+    assert found.passed and found.verdict.resumed is True
+    assert found.verdict.began.startswith("step ") and found.verdict.began != "step 0"
+    assert found.carried == ("train_url/ckpt/state.json",)
+    assert [a.label for a in (found.reference, found.killed, found.restarted)] == [
+        "uninterrupted", "killed", "restarted",
+    ]  # fmt: skip
+    assert found.killed.status == "failed" and found.restarted.status == "passed"
+    assert sum(line == "[worker-0] step 11 loss 0.0833" for line in lines) == 2
