@@ -157,7 +157,7 @@ def rehearse(
     injector = FaultInjector(plan, spec.metrics)
     killed_tap = _RunTap()
     killed, error = _attempt(spec, "killed", opts, killed_tap, injector)
-    if injector.fired_after is None:
+    if injector.fired_after is None or error is None:  # (a kill can reach a run that ended)
         ended = f"it failed first: {error.message}" if error else f"it {killed.status} first"
         raise RunnerError(
             f"the fault ({plan.describe()}) never came: {ended}",
