@@ -122,7 +122,8 @@ def run_local(
         sink(f"[majob] {notice}")
     sink(f"[majob] {_starting(prepared)}")
     execution = _execute(prepared, sink, limit, fault)
-    result = _conclude(prepared, stage, execution, overwrite, run_dir_only)
+    killed = _killed_notice(fault)
+    result = _conclude(prepared, stage, execution, overwrite, run_dir_only, killed)
     if execution.interruption is not None:
         raise execution.interruption
     # The error's lines name the files the user edits: the copy's paths become the original's.
@@ -250,6 +251,13 @@ def _execute(
     return _Execution(status, failed, started_at, duration, nodes, interruption)
 
 
+def _killed_notice(fault: FaultInjector | None) -> tuple[str, ...]:
+    """Said in the record of a run a rehearsal killed: its failure was on purpose."""
+    if fault is None or fault.fired_after is None:
+        return ()
+    return (f"resume rehearsal: {fault.plan.describe()} ({fault.fired_after:.1f}s in)",)
+
+
 def _watched(sink: LineSink, fault: FaultInjector) -> LineSink:
     def feed_then_show(line: str) -> None:
         fault.feed(line)
@@ -264,6 +272,7 @@ def _conclude(
     execution: _Execution,
     overwrite: bool,
     run_dir_only: tuple[str, ...],
+    extra_notices: tuple[str, ...] = (),
 ) -> RunResult:
     """The result: the outputs listed (and copied, when the run passed), the guard's findings;
     written to the record, then older runs pruned."""
@@ -284,7 +293,7 @@ def _conclude(
         findings=tuple(guard.findings(prepared.guard_setup.directory)),
         output_dirs=dict(paths.outputs),
         copied_to={c.channel: c.target for c in copies},
-        notices=prepared.notices,
+        notices=(*prepared.notices, *extra_notices),
         copies=tuple(copies),
     )
     write_record(result, spec, prepared.commands, prepared.interpreter)

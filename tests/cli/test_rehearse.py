@@ -113,6 +113,9 @@ def test_two_nodes_one_dies_and_the_whole_job_restarts(tmp_path: Path) -> None:
     exits = {node["name"]: node["exit_code"] for node in killed["nodes"]}
     assert exits["worker-1"] == -9  # SIGKILL, as a node lost to a fault
     assert exits["worker-0"] != 0  # stopped with it: the whole job restarts
+    assert any(
+        n.startswith("resume rehearsal: worker-1 killed at point 3") for n in killed["notices"]
+    )
     assert sum(r["status"] == "passed" for r in records) == 2
 
 
