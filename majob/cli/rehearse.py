@@ -95,6 +95,11 @@ def summary_lines(found: Rehearsal, spec: JobSpec) -> list[str]:
             f"{_value(final.reference)} uninterrupted: {mark} "
             f"(within {final.tolerance:.0%})"
         )
+    if spec.fault_tolerance.retries == 0:
+        lines.append(
+            "[yellow]note[/]: fault_tolerance.retries is 0, so ModelArts would not restart this "
+            "job at all; set it (1-128) for the restart rehearsed here"
+        )
     lines.append(
         f"time lost to the failure: {found.time_lost:.1f}s (killed after "
         f"{found.fired_after:.1f}s + the restart's {found.restarted.duration:.1f}s - the "

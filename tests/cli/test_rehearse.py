@@ -85,6 +85,7 @@ def test_a_script_that_resumes_is_seen_to_resume_and_end_where_it_would(tmp_path
     assert "resumed: yes, at step " in output
     assert "resumed: yes, at step 0" not in output
     assert "final loss: 0.0833 after the restart, 0.0833 uninterrupted: matches" in output
+    assert "would not restart" not in output  # retries: 3
 
 
 def test_a_script_that_ignores_its_checkpoints_started_from_step_0(tmp_path: Path) -> None:
@@ -99,6 +100,7 @@ def test_without_a_checkpoint_output_nothing_survives_the_restart(tmp_path: Path
     code, output = _rehearse(_project(tmp_path, extra=""), "--fail-at", "step:4")
     assert code == 0, output  # not demanded: the rehearsal reports, it does not judge
     assert "nothing; no fault_tolerance.checkpoints in the spec" in output
+    assert "fault_tolerance.retries is 0, so ModelArts would not restart this job" in output
     assert "resumed: no, started from step 0" in output
 
 
