@@ -82,6 +82,12 @@ def summary_lines(found: Rehearsal, spec: JobSpec) -> list[str]:
             f"fault_tolerance.checkpoints asks): {len(found.carried)} file(s)"
             + (f": {names}" if names else "")
         )
+    wanted = spec.fault_tolerance.checkpoints
+    if wanted is not None and not any(name.startswith(wanted) for name in found.carried):
+        kept += (
+            f"; [yellow]none under {wanted}[/]: the script saved no checkpoint there before "
+            "the kill (does it save where fault_tolerance.checkpoints says?)"
+        )
     resumed = {
         True: f"[green]yes[/], at {verdict.began}",
         False: f"[red]no[/], started from {verdict.began}",

@@ -104,6 +104,14 @@ def test_without_a_checkpoint_output_nothing_survives_the_restart(tmp_path: Path
     assert "resumed: no, started from step 0" in output
 
 
+def test_checkpoints_saved_elsewhere_than_the_spec_says_are_pointed_out(tmp_path: Path) -> None:
+    extra = "fault_tolerance: {retries: 1, checkpoints: train_url/weights/}"
+    code, output = _rehearse(_project(tmp_path, extra=extra), "--fail-at", "step:3")
+    assert code == 0, output
+    assert "none under train_url/weights/: the script saved no checkpoint there" in output
+    assert "resumed: yes" in output  # the whole output is predownloaded, its ckpt/ too
+
+
 def test_two_nodes_one_dies_and_the_whole_job_restarts(tmp_path: Path) -> None:
     spec = _project(tmp_path)
     code, output = _rehearse(spec, "--nodes", "2", "--fail-at", "step:3", "--node", "1")
