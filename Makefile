@@ -59,6 +59,7 @@ bench: bytecode
 	$(BIN)/python bench/image_inspect.py --rounds 1
 	$(BIN)/python bench/migrate_quality.py
 	$(BIN)/python bench/precision.py
+	$(BIN)/python bench/resilience.py
 
 clean:
 	rm -rf $(VENV) .majob .mypy_cache .pytest_cache .ruff_cache

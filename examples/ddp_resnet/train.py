@@ -12,6 +12,14 @@ near zero, so the last epoch is the best or close to it. In 8 epochs on the 8x8 
 0.95-0.98 in every run we measured, over several seeds).
 Each epoch prints its mean training loss (over every node) and rank 0's test accuracy; rank 0
 writes both to metrics.json next to model.pth.
+
+Resumable (ModelArts' "Resumable Training"): after every epoch rank 0 saves the model,
+optimizer and scheduler states to --train_url/ckpt/ (checkpoints.py: atomic, the last two
+kept); at start every rank loads the newest good checkpoint of a run with the same settings
+(ModelArts downloads that output, the spec's fault_tolerance.checkpoints, into every node's
+container) and the ranks check they agree on the epoch before training goes on. The data order
+depends on the epoch only (DistributedSampler.set_epoch), so a restarted job ends where an
+uninterrupted one ends.
 """
 
 import argparse
@@ -23,12 +31,14 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from checkpoints import load_latest, save_checkpoint
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 SEED = 0
+CHECKPOINT_FOLDER = "ckpt"  # under --train_url: the spec's fault_tolerance.checkpoints
 
 
 def seed_everything(seed):
@@ -125,6 +135,28 @@ def parse_args(argv=None):
     return args
 
 
+def resume(folder, settings, model, optimizer, scheduler, device):
+    """The epoch to start from and the history so far (0 and [] without a checkpoint to use);
+    every rank must have found the same epoch, or the ranks would train different steps."""
+    latest = load_latest(folder, lambda path: torch.load(path, map_location="cpu"))
+    start, history = 0, []
+    if latest is not None and latest[1]["settings"] != settings:
+        print(f"checkpoint of epoch {latest[0]} is of other settings: not used")
+    elif latest is not None:
+        epoch, state = latest
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start, history = epoch + 1, state["history"]
+    found = torch.tensor([start, -start], device=device)
+    dist.all_reduce(found, op=dist.ReduceOp.MAX)  # [max start, -min start]
+    if found[0].item() != -found[1].item():
+        raise RuntimeError(f"the ranks found different checkpoints (epoch {start} here)")
+    if start:
+        print(f"rank {dist.get_rank()}: resumed from the checkpoint of epoch {start - 1}")
+    return start, history
+
+
 def train(args, device, use_cuda, local_rank):
     train_set, test_set = load_split(os.path.join(args.data_url, "digits.npz"))
     # The sampler's seed (plus set_epoch) fixes each rank's share and order of every epoch.
@@ -147,8 +179,15 @@ def train(args, device, use_cuda, local_rank):
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=args.lr, total_steps=max(1, args.epochs * len(train_loader))
     )
-    history = []
-    for epoch in range(args.epochs):
+    folder = os.path.join(args.train_url, CHECKPOINT_FOLDER)
+    settings = {
+        "epochs": args.epochs,
+        "lr": args.lr,
+        "batch_size": args.batch_size,
+        "world_size": args.world_size,
+    }
+    start, history = resume(folder, settings, model.module, optimizer, scheduler, device)
+    for epoch in range(start, args.epochs):
         sampler.set_epoch(epoch)
         model.train()
         loss_sum = 0.0
@@ -169,6 +208,17 @@ def train(args, device, use_cuda, local_rank):
             accuracy = evaluate(model.module, test_loader, device)
             history.append({"epoch": epoch, "train_loss": train_loss, "test_accuracy": accuracy})
             print(f"epoch {epoch}: train loss {train_loss:.4f}, test accuracy {accuracy:.4f}")
+            state = {
+                "settings": settings,
+                "model": model.module.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "history": history,
+            }
+            save_checkpoint(folder, epoch, state, torch.save)
+        # No rank starts the next epoch before the checkpoint is complete: a job killed later
+        # resumes at most one epoch back.
+        dist.barrier()
 
     if args.rank == 0:
         accuracy = (

@@ -20,6 +20,7 @@ from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
     from majob.runner.result import RunResult
+    from majob.spec.models import JobSpec
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -149,6 +150,42 @@ DumpOption = Annotated[
         "needs majob[precision].",
     ),
 ]
+FailAtOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-at",
+        help="Rehearse a failure: kill the run at a time (30s), at the N-th point of a metric "
+        "(step:40 counts the progress metric, loss:12 names one) or a share (50%), restart it "
+        "as ModelArts would and say whether it resumed.",
+    ),
+]
+NodeOption = Annotated[
+    int | None,
+    typer.Option("--node", min=0, help="With --fail-at: kill only this node (default: all)."),
+]
+CompareToOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--compare-to",
+        help="With --fail-at: a passed local run (id or dir) as the uninterrupted reference, "
+        "instead of running it again.",
+    ),
+]
+ExpectResumeOption = Annotated[
+    bool,
+    typer.Option(
+        "--expect-resume", help="With --fail-at: exit 1 unless the restarted run resumed."
+    ),
+]
+ToleranceOption = Annotated[
+    float,
+    typer.Option(
+        "--tolerance",
+        min=0.0,
+        help="With --fail-at: how far (relative) the final metrics may be from the "
+        "uninterrupted run's.",
+    ),
+]
 
 
 @commands.command()
@@ -167,29 +204,34 @@ def run(
     profile: ProfileOption = None,
     allow_secrets: AllowSecretsOption = False,
     dump: DumpOption = False,
+    fail_at: FailAtOption = None,
+    node: NodeOption = None,
+    compare_to: CompareToOption = None,
+    expect_resume: ExpectResumeOption = False,
+    tolerance: ToleranceOption = 0.05,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
     if stage not in STAGES:
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
+    rehearsal = fail_at is not None
+    _check_rehearsal_options(rehearsal, stage, node, compare_to, expect_resume, dump)
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
     from majob.precision.dumpconfig import DUMP_DIR, for_local_run
     from majob.runner.local import run_local
-    from majob.spec.load import load_spec
 
-    if dump and python is None:  # the nodes run this interpreter: say it before the run
-        from majob.precision.probe import require_msprobe
-
-        require_msprobe()
-
-    inputs = _parse_inputs(input_ or [])
-    # An --input replaces the input's `local` before the spec's files are checked.
-    job = load_spec(spec, overrides=set_ or (), profile=profile, local_inputs=inputs)
-    warn_about_sets(job, set_, ["local"])
+    job = _local_spec(spec, set_, input_, profile, dump and python is None)
     limit = _parse_timeout(timeout)
     try:
         with sigterm_as_ctrl_c():
+            if fail_at is not None:
+                from majob.cli.rehearse import run_rehearsal
+                from majob.pipeline.rehearsal import RehearsalOptions
+
+                options = RehearsalOptions(nodes, python, limit, runs_dir, tolerance=tolerance)
+                run_rehearsal(job, fail_at, node, compare_to, expect_resume, options)
+                return
             result = run_local(
                 job,
                 "local",
@@ -208,6 +250,53 @@ def run(
         raise typer.Exit(130) from None
     for line in _summary(result, dump):
         typer.echo(line)
+
+
+def _local_spec(
+    spec: Path,
+    overrides: list[str] | None,
+    inputs: list[str] | None,
+    profile: str | None,
+    needs_msprobe: bool,
+) -> JobSpec:
+    """The spec as the local stage runs it, every check made before a node starts."""
+    from majob.spec.load import load_spec
+
+    if needs_msprobe:  # the nodes run this interpreter with --dump: say it before the run
+        from majob.precision.probe import require_msprobe
+
+        require_msprobe()
+    # An --input replaces the input's `local` before the spec's files are checked.
+    job = load_spec(
+        spec, overrides=overrides or (), profile=profile, local_inputs=_parse_inputs(inputs or [])
+    )
+    warn_about_sets(job, overrides, ["local"])
+    return job
+
+
+def _check_rehearsal_options(
+    rehearsal: bool,
+    stage: str,
+    node: int | None,
+    compare_to: Path | None,
+    expect_resume: bool,
+    dump: bool,
+) -> None:
+    """The rehearsal's options make sense only with --fail-at, on the local stage."""
+    given = [
+        name
+        for name, value in (("--node", node), ("--compare-to", compare_to))
+        if value is not None
+    ] + (["--expect-resume"] if expect_resume else [])
+    if given and not rehearsal:
+        raise UserInputError(f"{given[0]} needs --fail-at (the failure to rehearse)")
+    if rehearsal and stage != "local":
+        raise UserInputError(
+            f"--fail-at with --stage {stage}: the rehearsal runs on this machine",
+            hint="on ModelArts, fault_tolerance in the spec asks for restarts",
+        )
+    if rehearsal and dump:
+        raise UserInputError("--fail-at and --dump: rehearse and dump in separate runs")
 
 
 def _run_in_cloud(

@@ -6,9 +6,13 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from majob.pipeline.metrics import _node_order
 from majob.spec.expect import Expect, parse_bound
+
+if TYPE_CHECKING:
+    from majob.pipeline.rehearsal import Rehearsal
 
 _COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -62,4 +66,26 @@ def check_expect(
                     f"expect.metrics.{name}: {name} {op} {limit:g} failed: the last value on "
                     f"{node} is {value:g}"
                 )
+    return failures
+
+
+def resume_failures(rehearsal: Rehearsal) -> list[str]:
+    """``expect.resumes``: what the local stage's rehearsal showed wrong, one line each."""
+    verdict = rehearsal.verdict
+    failures = []
+    if verdict.resumed is None:
+        failures.append(f"expect.resumes: {verdict.how}")
+    elif not verdict.resumed:
+        failures.append(
+            f"expect.resumes: after {rehearsal.plan.describe()}, the restarted run started "
+            f"from {verdict.began} ({verdict.how})"
+        )
+    failures += [
+        f"expect.resumes: the final {final.name} after the restart is "
+        f"{'none' if final.restarted is None else f'{final.restarted:g}'}, uninterrupted "
+        f"{'none' if final.reference is None else f'{final.reference:g}'} (more than "
+        f"{final.tolerance:.0%} apart)"
+        for final in verdict.finals
+        if not final.matches
+    ]
     return failures

@@ -76,9 +76,32 @@ def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
         return log.ended(Outcome(False, error.message.splitlines()[0]), started)
     _report_kept(run, report)
     outputs = [f"{f.channel}/{f.path}" for f in run.outputs]
-    return replace(
-        log.ended(Outcome(True, outputs=outputs, run=run), started), duration=run.duration
+    failures = _rehearse_resume(spec, run, report) if spec.expect.resumes else []
+    outcome = Outcome(not failures, "; ".join(failures), outputs=outputs, run=run)
+    return replace(log.ended(outcome, started), duration=run.duration)
+
+
+# Where the rehearsal of `expect: resumes: true` kills the run: half-way through its progress.
+RESUME_FAIL_AT = "50%"
+
+
+def _rehearse_resume(spec: JobSpec, run: RunResult, report: Report) -> list[str]:
+    """``expect.resumes``: kill a copy of the passed run half-way, restart it with only the
+    checkpoint output kept; the run that just passed is the uninterrupted reference."""
+    from majob.pipeline.expect import resume_failures
+    from majob.pipeline.rehearsal import RehearsalOptions, rehearse
+
+    report(f"[majob] expect.resumes: rehearsing a failure at {RESUME_FAIL_AT} of the run")
+    options = RehearsalOptions(runs_dir=run.run_dir.parent, on_line=report)
+    try:
+        found = rehearse(spec, RESUME_FAIL_AT, compare_to=run.run_dir, options=options)
+    except MajobError as error:
+        return [f"expect.resumes: {error.message.splitlines()[0]}"]
+    report(
+        f"[majob] expect.resumes: restarted at {found.verdict.began} ({found.verdict.how}); "
+        f"{found.time_lost:.1f}s lost to the failure"
     )
+    return resume_failures(found)
 
 
 def _report_kept(run: RunResult, report: Report) -> None:

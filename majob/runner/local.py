@@ -24,6 +24,7 @@ from pathlib import Path
 from majob.runner import guard
 from majob.runner.checks import check_boot_file, image_notices, resolve_inputs, wants_npu
 from majob.runner.failures import raise_for_status
+from majob.runner.faults import FaultInjector
 from majob.runner.host import free_port, host_environment, node_environment, resolve_interpreter
 from majob.runner.layout import ContainerPaths, node_command
 from majob.runner.nodes import (
@@ -97,6 +98,7 @@ def run_local(
     allow_secrets: bool = False,
     prepare_env: NodeEnvSetup | None = None,
     run_dir_only: tuple[str, ...] = (),
+    fault: FaultInjector | None = None,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
@@ -108,9 +110,9 @@ def run_local(
     variables for every node once the tree is built (``majob.precision.dumpconfig.
     for_local_run`` records the spec's ``precision:`` dump with msprobe), ``run_dir_only`` names
     output folders (``precision-dump``) that stay in the run directory, never copied to an
-    output's ``local``. Returns the result of a
-    passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with ``strict`` and guard
-    findings) ``RunnerError`` otherwise, after the record is written.
+    output's ``local``, ``fault`` kills node(s) mid-run (a resume rehearsal). Returns the
+    result of a passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with
+    ``strict`` and guard findings) ``RunnerError`` otherwise, after the record is written.
     """
     effective = _effective_spec(spec, stage, nodes)
     limit = timeout if timeout is not None else spec.timeout(stage)
@@ -119,8 +121,9 @@ def run_local(
     for notice in prepared.notices:
         sink(f"[majob] {notice}")
     sink(f"[majob] {_starting(prepared)}")
-    execution = _execute(prepared, sink, limit)
-    result = _conclude(prepared, stage, execution, overwrite, run_dir_only)
+    execution = _execute(prepared, sink, limit, fault)
+    killed = _killed_notice(fault)
+    result = _conclude(prepared, stage, execution, overwrite, run_dir_only, killed)
     if execution.interruption is not None:
         raise execution.interruption
     # The error's lines name the files the user edits: the copy's paths become the original's.
@@ -215,9 +218,14 @@ def _node_commands(
     return tuple(commands)
 
 
-def _execute(prepared: _Prepared, sink: LineSink, limit: int | None) -> _Execution:
+def _execute(
+    prepared: _Prepared, sink: LineSink, limit: int | None, fault: FaultInjector | None
+) -> _Execution:
     """Start the nodes and wait until they pass, one fails or the time is up; stop them all
-    whatever happened (Ctrl-C and a failed start included)."""
+    whatever happened (Ctrl-C and a failed start included). ``fault`` sees every line and
+    kills the node(s) it names when due."""
+    if fault is not None:
+        sink = _watched(sink, fault)
     live = LiveOutput(sink, prepared.spec.from_environ.masker())
     group = NodeGroup(live, start_hint=START_HINT)
     started = time.monotonic()
@@ -227,7 +235,10 @@ def _execute(prepared: _Prepared, sink: LineSink, limit: int | None) -> _Executi
     try:
         for command in prepared.commands:
             group.start(command, prepared.run_dir / "logs" / f"{command.name}.log")
-        outcome = group.wait(deadline=started + limit if limit else None)
+        if fault is not None:
+            fault.started = started
+        tick = (lambda: fault.tick(group.nodes)) if fault is not None else None
+        outcome = group.wait(deadline=started + limit if limit else None, tick=tick)
         status, failed = outcome.status, outcome.node
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
         interruption = error
@@ -240,12 +251,28 @@ def _execute(prepared: _Prepared, sink: LineSink, limit: int | None) -> _Executi
     return _Execution(status, failed, started_at, duration, nodes, interruption)
 
 
+def _killed_notice(fault: FaultInjector | None) -> tuple[str, ...]:
+    """Said in the record of a run a rehearsal killed: its failure was on purpose."""
+    if fault is None or fault.fired_after is None:
+        return ()
+    return (f"resume rehearsal: {fault.plan.describe()} ({fault.fired_after:.1f}s in)",)
+
+
+def _watched(sink: LineSink, fault: FaultInjector) -> LineSink:
+    def feed_then_show(line: str) -> None:
+        fault.feed(line)
+        sink(line)
+
+    return feed_then_show
+
+
 def _conclude(
     prepared: _Prepared,
     stage: Stage,
     execution: _Execution,
     overwrite: bool,
     run_dir_only: tuple[str, ...],
+    extra_notices: tuple[str, ...] = (),
 ) -> RunResult:
     """The result: the outputs listed (and copied, when the run passed), the guard's findings;
     written to the record, then older runs pruned."""
@@ -266,7 +293,7 @@ def _conclude(
         findings=tuple(guard.findings(prepared.guard_setup.directory)),
         output_dirs=dict(paths.outputs),
         copied_to={c.channel: c.target for c in copies},
-        notices=prepared.notices,
+        notices=(*prepared.notices, *extra_notices),
         copies=tuple(copies),
     )
     write_record(result, spec, prepared.commands, prepared.interpreter)

@@ -82,6 +82,12 @@ class Expect(SpecModel):
         default_factory=dict,
         description="Bounds on metrics named in `metrics:`, e.g. {loss: '< 2.0'}.",
     )
+    resumes: bool = Field(
+        False,
+        description="The local stage also rehearses a failure: it kills the run half-way, "
+        "restarts it with only the checkpoint output kept (fault_tolerance.checkpoints) and "
+        "passes only if the restart resumed and ended with the uninterrupted run's metrics.",
+    )
 
 
 NO_EXPECT = Expect.model_validate({})

@@ -22,6 +22,7 @@ HOMES = {
     "majob.migrate.findings": ["FileReport", "Finding"],
     "majob.migrate.rewrite": ["migrate_source"],
     "majob.pipeline.flow": ["Pipeline", "PipelineResult", "StageResult"],
+    "majob.pipeline.rehearsal": ["Rehearsal", "RehearsalOptions", "rehearse"],
     "majob.runner.local": ["run_local"],
     "majob.runner.result": ["RunResult"],
     "majob.service.base": ["Job"],
