@@ -1,27 +1,22 @@
 """The libcst side of ``majob migrate``: apply the fixes the checker planned, keeping formatting.
 
-This is the only module that imports libcst, and only ``majob migrate`` imports it. Every fix is
-anchored at the source span the checker saw (``ast`` and libcst agree on spans that exclude
-parentheses), so the codemods hold no analysis of their own.
+This is the only module that imports libcst, and only ``splice`` imports it, for the top-level
+statements whose fixes are more than text edits. Every fix is anchored at the source span the
+checker saw (``ast`` and libcst agree on spans that exclude parentheses), so the codemods hold no
+analysis of their own.
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
-import itertools
-import re
-import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from majob.errors import MigrationError
-from majob.migrate.findings import Fix, Span
-from majob.migrate.source_text import source_lines, top_level_ranges
+from majob.migrate.findings import Fix
 
 _EXPR_ACTIONS = frozenset(
     {
@@ -285,7 +280,8 @@ def _is_preamble(statement: cst.BaseStatement, *, first: bool) -> bool:
     )
 
 
-def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+def apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+    """``source`` with ``fixes`` applied through libcst, and the fixes that found no node."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -294,106 +290,3 @@ def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]
     result = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
     missed = [f for f in fixes if id(f) not in transformer.applied]
     return result.code, missed
-
-
-def _top_level_ranges(source: str) -> list[tuple[int, int]] | None:
-    """Line ranges of the top-level statements (see ``top_level_ranges``), parsing ``source``."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    return top_level_ranges(tree)
-
-
-# Edits inside one expression's own text: applied as text when they do not overlap.
-_TEXT_ACTIONS = frozenset({"replace-expr", "replace-string", "rename-attr"})
-_TRAILING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _text_edit(text: str, fix: Fix) -> str | None:
-    """The new text of the span ``fix`` edits, or None when it does not fit the text."""
-    if fix.action == "replace-expr":
-        return fix.code
-    if fix.action == "replace-string":
-        return text.replace(fix.old, fix.new, 1) if fix.old in text else None
-    if fix.action == "rename-attr" and _TRAILING_NAME.search(text):
-        return _TRAILING_NAME.sub(fix.code, text)
-    return None
-
-
-def _apply_as_text(lines: list[str], start: int, end: int, fixes: Sequence[Fix]) -> str | None:
-    """Lines ``start``..``end`` (1-based) with ``fixes`` spliced in, or None when a fix is not a
-    plain text edit or two overlap (libcst then does the chunk). The spans are the checker's,
-    in characters, and exclude parentheses, as libcst's node ranges do."""
-    if any(f.action not in _TEXT_ACTIONS for f in fixes):
-        return None
-    chunk = "".join(lines[start - 1 : end])
-    offsets = [0]
-    for line in lines[start - 1 : end]:
-        offsets.append(offsets[-1] + len(line))
-
-    def offset(line: int, col: int) -> int:
-        return offsets[line - start] + col
-
-    spans = sorted(
-        (
-            (offset(f.span.line, f.span.col), offset(f.span.end_line, f.span.end_col), f)
-            for f in fixes
-        ),
-        key=lambda item: item[0],
-    )
-    for (_, first_end, _), (second_start, _, _) in itertools.pairwise(spans):
-        if second_start < first_end:
-            return None
-    for begin, stop, fix in reversed(spans):
-        new = _text_edit(chunk[begin:stop], fix)
-        if new is None:
-            return None
-        chunk = chunk[:begin] + new + chunk[stop:]
-    return chunk
-
-
-def apply_fixes(
-    source: str, fixes: Sequence[Fix], ranges: list[tuple[int, int]] | None = None
-) -> tuple[str, list[Fix]]:
-    """``source`` with ``fixes`` applied, and the fixes that found no node to apply to.
-
-    libcst's parse and position metadata cost more than the rest of a migration, so only the
-    top-level statements that hold a fix go through libcst, each on its own, and only when a fix
-    there is more than a text edit of one expression (a renamed attribute, a replaced name or
-    string): those are spliced into the text directly. The text between them is kept byte for
-    byte. ``ranges``: the top-level statements' lines when the caller has parsed ``source``.
-    """
-    if not fixes:
-        return source, []
-    ranges = ranges if ranges is not None else _top_level_ranges(source)
-    if ranges is None or any(f.action == "insert-top" for f in fixes):
-        return _apply_to_module(source, fixes)
-    starts = [start for start, _ in ranges]
-    groups: dict[tuple[int, int], list[Fix]] = defaultdict(list)
-    for fix in fixes:
-        index = bisect.bisect_right(starts, fix.span.line) - 1
-        if index < 0 or fix.span.end_line > ranges[index][1]:
-            return _apply_to_module(source, fixes)
-        groups[ranges[index]].append(fix)
-    lines = source_lines(source)
-    missed: list[Fix] = []
-    for (start, end), group in sorted(groups.items(), reverse=True):
-        shift = start - 1
-        local = [
-            replace(
-                f,
-                span=Span(f.span.line - shift, f.span.col, f.span.end_line - shift, f.span.end_col),
-            )
-            for f in group
-        ]
-        text = _apply_as_text(lines, start, end, group)
-        if text is not None:
-            lines[start - 1 : end] = [text]
-            continue
-        chunk, chunk_missed = _apply_to_module("".join(lines[start - 1 : end]), local)
-        missed.extend(group[local.index(f)] for f in chunk_missed)
-        lines[start - 1 : end] = [chunk]
-    return "".join(lines), missed
