@@ -4,12 +4,17 @@ Generates at least 100,000 lines of training-script-like Python (argparse, datas
 models, epoch loops, DataParallel/DDP, cuda calls, checkpoints, logging, plain helpers) into a
 temporary directory, then times, as separate processes and in interleaved rounds:
 
-- ``python -m compileall -q DIR`` with a fresh ``PYTHONPYCACHEPREFIX`` (it really compiles): the
+- ``python -m compileall -q -f DIR`` (``-f``: it really compiles every file, each round): the
   parse ceiling, the peer;
-- ``python -m compileall -q -j 0 DIR``: the same on every CPU, for reference;
+- ``python -m compileall -q -f -j 0 DIR``: the same on every CPU, for reference;
 - ``majob check DIR --target npu --format json`` (every rule on; by default one process per CPU
   for a tree this size, as flake8 and ruff do), and the same with ``-j 1``;
 - ``majob migrate DIR --to npu-manual --diff``.
+
+Every row runs in the caller's environment, with the bytecode of its own modules (the standard
+library's, majob's and its libraries') cached as any installed program has it. (Until round 3 the
+peer compiled under a fresh ``PYTHONPYCACHEPREFIX`` and the rows shared it: every majob run then
+recompiled typer, pydantic and majob, ~0.8 s, and compileall its own imports, ~0.15 s.)
 
 Prints the medians of the wall time and of the CPU time (user + system of the process and its
 workers; steadier on a shared machine) and the ratios to serial compileall (goals, issue 22: check
@@ -326,13 +331,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+def timed(argv: list[str]) -> tuple[float, float]:
     """Wall and CPU seconds of one run of ``argv``."""
     cpu = _children_cpu()
     start = time.perf_counter()
-    done = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
-    )
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr.decode()}")
@@ -353,23 +356,20 @@ def main() -> None:
         majob = str(BIN / "majob")
         check = [majob, "check", str(corpus), "--target", "npu", "--format", "json"]
         check += ["--fail-on", "never"]
-        compileall = [sys.executable, "-m", "compileall", "-q", str(corpus)]
+        compileall = [sys.executable, "-m", "compileall", "-q", "-f", str(corpus)]
         migrate = [majob, "migrate", str(corpus), "--to", "npu-manual", "--diff"]
-        # (label, argv, goal as a multiple of the peer's wall time); compileall writes its
-        # bytecode under a fresh PYTHONPYCACHEPREFIX each time, so it really compiles.
+        # (label, argv, goal as a multiple of the peer's wall time)
         rows: list[tuple[str, list[str], float | None]] = [
-            ("python -m compileall -q (peer)", compileall, None),
-            ("python -m compileall -q -j 0 (every CPU)", [*compileall, "-j", "0"], None),
+            ("python -m compileall -q -f (peer)", compileall, None),
+            ("python -m compileall -q -f -j 0 (every CPU)", [*compileall, "-j", "0"], None),
             ("majob check --target npu", check, 1.5),
             ("majob check --target npu -j 1", [*check, "-j", "1"], None),
             ("majob migrate --to npu-manual --diff", migrate, 3.0),
         ]
         times: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in rows}
-        for round_ in range(args.rounds):  # interleaved, so a busy moment hits every row
-            for index, (label, argv, _) in enumerate(rows):
-                cache = Path(tmp) / f"pycache-{round_}-{index}"
-                env = {**os.environ, "PYTHONPYCACHEPREFIX": str(cache)}
-                times[label].append(timed(argv, env=env))
+        for _ in range(args.rounds):  # interleaved, so a busy moment hits every row
+            for label, argv, _ in rows:
+                times[label].append(timed(argv))
         print(
             f"corpus: {files} files, {lines} lines (seed {args.seed}), {args.rounds} rounds, "
             f"medians, each a fresh process; {os.cpu_count()} CPUs"

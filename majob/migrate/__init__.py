@@ -2,9 +2,10 @@
 
 ``checker`` (stdlib ``ast``) finds problems and plans fixes: ``facts`` records what one pass over
 a file sees, ``rules_paths``, ``rules_distributed`` and ``rules_npu`` decide the findings and fixes.
-``rewrite`` applies one codemod's fixes through ``codemods`` (libcst, imported only when a
-migration runs). The CPU stand-in that lets NPU code run without NPUs is the runner's
-(``majob.runner.standin``). This package module stays light: ``majob --help`` imports it.
+``rewrite`` applies one codemod's fixes through ``splice`` (as text where that is exact) and
+``codemods`` (libcst, imported only for the rest). The CPU stand-in that lets NPU code run
+without NPUs is the runner's (``majob.runner.standin``). This package module stays light:
+``majob --help`` imports it.
 """
 
 from __future__ import annotations

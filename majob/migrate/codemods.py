@@ -1,26 +1,22 @@
 """The libcst side of ``majob migrate``: apply the fixes the checker planned, keeping formatting.
 
-This is the only module that imports libcst, and only ``majob migrate`` imports it. Every fix is
-anchored at the source span the checker saw (``ast`` and libcst agree on spans that exclude
-parentheses), so the codemods hold no analysis of their own.
+This is the only module that imports libcst, and only ``splice`` imports it, for the top-level
+statements whose fixes are more than text edits. Every fix is anchored at the source span the
+checker saw (``ast`` and libcst agree on spans that exclude parentheses), so the codemods hold no
+analysis of their own.
 """
 
 from __future__ import annotations
 
-import ast
 import bisect
-import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from majob.errors import MigrationError
-from majob.migrate.findings import Fix, Span
-from majob.migrate.source_text import source_lines, top_level_ranges
-from majob.migrate.text_splice import apply_as_text as _apply_as_text
+from majob.migrate.findings import Fix
 
 _EXPR_ACTIONS = frozenset(
     {
@@ -292,7 +288,8 @@ def _is_preamble(statement: cst.BaseStatement, *, first: bool) -> bool:
     )
 
 
-def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+def apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
+    """``source`` with ``fixes`` applied through libcst, and the fixes that found no node."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -301,58 +298,3 @@ def _apply_to_module(source: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]
     result = MetadataWrapper(module, unsafe_skip_copy=True).visit(transformer)
     missed = [f for f in fixes if id(f) not in transformer.applied]
     return result.code, missed
-
-
-def _top_level_ranges(source: str) -> list[tuple[int, int]] | None:
-    """Line ranges of the top-level statements (see ``top_level_ranges``), parsing ``source``."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    return top_level_ranges(tree)
-
-
-def apply_fixes(
-    source: str, fixes: Sequence[Fix], ranges: list[tuple[int, int]] | None = None
-) -> tuple[str, list[Fix]]:
-    """``source`` with ``fixes`` applied, and the fixes that found no node to apply to.
-
-    libcst's parse and position metadata cost more than the rest of a migration, so only the
-    top-level statements that hold a fix go through libcst, each on its own, and only when a fix
-    there is more than a text edit of one expression (a renamed attribute, a replaced name or
-    string): those are spliced into the text directly. The text between them is kept byte for
-    byte. ``ranges``: the top-level statements' lines when the caller has parsed ``source``.
-    """
-    if not fixes:
-        return source, []
-    ranges = ranges if ranges is not None else _top_level_ranges(source)
-    if ranges is None or any(f.action == "insert-top" for f in fixes):
-        return _apply_to_module(source, fixes)
-    starts = [start for start, _ in ranges]
-    groups: dict[tuple[int, int], list[Fix]] = defaultdict(list)
-    for fix in fixes:
-        index = bisect.bisect_right(starts, fix.span.line) - 1
-        if index < 0 or fix.span.end_line > ranges[index][1]:
-            return _apply_to_module(source, fixes)
-        groups[ranges[index]].append(fix)
-    lines = source_lines(source)
-    missed: list[Fix] = []
-    for (start, end), group in sorted(groups.items(), reverse=True):
-        shift = start - 1
-        local = [
-            replace(
-                f,
-                span=Span(f.span.line - shift, f.span.col, f.span.end_line - shift, f.span.end_col),
-            )
-            for f in group
-        ]
-        text = _apply_as_text(lines, start, end, group)
-        if text is not None:
-            lines[start - 1 : end] = [text]
-            continue
-        chunk, chunk_missed = _apply_to_module("".join(lines[start - 1 : end]), local)
-        missed.extend(group[local.index(f)] for f in chunk_missed)
-        lines[start - 1 : end] = [chunk]
-    return "".join(lines), missed

@@ -4,7 +4,9 @@ points reject the arguments ModelArts adds. Qualified names as ``patterns`` has 
 
 from __future__ import annotations
 
-from majob.migrate.patterns import PathArg
+import re
+
+from majob.migrate.patterns import PathArg, looks_like_data_file
 
 _LIGHTNING = ("pytorch_lightning", "lightning.pytorch", "lightning")
 
@@ -116,3 +118,26 @@ KNOWN_METHODS = frozenset(
 def explicit_local_path(value: str) -> bool:
     """``./model``, ``../x``, ``/data/x``: a path, not a hub id such as ``bert-base-uncased``."""
     return value.startswith(("./", "../", "/", "~/"))
+
+
+# A Hugging Face hub id: ``bert-base-uncased``, ``gpt2``, ``facebook/opt-125m``.
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+# argparse dests that name a model to load, as the Hugging Face examples spell them
+# (--model_name_or_path, --tokenizer_name, --config_name, --pretrained_model_name_or_path).
+_MODEL_ARGUMENT = re.compile(r"(?:model|tokenizer|config)_(?:name|id)(?:_or_path)?$")
+
+
+def hub_id(value: str) -> bool:
+    """``value`` reads as a hub id, not a local path (no ``./``, no file extension, no ``..``)."""
+    return (
+        _HUB_ID.fullmatch(value) is not None
+        and not explicit_local_path(value)
+        and not looks_like_data_file(value)
+        and ".." not in value
+    )
+
+
+def model_argument(dest: str, pretrained_sources: set[str]) -> bool:
+    """An argparse dest that names the model a script loads: by the Hugging Face examples'
+    spelling, or because ``from_pretrained(args.<dest>)`` loads it."""
+    return bool(_MODEL_ARGUMENT.search(dest.lower())) or dest in pretrained_sources

@@ -1,6 +1,6 @@
-"""Paths named before they are used (MA101/MA102): argparse defaults, parameter defaults, config
-values, literals handed to the script's own functions, and the directories a call writes when it
-is given none (``SummaryWriter()``, Lightning's ``Trainer()``).
+"""Paths named before they are used (MA101/MA102; MA108 for a hub id): argparse defaults,
+parameter defaults, config values, literals handed to the script's own functions, and the
+directories a call writes when it is given none (``SummaryWriter()``, Lightning's ``Trainer()``).
 
 A flag's default moves to its channel right after the arguments are parsed, and only when the
 flag was not given (``if args.data == "./imagenet": args.data = args.data_url``): a path passed
@@ -10,6 +10,9 @@ Parameter defaults and config values stay fixed by hand.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
 from majob.migrate.facts.records import CallLiteral, DefaultPath
 from majob.migrate.findings import Fix
@@ -35,9 +38,13 @@ def plan_defaults(plan: PathPlan) -> None:
         kind = default_kind(default.kind, default.name, default.value)
         what = "--" + default.name if default.origin == "argument" else default.name
         verb = "is set to" if default.origin == "config" else "defaults to"
+        rule = None
         if default.origin == "argument":
             fix = _flag_fix(plan, default, kind)
             fixes = [fix] if fix else []
+            if kind == "input" and _hub_model(plan, default):
+                rule = "MA108"
+                fixes = [replace(f, rule=rule) for f in fixes]
         elif default.origin == "parameter":
             planned = _parameter_fixes(plan, default, kind)
             if planned is None:  # every call gives its own path: they move, the default is unused
@@ -48,8 +55,17 @@ def plan_defaults(plan: PathPlan) -> None:
             fixes = planned
         else:
             fixes = []
-        plan.add(kind, default.span, f"{what} {verb} {default.value!r}", *fixes)
+        plan.add(kind, default.span, f"{what} {verb} {default.value!r}", *fixes, rule=rule)
     _implicit_dirs(plan)
+
+
+def _hub_model(plan: PathPlan, default: DefaultPath) -> bool:
+    """``--model_name_or_path`` defaulting to ``bert-base-uncased``: a model the script would
+    download from the Hugging Face hub, which a training container usually cannot reach. Its
+    fix is a path's (the default reads ``<data_url>/bert-base-uncased``); its message says why."""
+    return fw.hub_id(default.value) and fw.model_argument(
+        default.name, plan.facts.pretrained_sources
+    )
 
 
 def _placed_by_another_parameter(plan: PathPlan, default: DefaultPath) -> bool:

@@ -31,6 +31,7 @@ class PlannedFinding:
     span: Span
     detail: str
     fixes: list[Fix]
+    rule: str | None = None  # reported as the kind's rule (MA101/MA102) unless set
 
 
 @dataclass
@@ -48,8 +49,10 @@ class PathPlan:
     def os_name(self) -> str:
         return self.channels.os_name
 
-    def add(self, kind: pt.PathKind, span: Span, detail: str, *fixes: Fix) -> None:
-        self.findings.append(PlannedFinding(kind, span, detail, list(fixes)))
+    def add(
+        self, kind: pt.PathKind, span: Span, detail: str, *fixes: Fix, rule: str | None = None
+    ) -> None:
+        self.findings.append(PlannedFinding(kind, span, detail, list(fixes), rule))
 
     def channel_expr(self, kind: pt.PathKind, rel: str, scope: Scope, line: int) -> str | None:
         """``args.<channel>`` joined with ``rel`` where the arguments are in scope, else None."""

@@ -30,6 +30,7 @@ Key = tuple[str, int, str]
 CATEGORIES: dict[str, str] = {
     "MA000": "PARSE",
     "MA101": "PATH_DATA",
+    "MA108": "PATH_DATA",
     "MA102": "PATH_OUTPUT",
     "MA105": "PATH_OUTPUT",
     "MA103": "ARGUMENTS",

@@ -1,7 +1,7 @@
 """``majob migrate``: run the checker, apply the planned fixes of one codemod, diff or write.
 
-libcst is imported here only inside ``apply`` (through ``majob.migrate.codemods``), so nothing but
-``majob migrate`` pays for it.
+libcst is imported only through ``majob.migrate.splice``, and only for a statement whose fixes
+are more than text edits, so nothing but ``majob migrate`` pays for it, and only when it must.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def migrate_source(source: str, codemod: Codemod, path: str = "<string>") -> tup
         return original, []
     if not fixes:
         return source, []
-    from majob.migrate.codemods import apply_fixes
+    from majob.migrate.splice import apply_fixes
 
     return apply_fixes(source, fixes, report.top_level)
 
@@ -153,7 +153,7 @@ def _plan_file(
         if source != original:  # only the syntax fixes
             return FileChange(path, display, original, source, 0), None, report
         return None, None, report
-    from majob.migrate.codemods import apply_fixes
+    from majob.migrate.splice import apply_fixes
 
     try:
         after, missed = apply_fixes(source, fixes, full.top_level)

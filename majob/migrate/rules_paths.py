@@ -191,7 +191,8 @@ def _ma101_ma102_report(plan: PathPlan, out: FileFindings) -> set[pt.PathKind]:
             complete.add(kind)
     for finding in plan.findings:
         fixes = finding.fixes if finding.kind in complete else []
-        out.report(RULE_OF_KIND[finding.kind], finding.span, finding.detail, *fixes)
+        rule = finding.rule or RULE_OF_KIND[finding.kind]
+        out.report(rule, finding.span, finding.detail, *fixes)
     return complete
 
 

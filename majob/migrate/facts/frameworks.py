@@ -54,6 +54,8 @@ class FrameworkFacts(PathFacts):
             first = node.args[0]  # "./model" is a path; "bert-base-uncased" is a hub id
             if type(first) is ast.Constant and fw.explicit_local_path(str(first.value)):
                 self._path_value(first, "input", True, False, None, 0)
+            elif type(first) is ast.Attribute:
+                self.pretrained_sources.add(first.attr)  # from_pretrained(args.model)
         elif attr == fw.HF_PARSE and not any(
             k.arg == "return_remaining_strings" for k in node.keywords
         ):

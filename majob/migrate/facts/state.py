@@ -140,6 +140,7 @@ class FactsBase:
         # Trainer/ModelCheckpoint writing under the working directory, argument handling that
         # rejects the platform's arguments, code that needs a launcher
         self.framework_objects: dict[str, str] = {}
+        self.pretrained_sources: set[str] = set()  # X of from_pretrained(args.X)
         self.lightning_root_set = False
         self.lightning_dirs: list[Site] = []
         self.rejects_arguments: list[Site] = []

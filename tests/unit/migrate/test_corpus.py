@@ -100,13 +100,13 @@ def test_every_channel_argument_cloud_paths_adds_is_read(script: Path) -> None:
 def test_text_splicing_writes_what_libcst_writes(
     script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from majob.migrate import codemods
+    from majob.migrate import splice
 
     source = script.read_text(encoding="utf-8")
     for codemod in Codemod:
         spliced, _ = migrate_source(source, codemod, script.name)
         with monkeypatch.context() as patch:
-            patch.setattr(codemods, "_apply_as_text", lambda *_: None)  # libcst for every edit
+            patch.setattr(splice, "_apply_as_text", lambda *_: None)  # libcst for every edit
             through_libcst, _ = migrate_source(source, codemod, script.name)
         assert spliced == through_libcst, codemod
 

@@ -49,6 +49,14 @@ FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
     ),
     ("MA105", GPU, PARSER + "torch.save(1, os.path.join(args.data_url, 'm.pt'))\n", set()),
     (
+        "MA108",
+        GPU,
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--model_name_or_path', default='bert-base-uncased')\n"
+        "a = p.parse_args()\n",
+        {Codemod.CLOUD_PATHS},
+    ),
+    (
         "MA201",
         GPU,
         PARSER + "import torch.nn as nn\nm = nn.DataParallel(nn.Linear(1, 1))\n",

@@ -1,0 +1,79 @@
+"""A model named by its Hugging Face hub id is reported as what it is (MA108), not as a
+hard-coded data path: a training container usually cannot reach the hub, so the model must come
+from OBS through the data_url input. A real relative path stays MA101."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from majob.migrate.checker import check_source
+from majob.migrate.rewrite import migrate_source
+from majob.migrate.rules import Codemod
+
+
+def _script(flag: str, default: str, *, loads: bool = True) -> str:
+    load = f"model = AutoModel.from_pretrained(args.{flag})\n" if loads else ""
+    return (
+        "import argparse\n"
+        "from transformers import AutoModel\n"
+        "parser = argparse.ArgumentParser()\n"
+        f"parser.add_argument('--{flag}', default={default!r})\n"
+        "args = parser.parse_args()\n"
+        f"{load}"
+    )
+
+
+def _rules_on_line_4(source: str) -> list[str]:
+    return [f.rule for f in check_source(source, "train.py").findings if f.line == 4]
+
+
+@pytest.mark.parametrize(
+    ("flag", "default", "loads"),
+    [
+        ("model_name_or_path", "bert-base-uncased", True),
+        ("model_name_or_path", "bert-base-uncased", False),  # the name says it, unused
+        ("pretrained_model_name_or_path", "facebook/opt-125m", True),  # an org/name id
+        ("pretrained", "gpt2", True),  # a path-named flag that from_pretrained loads
+    ],
+)
+def test_a_hub_id_default_is_reported_as_a_hub_model(flag: str, default: str, loads: bool) -> None:
+    source = _script(flag, default, loads=loads)
+    (finding,) = [f for f in check_source(source, "train.py").findings if f.line == 4]
+    assert finding.rule == "MA108"
+    assert "cannot reach the Hugging Face hub" in finding.message
+    assert "put in OBS and read from an input (data_url)" in finding.message
+    assert "hard-coded" not in finding.message
+    assert f"--{flag} defaults to {default!r}" in finding.message
+    assert "huggingface-cli download" in finding.hint
+    assert finding.fixed_by == (Codemod.CLOUD_PATHS,)
+
+
+@pytest.mark.parametrize(
+    ("flag", "default", "loads"),
+    [
+        ("model_name_or_path", "./models/bert", True),  # a real relative path
+        ("model_name_or_path", "/cache/bert-base-uncased", True),  # an absolute path
+        ("data", "imagenet", False),  # a bare name for data, not a model
+        ("pretrained", "gpt2", False),  # a path-named flag nothing loads from the hub
+    ],
+)
+def test_a_path_stays_a_hard_coded_input_path(flag: str, default: str, loads: bool) -> None:
+    assert _rules_on_line_4(_script(flag, default, loads=loads)) == ["MA101"]
+
+
+def test_the_fix_reads_the_model_from_the_data_url_input() -> None:
+    after, missed = migrate_source(
+        _script("model_name_or_path", "bert-base-uncased"), Codemod.CLOUD_PATHS
+    )
+    assert missed == []
+    tree = ast.parse(after)
+    (moved,) = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and ast.unparse(node.targets[0]) == "args.model_name_or_path"
+    ]
+    assert "args.data_url" in ast.unparse(moved.value)
+    assert [f.rule for f in check_source(after, "train.py").findings if f.fixed_by] == []
