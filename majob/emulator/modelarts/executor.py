@@ -361,6 +361,7 @@ class JobRun(threading.Thread):
             # ModelArts stops the hung processes forcibly: a frozen process takes no SIGTERM.
             self._nodes.nodes[task_index(hang.fault.task)].signal_group(signal.SIGKILL)
             return self._nodes.stop(), hang.fault
+        self._watchdog.final_look()
         codes = self._nodes.stop()
         if self._stop_event.is_set():
             return codes, None

@@ -72,6 +72,16 @@ class Watchdog:
             self._strike(self.fault)
         return self._hung()
 
+    def final_look(self) -> None:
+        """Once the run's nodes are done: a node that reached its fault's step line and ended
+        before the last check read it still meets the fault (a fast script must not outrun
+        the injection)."""
+        fault = self.fault
+        if fault is None or self.struck is not None or fault.at_step is None:
+            return
+        if self._due(fault):
+            self._strike(fault)
+
     # -- the injected fault --------------------------------------------------------------------
 
     def _due(self, fault: JobFault) -> bool:

@@ -30,7 +30,7 @@ for step in range(start + 1, 6):
     open(ckpt + ".tmp", "w").write(str(step))
     os.replace(ckpt + ".tmp", ckpt)
     print(f"step {step}", flush=True)
-    time.sleep(0.1)
+    time.sleep(0.2)
 sys.exit(int(os.environ.get("EXIT_CODE", "0")))
 """
 
