@@ -76,3 +76,15 @@ def test_without_fault_tolerance_a_dead_node_fails_the_job_at_once(
     assert code == 1, output
     assert "restart" not in output.replace("no restart left", "")
     assert "error: the run ended: worker-0 (node_fault): injected fault" in output
+
+
+def test_a_dry_run_shows_the_annotations_and_the_predownloaded_output(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    spec = project / "spec.yaml"
+    spec.write_text(spec.read_text() + RESILIENT.replace("2,", "2, hang: true,"))
+    result = runner.invoke(app, ["submit", str(spec), "--profile", "emulator", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert '"fault-tolerance/job-retry-num": "2"' in result.output
+    assert '"fault-tolerance/hang-retry": "true"' in result.output
+    assert '"prefetch_to_local": true' in result.output
