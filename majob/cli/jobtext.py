@@ -82,6 +82,10 @@ def fault_history(job: Job) -> list[str]:
     a fault ended it and no restart followed; nothing for a job that never met a fault."""
     lines = [job.restarts_text()] if job.restarts else []
     last = job.run_ends[-1] if job.run_ends else None
-    if last is not None and not last.restarted:
-        lines.append(f"then {last.text()}" if lines else f"the run ended: {last.text()}")
+    if last is None or last.restarted:
+        return lines
+    if lines:
+        lines.append(f"then {last.text()}")
+    elif last.scenario != "job_failed":  # a script's own exit is said with its task's exit code
+        lines.append(f"the run ended: {last.text()}")
     return lines

@@ -54,12 +54,16 @@ class RunEnd:
 
 def read_run_ends(records: Any) -> tuple[RunEnd, ...]:
     """The early ends among ``status.running_records`` (a run that is still going, or ended by
-    itself, has none)."""
+    itself, is none)."""
     ends = []
     for item in records if isinstance(records, list) else ():
-        if not isinstance(item, Mapping) or not (item.get("end_reason") or item.get("end_recover")):
+        if not isinstance(item, Mapping):
             continue
         recovers = [r for r in item.get("recover_records") or () if isinstance(r, Mapping)]
+        # A run that ended by itself may still carry an ``end_reason``: only a fault names the
+        # task it struck or what was done about it.
+        if not (item.get("end_recover") or item.get("end_related_task") or recovers):
+            continue
         first: Mapping[str, Any] = recovers[0] if recovers else {}
         at = item.get("end_at") or first.get("recover_start_at")
         ends.append(

@@ -88,3 +88,21 @@ def test_a_dry_run_shows_the_annotations_and_the_predownloaded_output(
     assert '"fault-tolerance/job-retry-num": "2"' in result.output
     assert '"fault-tolerance/hang-retry": "true"' in result.output
     assert '"prefetch_to_local": true' in result.output
+
+
+def test_restart_on_any_restarts_a_failing_script_and_says_so(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    spec = project / "spec.yaml"
+    spec.write_text(spec.read_text() + "fault_tolerance: {retries: 1, restart_on: any}\n")
+    result = runner.invoke(
+        app,
+        ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait"]
+        + ["--set", "hyperparameters.fail=3"],
+    )
+    assert result.exit_code == 1, result.output
+    failed = "worker-0 (job_failed): worker-0 exited with code 3"
+    assert f"restart 1: {failed} -> job_reschedule" in result.output
+    assert f"error: 1 restart: {failed} -> job_reschedule" in result.output
+    assert f"error: then {failed} -> no restart left" in result.output
+    assert "error: task worker-0 exited with code 3" in result.output

@@ -29,6 +29,7 @@ LAST = {
 
 def test_runs_that_ended_by_themselves_are_no_run_ends() -> None:
     assert read_run_ends([{"start_at": 1, "end_at": 2}, {"start_at": 3}]) == ()
+    assert read_run_ends([{"start_at": 1, "end_at": 2, "end_reason": "Completed"}]) == ()
     assert read_run_ends(None) == () and read_run_ends([3, "x", None]) == ()
 
 
