@@ -97,8 +97,16 @@ def test_restart_on_any_restarts_a_failing_script_and_says_so(
     spec.write_text(spec.read_text() + "fault_tolerance: {retries: 1, restart_on: any}\n")
     result = runner.invoke(
         app,
-        ["submit", str(spec), "--profile", "emulator", "--upload-inputs", "--wait"]
-        + ["--set", "hyperparameters.fail=3"],
+        [
+            "submit",
+            str(spec),
+            "--profile",
+            "emulator",
+            "--upload-inputs",
+            "--wait",
+            "--set",
+            "hyperparameters.fail=3",
+        ],
     )
     assert result.exit_code == 1, result.output
     failed = "worker-0 (job_failed): worker-0 exited with code 3"
