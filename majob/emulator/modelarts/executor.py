@@ -362,6 +362,8 @@ class JobRun(threading.Thread):
             self._nodes.nodes[task_index(hang.fault.task)].signal_group(signal.SIGKILL)
             return self._nodes.stop(), hang.fault
         self._watchdog.final_look()
+        for node in self._nodes.nodes:  # a frozen (hung) node takes SIGTERM only once resumed
+            node.signal_group(signal.SIGCONT)
         codes = self._nodes.stop()
         if self._stop_event.is_set():
             return codes, None
