@@ -4,6 +4,9 @@ container, ``status.running_records`` and the events."""
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ from huaweicloudsdkmodelarts.v1.model import (
     StopTrainingJobRequest,
 )
 
+from majob.testing import wait_until
 from tests.e2e.emulator.conftest import Harness
 
 # Resumes from its checkpoint (one file per node under train_url/ckpt/), saves one per step.
@@ -141,8 +145,6 @@ def test_without_hang_retry_a_hang_is_reported_and_the_job_runs_on(harness: Harn
     body = _body(harness, "frozen", {"fault-tolerance/job-retry-num": "1"})
     job_id = harness.client.create_training_job(CreateTrainingJobRequest(body=body)).metadata.id
     harness.wait(job_id, ("Running",))
-    from majob.testing import wait_until
-
     wait_until(
         lambda: any("worker-0 may be hung" in m for m in _events(harness, job_id)),
         lambda: f"no hang reported: {_events(harness, job_id)}",
@@ -174,3 +176,27 @@ def test_an_annotation_the_service_would_refuse_is_refused(
         )
     assert refused.value.status_code == 400
     assert key in refused.value.error_msg
+
+
+def test_node_faults_go_over_the_control_plane_too(harness: Harness) -> None:
+    """A daemon's client (another process) injects the same faults as JSON; a bad one is a 400
+    that says why."""
+
+    def post(body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(
+            f"{harness.cloud.endpoints.modelarts}/_majob/job-faults",
+            data=json.dumps(body).encode(),
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
+
+    added = post({"node_fault": "dies", "at_step": 1, "runs": None, "step_pattern": "^step"})
+    assert (added["node_fault"], added["runs"]) == ("dies", None)
+    job = _run(harness, _body(harness, "remote", {"fault-tolerance/job-retry-num": "1"}))
+    assert job.status.phase == "Failed" and len(job.status.running_records) == 2
+    with pytest.raises(urllib.error.HTTPError) as bad:
+        post({"node_fault": "dies"})
+    assert bad.value.code == 400
+    assert "at_step or after_seconds" in bad.value.read().decode()
+    bad.value.close()
