@@ -155,7 +155,6 @@ class JobRun(threading.Thread):
             return
         self.records.append(RunRecord(time.time()))
         while True:
-            self.transfers.predownload(container)
             self._start(container)
             codes, fault = self._monitor()
             self.transfers.upload_outputs(self._container)
@@ -169,7 +168,8 @@ class JobRun(threading.Thread):
 
     def _new_container(self) -> JobContainer:
         """Fresh containers (the first, or after a job-level restart): laid out empty, the code
-        and inputs downloaded."""
+        and inputs downloaded, and the outputs marked for predownload (an in-place restart
+        keeps its container's files instead)."""
         root = self.store.job_dir(self.job_id) / "ma-user"
         for old in (root, root.parent / "home", root.parent / "rootfs"):
             shutil.rmtree(old, ignore_errors=True)
@@ -180,6 +180,7 @@ class JobRun(threading.Thread):
         run = f"run {len(self.records)}" if self.records else "its first run"
         self._service_line(f"training job {self.job_id} starting on {nodes} ({run})")
         self.transfers.download(container)
+        self.transfers.predownload(container)
         return container
 
     def _restart(self, fault: Fault) -> bool:
