@@ -104,7 +104,7 @@ class Watchdog:
 
     def _strike(self, fault: JobFault) -> None:
         when = (
-            f"at step {fault.at_step}"
+            f"at step line {fault.at_step}"
             if fault.at_step is not None
             else f"{fault.after_seconds:g}s into the run"
         )

@@ -78,7 +78,7 @@ def test_a_node_that_dies_restarts_the_job_which_resumes_and_completes(harness: 
     assert (first.end_recover, first.end_related_task) == ("job_reschedule", "worker-1")
     (recovered,) = first.recover_records
     assert (recovered.fault_scenario, recovered.recover_result) == ("node_fault", "success")
-    assert "the node died at step 2" in first.end_reason
+    assert "the node died at step line 2" in first.end_reason
     assert second.start_type == "init_or_rescheduled" and not second.end_recover
     log = _log(harness, job.metadata.id, "worker-1")
     assert "resumed from 0" in log
@@ -96,7 +96,7 @@ def test_retries_exhausted_fail_the_job_and_say_so(harness: Harness) -> None:
     assert [r.end_recover for r in records] == ["job_reschedule", "job_reschedule", ""]
     assert records[-1].recover_records[0].recover_result == "quotaExceeded"
     assert any("no restarts left: 2 of 2 used" in m for m in _events(harness, job.metadata.id))
-    assert "the node died at step 1" in job.status.task_statuses[0].message
+    assert "the node died at step line 1" in job.status.task_statuses[0].message
 
 
 def test_without_retries_a_dead_node_fails_the_job(harness: Harness) -> None:

@@ -37,7 +37,7 @@ def test_submit_wait_shows_a_restart_and_status_its_history(
     code, output = _submit(project)
     assert code == 0, output
     assert (
-        "restart 1: worker-0 (node_fault): injected fault: the node died at step 2 "
+        "restart 1: worker-0 (node_fault): injected fault: the node died at step line 2 "
         "-> job_reschedule" in output
     )
     assert output.count("restart 1:") == 1  # said once, however many polls saw it
@@ -53,7 +53,7 @@ def test_submit_wait_shows_a_restart_and_status_its_history(
     status = runner.invoke(app, ["status", _job_id(output), "--profile", "emulator"])
     assert status.exit_code == 0, status.output
     assert "fault tolerance: 1 restart" in status.output
-    assert "worker-0 (node_fault): injected fault: the node died at step 2" in status.output
+    assert "worker-0 (node_fault): injected fault: the node died at step line 2" in status.output
 
 
 def test_retries_exhausted_say_how_many_restarts_and_why(
@@ -63,7 +63,7 @@ def test_retries_exhausted_say_how_many_restarts_and_why(
     code, output = _submit(project)
     assert code == 1, output
     assert "ended Failed" in output
-    died = "worker-0 (node_fault): injected fault: the node died at step 1"
+    died = "worker-0 (node_fault): injected fault: the node died at step line 1"
     assert f"error: 2 restarts: {died} -> job_reschedule; {died} -> job_reschedule" in output
     assert f"error: then {died} -> no restart left" in output
 
