@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from majob.service.base import Job
 from majob.service.restarts import read_run_ends, restarts_summary
 
@@ -47,3 +51,14 @@ def test_restarts_and_the_final_fault_read_from_the_records() -> None:
 def test_no_restarts_no_summary() -> None:
     assert restarts_summary(read_run_ends([LAST])) == ""
     assert Job.from_wire({"metadata": {"id": "j"}}).restarts == ()
+
+
+def test_the_notebook_card_shows_the_restarts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MAJOB_LEDGER", str(tmp_path / "ledger.db"))
+    wire = {"metadata": {"id": "j", "name": "n"}, "status": {"running_records": [RESCHEDULED]}}
+    shown = Job.from_wire(wire)._repr_html_() or ""
+    assert "restarts" in shown and "1 restart: worker-1 (node_fault): node lost" in shown
+    assert "restarts" not in (Job.from_wire({"metadata": {"id": "j"}})._repr_html_() or "")
