@@ -368,7 +368,7 @@ class JobRun(threading.Thread):
         codes = self._nodes.stop()
         if self._stop_event.is_set():
             return codes, None
-        return codes, run_fault(codes, self._watchdog.struck)
+        return codes, run_fault(codes, self._watchdog.struck, self.plan.restart)
 
     def _tick(self) -> None:
         """Between two looks at the nodes: measure them, upload when it is time, and watch for

@@ -176,11 +176,13 @@ def task_status(index: int, code: int | None, message: str = "") -> dict[str, ob
     }
 
 
-def run_fault(codes: list[int | None], struck: Fault | None) -> Fault | None:
+def run_fault(codes: list[int | None], struck: Fault | None, policy: RestartPolicy) -> Fault | None:
     """Why a run whose nodes ended with ``codes`` failed: the injected node fault that
     ``struck`` it, else the first node's non-zero exit (the script's own failure); None when
-    every node exited 0."""
-    if struck is not None and struck.scenario == NODE_FAULT:
+    every node exited 0. An injected hang whose node ended before it was found hung counts
+    as found when hang restarts are on: the injection must not depend on the script's pace.
+    """
+    if struck is not None and (struck.scenario == NODE_FAULT or policy.hang_retry):
         return struck
     failed = [i for i, code in enumerate(codes) if code != 0]
     if not failed:

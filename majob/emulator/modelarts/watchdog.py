@@ -73,11 +73,11 @@ class Watchdog:
         return self._hung()
 
     def final_look(self) -> None:
-        """Once the run's nodes are done: a node that reached its fault's step line and ended
-        before the last check read it still meets the fault (a fast script must not outrun
-        the injection)."""
+        """Once the run's nodes are done: a node that reached its fault's step line (or ran
+        past its time) and ended before the last check saw it still meets the fault (a fast
+        script, or a busy machine, must not outrun the injection)."""
         fault = self.fault
-        if fault is None or self.struck is not None or fault.at_step is None:
+        if fault is None or self.struck is not None:
             return
         if self._due(fault):
             self._strike(fault)
