@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from majob.cli.jobtext import console, phase_text, took
+from majob.cli.jobtext import console, fault_history, phase_text, took
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,9 +46,18 @@ def follow_job(
 
     shown = console()
     line = LiveLine(job, metrics)
+    restarts_shown = len(job.restarts)
 
     def on_update(current: Job) -> None:
         shown.print(f"phase: {phase_text(current)}", markup=False)
+
+    def on_poll(current: Job) -> None:
+        # Each restart ModelArts makes is said once, as the poll that first sees it.
+        nonlocal restarts_shown
+        line.seen(current)
+        for number, end in enumerate(current.restarts[restarts_shown:], restarts_shown + 1):
+            shown.print(f"restart {number}: {end.text()}", markup=False)
+        restarts_shown = max(restarts_shown, len(current.restarts))
 
     def on_line(text: str) -> None:
         shown.print(text, markup=False)
@@ -63,7 +72,7 @@ def follow_job(
                 job_name=job.name,
                 on_update=on_update,
                 on_line=on_line,
-                on_poll=line.seen,
+                on_poll=on_poll,
                 on_connection=lambda text: shown.print(f"majob: {text}", markup=False),
                 reconnect=reconnect,
                 masker=masker,
@@ -121,6 +130,7 @@ def report_end(result: WaitResult[Job]) -> int:
         typer.echo(f"job {job.id} ({job.name}) Completed in {took(job.duration_ms)}")
         return 0
     lines = [f"error: job {job.id} ({job.name}) ended {phase_text(job)}"]
+    lines += [f"error: {text}" for text in fault_history(job)]
     failed = job.failed_task()
     if failed is not None:
         message = f": {failed.message}" if failed.message else ""

@@ -15,6 +15,7 @@ import typer
 from majob.cli.common import ProfileOption, user_errors
 from majob.cli.jobtext import phase_text, print_table, task_text, took, usage_text, when
 from majob.errors import UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.service.base import Job, TrainingService
@@ -68,7 +69,8 @@ def status(
     ] = False,
     profile: ProfileOption = None,
 ) -> None:
-    """Show a job's phase, tasks, exit codes and recent events."""
+    """Show a job's phase, tasks, exit codes, fault-tolerance history (restarts: when, why)
+    and recent events."""
     source = _with_service(profile)
     try:
         service = source()
@@ -88,6 +90,10 @@ def status(
         out(f"  {task_text(task, exits.get(task), job)}")
     for task, measured in usage.items():
         out(f"  metrics {task}: {usage_text(measured)}")
+    if job.run_ends:
+        out(f"  fault tolerance: {counted(len(job.restarts), 'restart')}")
+    for end in job.run_ends:
+        out(f"    {when(end.at * 1000 if end.at else None)} {end.text()}")
     for event in events[-5:]:
         out(f"  event {event.time} {event.level}: {event.message}")
 

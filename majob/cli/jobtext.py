@@ -75,3 +75,17 @@ def task_text(task: str, state: TaskStatus | None, job: Job) -> str:
     if state is not None and state.message:
         parts.append(f"({state.message})")
     return f"task {task}: {' '.join(parts)}"
+
+
+def fault_history(job: Job) -> list[str]:
+    """What the job's restarts were (``2 restarts: ...``), then how its last run ended when
+    a fault ended it and no restart followed; nothing for a job that never met a fault."""
+    lines = [job.restarts_text()] if job.restarts else []
+    last = job.run_ends[-1] if job.run_ends else None
+    if last is None or last.restarted:
+        return lines
+    if lines:
+        lines.append(f"then {last.text()}")
+    elif last.scenario != "job_failed":  # a script's own exit is said with its task's exit code
+        lines.append(f"the run ended: {last.text()}")
+    return lines

@@ -22,6 +22,8 @@ Decisions (the same in the SDK compiler, see ``majob.compile.common``):
 - ``local_code_dir`` is never set: the code stays at ``${MA_JOB_DIR}/<last segment of
   code.obs>``, the layout the local runner reproduces.
 - ``image.uid`` has no field in the v2 create body, so it is not sent.
+- ``fault_tolerance``: its annotations in ``metadata.annotations`` and the checkpoint output
+  marked ``prefetch_to_local`` (``majob.compile.fault_tolerance`` says why that name).
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from majob.compile.common import (
     stage_job_name,
     working_dir,
 )
+from majob.compile.fault_tolerance import (
+    PREDOWNLOAD_FIELD,
+    fault_tolerance_annotations,
+    is_predownloaded,
+)
 from majob.spec.models import Channel, JobSpec, Stage
 
 
@@ -47,6 +54,9 @@ def to_rest_body(spec: JobSpec, stage: Stage = "formal") -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": stage_job_name(effective.name, stage)}
     if effective.description:
         metadata["description"] = effective.description
+    annotations = fault_tolerance_annotations(effective.fault_tolerance)
+    if annotations:
+        metadata["annotations"] = annotations
 
     algorithm: dict[str, Any] = {"code_dir": code.code_dir.rest_path}
     if effective.image.is_custom:
@@ -64,7 +74,10 @@ def to_rest_body(spec: JobSpec, stage: Stage = "formal") -> dict[str, Any]:
     algorithm["engine"] = engine
     algorithm["parameters"] = rendered_parameters(effective)
     algorithm["inputs"] = [_channel(i) for i in effective.inputs]
-    algorithm["outputs"] = [_channel(o) for o in effective.outputs]
+    algorithm["outputs"] = [
+        _channel(o, predownload=is_predownloaded(effective.fault_tolerance, o.name))
+        for o in effective.outputs
+    ]
     algorithm["environments"] = rendered_env(effective)
 
     resource: dict[str, Any] = {}
@@ -83,10 +96,12 @@ def to_rest_body(spec: JobSpec, stage: Stage = "formal") -> dict[str, Any]:
     return {"kind": "job", "metadata": metadata, "algorithm": algorithm, "spec": job_spec}
 
 
-def _channel(channel: Channel) -> dict[str, Any]:
+def _channel(channel: Channel, *, predownload: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"name": channel.name}
     if channel.description:
         out["description"] = channel.description
     out["access_method"] = channel.access_method
     out["remote"] = {"obs": {"obs_url": channel.obs.rest_path}}
+    if predownload:
+        out[PREDOWNLOAD_FIELD] = True
     return out

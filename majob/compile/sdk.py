@@ -12,7 +12,8 @@ JSON form: it is the notebook's ``Session()``, made by the snippet.
 
 What the Estimator has no known keyword for is kept in ``notes`` (JSON) and comments (Python)
 instead of being dropped silently: ``auto_stop``, a custom image's ``uid``, and the
-``access_method`` of an input (``InputData`` has no such argument in any source we know).
+``access_method`` of an input (``InputData`` has no such argument in any source we know), and
+the ``fault_tolerance`` annotations and checkpoint predownload.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from majob.compile.common import (
     stage_job_name,
     working_dir,
 )
+from majob.compile.fault_tolerance import estimator_notes
 from majob.masking import Masker
 from majob.spec.models import JobSpec, Stage
 
@@ -155,6 +157,7 @@ def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
     notes: list[str] = []
     estimator = _estimator_args(effective, notes)
     fit = _fit_args(effective, stage, notes)
+    notes += estimator_notes(effective.fault_tolerance)
     hours = auto_stop_hours(spec, stage)
     if hours is not None:
         notes.append(

@@ -10,7 +10,8 @@ the reference maps it from (modelarts.md §1.2-1.3): ``code_dir``/``boot_file`` 
 ``pool_id``, ``log_export_path`` → ``log_url``, ``description`` → ``job_description``.
 
 What no Estimator argument carries is listed in the call's ``notes``: ``auto_stop``,
-annotations, an input's ``access_method``, an engine given by id only.
+annotations, an input's ``access_method``, an output's ``prefetch_to_local``, an engine given by
+id only.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ def estimator_from_body(body: Mapping[str, Any]) -> EstimatorCall:
     fit["wait"] = False
     fit["job_name"] = str(metadata.get("name", ""))
     notes += _unsaid(metadata, spec)
+    notes += [
+        f"output {item.get('name')!r} is to be predownloaded, which OutputData cannot say"
+        for item in algorithm.get("outputs") or []
+        if item.get("prefetch_to_local")
+    ]
     return EstimatorCall(estimator=estimator, fit=fit, notes=tuple(notes))
 
 

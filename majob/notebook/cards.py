@@ -38,6 +38,8 @@ def job_html(job: Job) -> str:
     failed = job.failed_task()
     if failed is not None:
         facts.append(("failed", f"{failed.task} exited with code {failed.exit_code}"))
+    if job.restarts:
+        facts.append(("restarts", job.restarts_text()))
     series: SeriesMap = {}
     with contextlib.suppress(UserInputError):  # not in the ledger: shown without metrics
         series = job_series(job)

@@ -301,14 +301,15 @@ class Ledger:
         metrics: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
         outputs: Sequence[str] = (),
         job_id: str | None = None,
+        restarts: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        """Record how the stage ended."""
+        """Record how the stage ended (``restarts``: its job's early run ends)."""
         if result not in RESULTS:
             raise ValueError(f"result {result!r} is not one of {RESULTS}")
         with self._write() as db:
             db.execute(
                 "UPDATE records SET result = ?, reason = ?, duration = ?, metrics = ?, "
-                "outputs = ?, job_id = COALESCE(?, job_id) WHERE id = ?",
+                "outputs = ?, job_id = COALESCE(?, job_id), restarts = ? WHERE id = ?",
                 (
                     result,
                     reason,
@@ -318,6 +319,7 @@ class Ledger:
                     ),
                     json.dumps(list(outputs)),
                     job_id,
+                    json.dumps([dict(r) for r in restarts]),
                     record_id,
                 ),
             )

@@ -46,6 +46,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE records ADD COLUMN host TEXT NOT NULL DEFAULT '';
     ALTER TABLE records ADD COLUMN pid_started TEXT NOT NULL DEFAULT ''
     """,
+    # The cloud job's restarts (ModelArts fault tolerance): when, on which task, why, and what
+    # followed, one JSON object each (``majob.service.restarts.RunEnd.to_json``).
+    """
+    ALTER TABLE records ADD COLUMN restarts TEXT NOT NULL DEFAULT '[]'
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -80,6 +85,8 @@ class StageRecord:
     code_files: Mapping[str, str] = field(default_factory=dict)
     host: str = ""  # where its pipeline ran ("": an older majob's record)
     pid_started: str = ""  # when its pid started (``majob.processes``)
+    # the job's early run ends (restarts, and the fault that ended it if one did)
+    restarts: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -156,4 +163,5 @@ def record_from_row(row: sqlite3.Row) -> StageRecord:
         code_files=json.loads(row["code_files"] or "{}"),
         host=row["host"],
         pid_started=row["pid_started"],
+        restarts=tuple(json.loads(row["restarts"] or "[]")),
     )

@@ -79,5 +79,6 @@ class StageRecorder:
             metrics=outcome.metrics,
             outputs=outcome.outputs,
             job_id=outcome.job.id if outcome.job is not None else None,
+            restarts=[end.to_json() for end in outcome.job.run_ends] if outcome.job else (),
         )
         return self.ledger.get(self.record_id)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from majob import display
 from majob.service.logs import LogChunk, iter_logs
+from majob.service.restarts import RunEnd, read_run_ends, restarts_summary
 from majob.service.watch import WaitResult, wait_for
 
 # Flavor and Engine are the catalogue's types (spec/catalog.py): what a service lists and what
@@ -72,6 +73,8 @@ class Job:
     annotations: Mapping[str, str] = field(default_factory=dict)
     flavor: str = ""
     node_count: int = 1
+    # runs that ended early (faults, hangs), and what ModelArts did: ``status.running_records``
+    run_ends: tuple[RunEnd, ...] = ()
     service: TrainingService | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -101,6 +104,7 @@ class Job:
             annotations={str(k): str(v) for k, v in (metadata.get("annotations") or {}).items()},
             flavor=str(resource.get("flavor_id") or ""),
             node_count=_int_or_none(resource.get("node_count")) or 1,
+            run_ends=read_run_ends(status.get("running_records")),
             service=service,
         )
 
@@ -117,6 +121,15 @@ class Job:
         """``Running``, or ``Failed (ImagePullFailed)`` when the secondary phase says more."""
         extra = f" ({self.secondary_phase})" if self.secondary_phase not in ("", self.phase) else ""
         return f"{self.phase}{extra}"
+
+    @property
+    def restarts(self) -> tuple[RunEnd, ...]:
+        """The runs ModelArts restarted the job after (each a fault it recovered from)."""
+        return tuple(end for end in self.run_ends if end.restarted)
+
+    def restarts_text(self) -> str:
+        """``2 restarts: worker-1 (node_fault): ...``; ``''`` when it never restarted."""
+        return restarts_summary(self.run_ends)
 
     @property
     def submit_id(self) -> str | None:

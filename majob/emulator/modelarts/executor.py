@@ -6,12 +6,15 @@ the container under ``<state>/jobs/<id>/ma-user`` (``container.py``), downloads 
 inputs from the fake OBS, starts one process per node through the runner's node processes (each
 in its own session, its output appended to the task's log), uploads the outputs and exports the
 logs every ``upload_period`` seconds and at the end, and sets the phase from the exit codes. No
-step waits on a clock except an injected slow phase.
+step waits on a clock except an injected slow phase. A run that ends in a fault (a node lost, a
+hang, with unconditional retry any failure) is restarted as its annotations ask
+(``restarts.py``; ``watchdog.py`` strikes injected node faults and finds hangs).
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import signal
 import threading
 import time
@@ -22,10 +25,23 @@ from typing import IO
 from majob.emulator.modelarts.container import JobContainer, lay_out, node_commands
 from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.plan import JobPlan
+from majob.emulator.modelarts.restarts import (
+    RESCHEDULE,
+    Fault,
+    RunRecord,
+    decide,
+    failure_text,
+    restart_text,
+    run_fault,
+    task_index,
+    task_status,
+)
 from majob.emulator.modelarts.standin_notes import standin_notes
 from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
+from majob.emulator.modelarts.transfers import JobTransfers
 from majob.emulator.modelarts.usage import UsageRecorder
+from majob.emulator.modelarts.watchdog import HangDetected, Watchdog
 from majob.processes import ProcessRef, signal_if_ours
 from majob.runner.host import free_port, host_environment, node_environment
 from majob.runner.nodes import NodeGroup
@@ -58,6 +74,7 @@ class JobRun(threading.Thread):
         fault: JobFault | None = None,
         python: str,
         upload_period: float = 30.0,
+        hang_window: float = 600.0,
         on_exit: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(name=f"job-{job_id[:8]}", daemon=True)
@@ -68,6 +85,16 @@ class JobRun(threading.Thread):
         self.fault = fault
         self.python = python
         self.upload_period = upload_period
+        self.hang_window = hang_window  # seconds without output or CPU use: a hang
+        self.transfers = JobTransfers(
+            plan,
+            storage,
+            job_id,
+            say=self._service_line,
+            log_of=lambda task: store.log_path(job_id, task),
+        )
+        self.records: list[RunRecord] = []  # one per run: the first, then one per restart
+        self._watchdog: Watchdog | None = None
         self._on_exit = on_exit
         self._stop_event = threading.Event()
         self._shutdown = False
@@ -122,35 +149,83 @@ class JobRun(threading.Thread):
         if self._injected_failure("Pending", "the job failed in the queue"):
             return
         self._move(("Pending",), "Running", "Running", "the job is running", start_time=now_ms())
-        container = self._lay_out()
-        self._service_line(
-            f"training job {self.job_id} starting on {counted(self.plan.nodes, 'node')}"
-        )
-        self._download(container)
+        container = self._new_container()
         self._phase_delay("Running")
         if self._injected_failure("Running", "the job failed while running"):
             return
-        self._start(container)
-        codes = self._monitor()
-        self._upload_outputs()
-        if self._stop_event.is_set():
-            raise _Stopped
-        self._conclude(codes)
+        self.records.append(RunRecord(time.time()))
+        while True:
+            self._start(container)
+            codes, fault = self._monitor()
+            self.transfers.upload_outputs(self._container)
+            if self._stop_event.is_set():
+                raise _Stopped
+            if fault is None or not self._restart(fault):
+                break
+            if self.records[-1].start_type == "init_or_rescheduled":
+                container = self._new_container()
+        self._conclude(codes, fault)
 
-    def _conclude(self, codes: list[int | None]) -> None:
-        """The job's end from its nodes' exit codes: Completed when all are 0."""
+    def _new_container(self) -> JobContainer:
+        """Fresh containers (the first, or after a job-level restart): laid out empty, the code
+        and inputs downloaded, and the outputs marked for predownload (an in-place restart
+        keeps its container's files instead)."""
+        root = self.store.job_dir(self.job_id) / "ma-user"
+        for old in (root, root.parent / "home", root.parent / "rootfs"):
+            shutil.rmtree(old, ignore_errors=True)
+        for log in self._logs:
+            log.close()
+        container = self._lay_out()
+        nodes = counted(self.plan.nodes, "node")
+        run = f"run {len(self.records)}" if self.records else "its first run"
+        self._service_line(f"training job {self.job_id} starting on {nodes} ({run})")
+        self.transfers.download(container)
+        self.transfers.predownload(container)
+        return container
+
+    def _restart(self, fault: Fault) -> bool:
+        """Whether the job restarts after ``fault`` (its annotations decide); the run's record,
+        events and log lines say what happened either way."""
+        run = self.records[-1]
+        run.end_at, run.fault = time.time(), fault
+        recover = decide(self.plan.restart, fault, self.records[:-1])
+        if recover is None:
+            run.result = "quotaExceeded" if self.plan.restart.retries else ""
+            self._save_records()
+            return False
+        run.recover, run.result, run.recovered_at = recover, "success", time.time()
+        what = restart_text(recover, self.plan.restart, self.records)
+        self.store.add_event(
+            self.job_id,
+            f"fault on {fault.task} ({fault.scenario}): {fault.reason}; the job restarts ({what})",
+            "Warning",
+        )
+        self._service_line(f"{fault.reason}; restarting the job ({what})")
+        start_type = "init_or_rescheduled" if recover == RESCHEDULE else "restarted"
+        self.records.append(RunRecord(time.time(), start_type))
+        self._save_records()
+        return True
+
+    def _save_records(self) -> None:
+        self.store.update(self.job_id, running_records=[r.wire() for r in self.records])
+
+    def _conclude(self, codes: list[int | None], fault: Fault | None = None) -> None:
+        """The job's end from its nodes' exit codes (Completed when all are 0) and the fault
+        that ended its last run, if one did."""
         failed = [i for i, code in enumerate(codes) if code != 0]
-        statuses = [self._status(i, code) for i, code in enumerate(codes)]
+        statuses = [task_status(i, code) for i, code in enumerate(codes)]
+        if fault is not None:
+            index = task_index(fault.task)
+            statuses[index] = task_status(index, codes[index], fault.reason)
         for i, code in enumerate(codes):
             self._service_line(f"training end with exit code {code}", task=i)
-        self._export_logs()
-        if failed:
-            first = failed[0]
-            self.store.add_event(
-                self.job_id,
-                f"worker-{first} exited with code {codes[first]}; the job failed",
-                "Error",
-            )
+        self.transfers.export_logs()
+        last = self.records[-1]
+        last.end_at = last.end_at or time.time()
+        self._save_records()
+        if failed or fault is not None:
+            text = failure_text(codes, fault, self.plan.restart, self.records)
+            self.store.add_event(self.job_id, text, "Error")
             self._set_final("Failed", "Failed", statuses)
         else:
             self.store.add_event(self.job_id, "the job completed")
@@ -166,7 +241,7 @@ class JobRun(threading.Thread):
         statuses = None
         if phase == "Running":
             self._service_line("injected fault: the job failed")
-            statuses = [self._status(i, 1, "injected fault") for i in range(self.plan.nodes)]
+            statuses = [task_status(i, 1, "injected fault") for i in range(self.plan.nodes)]
         self._set_final("Failed", secondary, statuses)
         return True
 
@@ -200,10 +275,10 @@ class JobRun(threading.Thread):
 
     def _finish_stopped(self) -> None:
         codes = self._nodes.stop()
-        statuses = [self._status(i, code, "stopped") for i, code in enumerate(codes)]
+        statuses = [task_status(i, code, "stopped") for i, code in enumerate(codes)]
         with contextlib.suppress(Exception):  # it ends Terminated or Abnormal all the same
-            self._upload_outputs()
-            self._export_logs()
+            self.transfers.upload_outputs(self._container)
+            self.transfers.export_logs()
         if self._shutdown:
             self.store.add_event(
                 self.job_id,
@@ -217,14 +292,6 @@ class JobRun(threading.Thread):
         if statuses:
             values["task_statuses"] = statuses
         self.store.transition(self.job_id, ACTIVE, end_time=now_ms(), **values)
-
-    @staticmethod
-    def _status(index: int, code: int | None, message: str = "") -> dict[str, object]:
-        return {
-            "task": f"worker-{index}",
-            "exit_code": -1 if code is None else code,
-            "message": message or ("" if code == 0 else f"exit code {code}"),
-        }
 
     # -- the container ------------------------------------------------------------------------
 
@@ -252,29 +319,13 @@ class JobRun(threading.Thread):
             log.write(f"{SERVICE}{text}\n".encode())
             log.flush()
 
-    def _download(self, container: JobContainer) -> None:
-        if self.plan.code_dir is None:
-            self._service_line("no code dir: the image's command brings its own code")
-        else:
-            count = self.storage.download(self.plan.code_dir, container.code_dir)
-            self._service_line(
-                f"downloaded {counted(count, 'code file')} from {self.plan.code_dir.rest_path}"
-            )
-        for channel in self.plan.inputs:
-            if not self.storage.exists(channel.uri):
-                raise RuntimeError(f"input {channel.name}: no data at {channel.uri.rest_path}")
-            count = self.storage.download(channel.uri, container.inputs[channel.name])
-            files = counted(count, "file")
-            self._service_line(
-                f"downloaded input {channel.name}: {files} from {channel.uri.rest_path}"
-            )
-
     def _start(self, container: JobContainer) -> None:
         """One process per node, with this machine's environment less what a container lacks;
         the log says which engine or image the run stands in for and what it did not check,
         and an Ascend job on a host without torch_npu gets the CPU stand-in (said there too)."""
         for note in standin_notes(self.plan, self.python):
             self._service_line(note)
+        self._nodes = NodeGroup()  # each run's own processes
         standin = npu_standin_for(self.plan.is_ascend, self.python)
         for notice in standin.notices:
             self._service_line(f"[majob] {notice}")
@@ -293,43 +344,51 @@ class JobRun(threading.Thread):
             )
         self.store.set_processes(self.job_id, self._nodes.refs())
 
-    def _monitor(self) -> list[int | None]:
-        """Until every node exits, one fails (the others are then stopped) or a stop is asked;
-        the outputs and logs go to OBS every ``upload_period`` meanwhile."""
+    def _monitor(self) -> tuple[list[int | None], Fault | None]:
+        """Until every node exits, one fails (the others are then stopped), one hangs or a stop
+        is asked; the outputs and logs go to OBS every ``upload_period`` meanwhile. The exit
+        codes, and the fault that ended the run early (None: it ended by itself)."""
         self._next_upload = time.monotonic() + self.upload_period
-        self._nodes.wait(stop=self._stop_event, tick=self._tick)
-        return self._nodes.stop()
+        strikes = self.fault is not None and self.fault.strikes_run(len(self.records))
+        self._watchdog = Watchdog(
+            [self.store.log_path(self.job_id, f"worker-{i}") for i in range(self.plan.nodes)],
+            [node.process.pid for node in self._nodes.nodes],
+            fault=self.fault if strikes else None,
+            hang_window=self.hang_window,
+        )
+        try:
+            self._nodes.wait(stop=self._stop_event, tick=self._tick)
+        except HangDetected as hang:
+            # ModelArts stops the hung processes forcibly: a frozen process takes no SIGTERM.
+            self._nodes.nodes[task_index(hang.fault.task)].signal_group(signal.SIGKILL)
+            return self._nodes.stop(), hang.fault
+        self._watchdog.final_look()
+        for node in self._nodes.nodes:  # a frozen (hung) node takes SIGTERM only once resumed
+            node.signal_group(signal.SIGCONT)
+        codes = self._nodes.stop()
+        if self._stop_event.is_set():
+            return codes, None
+        return codes, run_fault(codes, self._watchdog.struck, self.plan.restart)
 
     def _tick(self) -> None:
-        """Between two looks at the nodes: measure them, and upload when it is time."""
+        """Between two looks at the nodes: measure them, upload when it is time, and watch for
+        an injected fault and hung nodes."""
         if time.monotonic() >= self._next_sample:
             self.usage.sample([node.process.pid for node in self._nodes.nodes])
             self._next_sample = time.monotonic() + SAMPLE_PERIOD
         if time.monotonic() >= self._next_upload:
-            self._upload_outputs()
-            self._export_logs()
+            self.transfers.upload_outputs(self._container)
+            self.transfers.export_logs()
             self._next_upload = time.monotonic() + self.upload_period
-
-    # -- OBS ----------------------------------------------------------------------------------
-
-    def _upload_outputs(self) -> None:
-        """Each output channel's dir to its OBS path (what exists of it so far)."""
-        if self._container is None:
-            return  # stopped before the container was built: nothing was written
-        for channel in self.plan.outputs:
-            directory = self._container.outputs[channel.name]
-            if directory.is_dir():
-                self.storage.upload_tree(directory, channel.uri)
-
-    def _export_logs(self) -> None:
-        """Each task's log to ``log_export_path`` as ``modelarts-job-<id>-worker-<i>.log``."""
-        if self.plan.log_export is None:
+        watchdog = self._watchdog
+        hung = watchdog.check() if watchdog is not None else None
+        if watchdog is None or hung is None:
             return
-        for index in range(self.plan.nodes):
-            log = self.store.log_path(self.job_id, f"worker-{index}")
-            if log.exists():
-                name = f"modelarts-job-{self.job_id}-worker-{index}.log"
-                self.storage.upload_file(log, self.plan.log_export.join(name), "text/plain")
+        if self.plan.restart.hang_retry:
+            raise HangDetected(hung)
+        # Without hang-retry the service only reports the hang; the job runs on.
+        watchdog.warned.add(task_index(hung.task))
+        self.store.add_event(self.job_id, f"{hung.task} may be hung: {hung.reason}", "Warning")
 
 
 def kill_leftovers(processes: Mapping[str, Sequence[ProcessRef]]) -> None:

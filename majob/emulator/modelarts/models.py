@@ -32,6 +32,9 @@ TERMINABLE = ("Creating", "Pending", "Running")
 NOT_STARTED = ("Creating", "Pending")  # no container yet: no log
 PREVIEW_LIMIT = 5 * 1024 * 1024  # the preview returns at most the last 5 MB
 FLAVOR_TYPES = ("CPU", "GPU", "Ascend")
+# Seconds a node may print nothing and use no CPU before the job is taken as hung (an injected
+# hang fault gives its own, short window): ModelArts watches over several detection periods.
+HANG_WINDOW = 600.0
 
 
 class ModelArtsBackend:
@@ -45,8 +48,10 @@ class ModelArtsBackend:
         storage: JobStorage | None,
         python: str | None = None,
         upload_period: float = 30.0,
+        hang_window: float = HANG_WINDOW,
     ) -> None:
         self.store = JobStore(state_dir)
+        self.hang_window = hang_window
         self.storage = storage
         self.python = resolve_interpreter(python)
         self.upload_period = upload_period
@@ -124,6 +129,7 @@ class ModelArtsBackend:
                 fault=self.job_faults.pick(plan.name),
                 python=self.python,
                 upload_period=self.upload_period,
+                hang_window=self.hang_window,
                 on_exit=self._forget,
             )
             self._runs[job.id] = run

@@ -27,6 +27,7 @@ from majob.emulator.modelarts.jsonbody import obj, obs_path, text
 from majob.emulator.modelarts.launch import Launch, read_launch
 from majob.emulator.modelarts.placement import Placement, container_path, read_placement
 from majob.emulator.modelarts.pools import dedicated_cpu_pool, pool_flavor
+from majob.emulator.modelarts.restarts import RestartPolicy
 from majob.emulator.modelarts.storage import JobStorage
 from majob.storage.uri import ObsUri
 
@@ -43,6 +44,9 @@ class ChannelPlan:
     uri: ObsUri
     access_method: str  # "parameter" or "env"
     local_dir: PurePosixPath | None = None  # the body's container path for it, if it gives one
+    # An output whose files are downloaded into the container before each run starts (the
+    # console's "Predownload"; sent as ``prefetch_to_local``): where checkpoints survive restarts.
+    predownload: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class JobPlan:
     environments: Mapping[str, str]
     log_export: ObsUri | None
     placement: Placement = field(default_factory=Placement)
+    restart: RestartPolicy = field(default_factory=RestartPolicy)
 
     @property
     def code_dir(self) -> ObsUri | None:
@@ -82,7 +87,11 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
     kind = body.get("kind", "job")
     if kind not in KINDS:
         raise bad_request(f"kind {kind!r} is not supported by the emulator", "use kind 'job'")
-    name = _metadata(obj(body.get("metadata"), "metadata"))
+    metadata = obj(body.get("metadata"), "metadata")
+    name = _metadata(metadata)
+    restart = RestartPolicy.from_annotations(
+        obj(metadata.get("annotations"), "metadata.annotations")
+    )
     algorithm = obj(body.get("algorithm"), "algorithm")
     launch = read_launch(algorithm, storage)
     parameters = _parameters(algorithm.get("parameters"))
@@ -104,6 +113,7 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
         environments=environments,
         log_export=log_export,
         placement=read_placement(algorithm),
+        restart=restart,
     )
 
 
@@ -203,11 +213,17 @@ def _channel(item: Any, where: str, seen: set[str]) -> ChannelPlan:
             400, errors.BAD_CHANNEL, f"{where}.access_method must be 'parameter' or 'env'"
         )
     local_text = text(item.get("local_dir"), f"{where}.local_dir")
+    predownload = item.get("prefetch_to_local", False)
+    if not isinstance(predownload, bool):
+        raise ModelArtsError(
+            400, errors.BAD_CHANNEL, f"{where}.prefetch_to_local must be a boolean"
+        )
     return ChannelPlan(
         name,
         obs_path(url, f"{where}.remote.obs.obs_url", errors.BAD_CHANNEL),
         access,
         container_path(local_text, f"{where}.local_dir") if local_text else None,
+        predownload=predownload and where.startswith("algorithm.outputs"),
     )
 
 

@@ -44,7 +44,7 @@ def _status(job: JobRecord) -> dict[str, Any]:
         "duration": job_duration(job),
         "tasks": job.tasks if job.start_time else [],
         "task_statuses": job.task_statuses,
-        "running_records": [],  # restarts and faults: the emulator never restarts a job
+        "running_records": job.running_records,  # each run: the first, then each restart
     }
     if job.start_time:
         status["start_time"] = job.start_time

@@ -19,7 +19,7 @@ from typing import Any
 
 from majob.processes import ProcessRef
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY,
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     body TEXT NOT NULL,
     annotations TEXT NOT NULL DEFAULT '{}',
     task_statuses TEXT NOT NULL DEFAULT '[]',
-    pids TEXT NOT NULL DEFAULT '[]'
+    pids TEXT NOT NULL DEFAULT '[]',
+    running_records TEXT NOT NULL DEFAULT '[]'
 );
 CREATE INDEX IF NOT EXISTS jobs_name ON jobs (name);
 CREATE TABLE IF NOT EXISTS events (
@@ -46,6 +47,10 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_job ON events (job_id, seq);
 """
+# What each version adds to the one before (a state dir of an older emulator is brought up).
+_MIGRATIONS = {
+    2: "ALTER TABLE jobs ADD COLUMN running_records TEXT NOT NULL DEFAULT '[]'",
+}
 
 
 def now_ms() -> int:
@@ -70,6 +75,8 @@ class JobRecord:
     # Each node's process (group leader) and when it started: a crashed emulator's are killed
     # at the next start only while the pid is still that process.
     pids: list[ProcessRef] = field(default_factory=list)
+    # Each run of the job (the first, then one per restart): ``status.running_records``.
+    running_records: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def node_count(self) -> int:
@@ -112,6 +119,9 @@ class JobStore:
                 f"{directory / 'modelarts.db'} has schema {version}; this majob knows "
                 f"{SCHEMA_VERSION}: upgrade majob or use another state dir"
             )
+        if version and version < SCHEMA_VERSION:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                self._db.execute(_MIGRATIONS[step])
         self._db.executescript(_SCHEMA)
         self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -233,7 +243,7 @@ class JobStore:
 
 _COLUMNS = (
     "id, name, description, phase, secondary_phase, create_time, start_time, end_time, body, "
-    "annotations, task_statuses, pids"
+    "annotations, task_statuses, pids, running_records"
 )
 
 
@@ -251,6 +261,7 @@ def _job(row: tuple[Any, ...]) -> JobRecord:
         annotations=json.loads(row[9]),
         task_statuses=json.loads(row[10]),
         pids=_processes(json.loads(row[11])),
+        running_records=json.loads(row[12]),
     )
 
 

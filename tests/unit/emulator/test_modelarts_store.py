@@ -56,3 +56,29 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     db.close()
     with pytest.raises(SchemaError, match="upgrade majob or use another state dir"):
         JobStore(tmp_path)
+
+
+def test_a_state_dir_of_the_first_schema_is_brought_up_with_its_jobs(tmp_path: Path) -> None:
+    """An emulator state dir written before jobs had running records (schema 1) opens, keeps
+    its jobs, and takes the new column."""
+    db = sqlite3.connect(tmp_path / "modelarts.db")
+    db.executescript(
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, name TEXT NOT NULL, description TEXT NOT NULL "
+        "DEFAULT '', phase TEXT NOT NULL, secondary_phase TEXT NOT NULL, create_time INTEGER "
+        "NOT NULL, start_time INTEGER, end_time INTEGER, body TEXT NOT NULL, annotations TEXT "
+        "NOT NULL DEFAULT '{}', task_statuses TEXT NOT NULL DEFAULT '[]', pids TEXT NOT NULL "
+        "DEFAULT '[]');"
+        "INSERT INTO jobs (id, name, phase, secondary_phase, create_time, body) "
+        "VALUES ('old', 'n', 'Completed', 'Completed', 1, '{}');"
+        "PRAGMA user_version=1;"
+    )
+    db.close()
+    store = JobStore(tmp_path)
+    try:
+        old = store.get("old")
+        assert old is not None and (old.phase, old.running_records) == ("Completed", [])
+        store.update("old", running_records=[{"start_at": 1}])
+        again = store.get("old")
+        assert again is not None and again.running_records == [{"start_at": 1}]
+    finally:
+        store.close()

@@ -325,3 +325,25 @@ def test_opening_a_ledger_another_connection_holds_locked_waits_for_it(tmp_path:
     finally:
         released.set()
         thread.join()
+
+
+def test_a_version_2_ledger_gains_restarts_and_keeps_its_records(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    db = sqlite3.connect(path)
+    for step in MIGRATIONS[:2]:
+        db.executescript(step)
+    db.execute(
+        "INSERT INTO records (spec_name, stage, spec_digest, code_digest, result, "
+        "majob_version, started_at) VALUES ('job', 'debug', 's', 'c', 'passed', '0.1', "
+        "'2024-01-01T00:00:00+00:00')"
+    )
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    restart = {"at": 1, "task": "worker-1", "reason": "the node died", "recover": "job_reschedule"}
+    with Ledger(path) as ledger:
+        (old,) = ledger.records()
+        assert (old.result, old.restarts) == ("passed", ())
+        new = start(ledger)
+        ledger.finish(new, result="passed", restarts=[restart])
+        assert ledger.get(new).restarts == (restart,)
