@@ -25,12 +25,35 @@ if TYPE_CHECKING:
     from majob.storage.plan import LocalFile
 
 
+# Fields added after ledgers existed, left out while they hold their defaults: a spec that does
+# not use them keeps the digest it was recorded with (else an upgrade reopens every gate).
+_LATER_FIELDS: tuple[tuple[str, ...], ...] = (("fault_tolerance",), ("expect", "resumes"))
+
+
 def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     """The spec as JSON, without its stage overrides, its values from the environment as the
     references that filled them. Without its ``sweep:`` block too: how many trials search what
     changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
-    and the specs recorded before sweeps existed keep their digests."""
-    return spec.as_written().model_dump(mode="json", exclude={"stages", "sweep"})
+    and the specs recorded before sweeps existed keep their digests. Without the fields added
+    since (``fault_tolerance``, ``expect.resumes``) while they are unset, for the same reason."""
+    dumped = spec.as_written().model_dump(mode="json", exclude={"stages", "sweep"})
+    defaults = type(spec).model_fields
+    for path in _LATER_FIELDS:
+        _drop_if_default(dumped, path, defaults)
+    return dumped
+
+
+def _drop_if_default(dumped: dict[str, Any], path: tuple[str, ...], fields: Any) -> None:
+    """Remove ``dumped[path]`` when it equals the field's default (as JSON)."""
+    holder, model_fields = dumped, fields
+    for key in path[:-1]:
+        annotation = model_fields[key].annotation
+        holder, model_fields = holder.get(key, {}), annotation.model_fields
+    declared = model_fields[path[-1]]
+    default = declared.get_default(call_default_factory=True)
+    as_json = default.model_dump(mode="json") if hasattr(default, "model_dump") else default
+    if holder.get(path[-1]) == as_json:
+        del holder[path[-1]]
 
 
 def spec_digest(spec: JobSpec) -> str:
