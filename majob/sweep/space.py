@@ -49,11 +49,19 @@ def job_name(name: str, number: int, stage: Stage) -> str:
 
 def trial_spec(spec: JobSpec, stage: Stage, number: int, values: Mapping[str, Scalar]) -> JobSpec:
     """``spec`` as trial ``number`` runs it: its name, the trial's values (over the stage's own
-    overrides too, which would otherwise win), and no ``sweep:`` (a trial is one job)."""
+    overrides too, which would otherwise win), and no ``sweep:`` (a trial is one job). Each
+    output gets a folder of the trial's own (``<output>/<name>-t<k>/``): trials running at once
+    would otherwise overwrite each other's files, and a predownloaded checkpoint folder
+    (``fault_tolerance.checkpoints``) would hand one trial another's checkpoint to resume."""
+    name = trial_name(spec.name, number)
     update: dict[str, object] = {
-        "name": trial_name(spec.name, number),
+        "name": name,
         "hyperparameters": {**spec.hyperparameters, **values},
         "sweep": None,
+        "outputs": tuple(
+            output.model_copy(update={"obs": output.obs.join(f"{name}/")})
+            for output in spec.outputs
+        ),
     }
     override = spec.stages.get(stage)
     if override is not None:

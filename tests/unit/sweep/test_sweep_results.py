@@ -105,6 +105,17 @@ def test_a_trials_spec_has_its_name_values_and_no_sweep(spec_file: Path) -> None
     assert trial.at_stage("formal").hyperparameters == {"lr": 0.003, "epochs": 3}
 
 
+def test_each_trial_writes_its_outputs_to_a_folder_of_its_own(spec_file: Path) -> None:
+    spec_file.write_text(
+        spec_file.read_text() + "outputs: [{name: train_url, obs: 'obs://my-bucket/out/'}]\n"
+    )
+    spec = load_spec(spec_file)
+    first, second = (trial_spec(spec, "debug", n, {"lr": 0.1}) for n in (0, 1))
+    assert first.outputs[0].obs.uri == "obs://my-bucket/out/tiny-t1/"
+    assert second.outputs[0].obs.uri == "obs://my-bucket/out/tiny-t2/"
+    assert spec.outputs[0].obs.uri == "obs://my-bucket/out/"  # the spec itself is unchanged
+
+
 def test_the_plot_draws_the_objective_over_trials_and_against_each_parameter(
     spec_file: Path,
 ) -> None:
