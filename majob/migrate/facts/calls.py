@@ -46,6 +46,8 @@ class CallFacts(
             return
         if type(func) is ast.Attribute:
             self._method_call(node, func)
+            if func.attr == "join" and len(node.args) > 1:
+                self.join_tails.update(id(a) for a in node.args[1:] if type(a) is ast.Name)
             if func.attr == "add_argument":
                 # A constant used as an argument's default is the default, not a path use.
                 self.in_add_argument = True

@@ -192,6 +192,7 @@ class FileFacts(CallFacts, ImportFacts):
             and type(node.ctx) is ast.Load
             and not self.in_add_argument
             and not self.in_display
+            and id(node) not in self.join_tails
             and (not self.scope.is_module or node.lineno > constant.line)
         ):
             constant.uses.append((self.span(node), self.scope, node.lineno))

@@ -71,6 +71,9 @@ class FactsBase:
         self.skip_strings: set[int] = set()
         self.paths: list[PathSite] = []
         self.constants: dict[str, PathConstant] = {}
+        # Names joined below another path (os.path.join(args.train_url, CKPT_FOLDER)): a
+        # folder's name under whatever the head is, not a path of its own.
+        self.join_tails: set[int] = set()
         self.defaults: list[DefaultPath] = []
         self.in_add_argument = False
         self.in_display = False

@@ -35,6 +35,13 @@ FIRES: list[tuple[str, Target, str, set[Codemod]]] = [
     ("MA101", GPU, "import numpy as np\nnp.load('/data/x.npy')\n", set()),  # no parser
     ("MA102", GPU, PARSER + "torch.save(1, '/ckpt/m.pt')\n", {Codemod.CLOUD_PATHS}),
     ("MA102", GPU, PARSER + "open('log.txt', 'a').write('x')\n", {Codemod.CLOUD_PATHS}),
+    # a folder constant used as a path of its own is still one
+    (
+        "MA102",
+        GPU,
+        PARSER + "CKPT_FOLDER = 'ckpt'\nos.makedirs(CKPT_FOLDER)\ntorch.save(1, CKPT_FOLDER)\n",
+        {Codemod.CLOUD_PATHS},
+    ),
     (
         "MA103",
         GPU,
@@ -563,6 +570,13 @@ def save_on_master(obj, path):
         "MA403",
         GPU,
         PARSER + "for epoch in range(3):\n    torch.save(m, p)\n    os.replace(p, q)\n",
+    ),
+    # a folder's name joined under the output argument is not a path of its own
+    (
+        "MA102",
+        GPU,
+        PARSER + "CKPT_FOLDER = 'ckpt'\n"
+        "torch.save(1, os.path.join(args.train_url, CKPT_FOLDER, 'm.pt'))\n",
     ),
     # under the spec's folder, or no spec given
     (
