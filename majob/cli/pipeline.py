@@ -6,6 +6,7 @@ The pipeline, the service clients and rich are imported inside the command bodie
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -64,16 +65,20 @@ def pipeline(
     from majob.cli.follow import live_status
     from majob.pipeline.flow import Pipeline
     from majob.service.connect import naming_profile
+    from majob.spec.set_checks import SetWarning
 
     _check_force(force, reason, start)
-    runner = Pipeline(
-        spec,
-        profile=profile,
-        overrides=overrides or [],
-        ledger=ledger,
-        upload_inputs=upload_inputs,
-        live=live_status,
-    )
+    with warnings.catch_warnings():
+        # The Python API's SetWarnings: the command says them itself, for the stages it runs.
+        warnings.simplefilter("ignore", SetWarning)
+        runner = Pipeline(
+            spec,
+            profile=profile,
+            overrides=overrides or [],
+            ledger=ledger,
+            upload_inputs=upload_inputs,
+            live=live_status,
+        )
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     # A cloud stage's configuration error names the profile, as submit's does (the spec file
     # was loaded with the profile, so naming it loads nothing more).
