@@ -23,6 +23,7 @@ from majob.cli.common import (
 from majob.errors import UserInputError
 
 if TYPE_CHECKING:
+    from majob.pipeline.flow import Pipeline
     from majob.spec.models import Stage
 
 commands = typer.Typer()
@@ -62,23 +63,10 @@ def pipeline(
 ) -> None:
     """Run local → debug → formal, each only after the one before passed for the same code and
     spec; a re-run skips what already passed."""
-    from majob.cli.follow import live_status
-    from majob.pipeline.flow import Pipeline
     from majob.service.connect import naming_profile
-    from majob.spec.set_checks import SetWarning
 
     _check_force(force, reason, start)
-    with warnings.catch_warnings():
-        # The Python API's SetWarnings: the command says them itself, for the stages it runs.
-        warnings.simplefilter("ignore", SetWarning)
-        runner = Pipeline(
-            spec,
-            profile=profile,
-            overrides=overrides or [],
-            ledger=ledger,
-            upload_inputs=upload_inputs,
-            live=live_status,
-        )
+    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs)
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     # A cloud stage's configuration error names the profile, as submit's does (the spec file
     # was loaded with the profile, so naming it loads nothing more).
@@ -95,6 +83,27 @@ def pipeline(
         raise typer.Exit(130) from None
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _pipeline(
+    spec: Path, profile: str | None, overrides: list[str], ledger: Path | None, upload: bool
+) -> Pipeline:
+    """The pipeline the command runs, drawing the CLI's live status line."""
+    from majob.cli.follow import live_status
+    from majob.pipeline.flow import Pipeline
+    from majob.spec.set_checks import SetWarning
+
+    with warnings.catch_warnings():
+        # The Python API's SetWarnings: the command says them itself, for the stages it runs.
+        warnings.simplefilter("ignore", SetWarning)
+        return Pipeline(
+            spec,
+            profile=profile,
+            overrides=overrides,
+            ledger=ledger,
+            upload_inputs=upload,
+            live=live_status,
+        )
 
 
 def _check_force(force: bool, reason: str | None, start: str) -> None:
