@@ -18,7 +18,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import IO
 
@@ -42,7 +42,6 @@ from majob.emulator.modelarts.store import JobStore, now_ms
 from majob.emulator.modelarts.transfers import JobTransfers
 from majob.emulator.modelarts.usage import UsageRecorder
 from majob.emulator.modelarts.watchdog import HangDetected, Watchdog
-from majob.processes import ProcessRef, signal_if_ours
 from majob.runner.host import free_port, host_environment, node_environment
 from majob.runner.nodes import NodeGroup
 from majob.runner.standin import npu_standin_for
@@ -129,9 +128,7 @@ class JobRun(threading.Thread):
         except _Stopped:
             self._finish_stopped()
         except Exception as error:  # the job cannot run: say why in its events, as the service does
-            self._nodes.stop()
-            self.store.add_event(self.job_id, f"the job failed: {error}", "Error")
-            self._set_final("Failed", "Failed")
+            self._fail(f"the job failed: {error}")
         finally:
             for log in self._logs:
                 log.close()
@@ -206,7 +203,10 @@ class JobRun(threading.Thread):
         self._save_records()
         return True
 
-    def _save_records(self) -> None:
+    def _save_records(self, *, end: bool = False) -> None:
+        """The runs' records on the wire; ``end``: the run under way ends now (if not yet)."""
+        if end and self.records:
+            self.records[-1].end_at = self.records[-1].end_at or time.time()
         self.store.update(self.job_id, running_records=[r.wire() for r in self.records])
 
     def _conclude(self, codes: list[int | None], fault: Fault | None = None) -> None:
@@ -220,9 +220,7 @@ class JobRun(threading.Thread):
         for i, code in enumerate(codes):
             self._service_line(f"training end with exit code {code}", task=i)
         self.transfers.export_logs()
-        last = self.records[-1]
-        last.end_at = last.end_at or time.time()
-        self._save_records()
+        self._save_records(end=True)
         if failed or fault is not None:
             text = failure_text(codes, fault, self.plan.restart, self.records)
             self.store.add_event(self.job_id, text, "Error")
@@ -230,6 +228,16 @@ class JobRun(threading.Thread):
         else:
             self.store.add_event(self.job_id, "the job completed")
             self._set_final("Completed", "Completed", statuses)
+
+    def _fail(self, text: str) -> None:
+        """The job fails on the emulator's own error (its run kept, ended), said by ``text``."""
+        codes = self._nodes.stop()
+        self._save_records(end=True)
+        with contextlib.suppress(Exception):  # the logs may be closed (or be what failed)
+            self._service_line(text)
+        self.store.add_event(self.job_id, text, "Error")
+        statuses = [task_status(i, code, text) for i, code in enumerate(codes)]
+        self._set_final("Failed", "Failed", statuses or None)
 
     # -- phases -------------------------------------------------------------------------------
 
@@ -389,11 +397,3 @@ class JobRun(threading.Thread):
         # Without hang-retry the service only reports the hang; the job runs on.
         watchdog.warned.add(task_index(hung.task))
         self.store.add_event(self.job_id, f"{hung.task} may be hung: {hung.reason}", "Warning")
-
-
-def kill_leftovers(processes: Mapping[str, Sequence[ProcessRef]]) -> None:
-    """Kill the process groups a crashed emulator left behind (by job id): only a group whose
-    leader is still the process the record names; its pid may be another process's by now."""
-    for group in processes.values():
-        for leader in group:
-            signal_if_ours(leader, signal.SIGKILL, group=True)

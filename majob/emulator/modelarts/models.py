@@ -9,15 +9,17 @@ were active when the last emulator died marks them ``Abnormal`` (as a lost node 
 from __future__ import annotations
 
 import shutil
+import signal
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from majob.emulator.modelarts import catalog, errors
 from majob.emulator.modelarts.errors import ModelArtsError, bad_request, job_not_found
 from majob.emulator.modelarts.events import events_page
-from majob.emulator.modelarts.executor import ACTIVE, USAGE_FILE, JobRun, kill_leftovers
+from majob.emulator.modelarts.executor import ACTIVE, USAGE_FILE, JobRun
 from majob.emulator.modelarts.jobfaults import JobFaults
 from majob.emulator.modelarts.loglines import LineIndex, tail
 from majob.emulator.modelarts.plan import NAME, check_body
@@ -26,6 +28,7 @@ from majob.emulator.modelarts.search import search_jobs
 from majob.emulator.modelarts.storage import JobStorage, NoStorage
 from majob.emulator.modelarts.store import JobRecord, JobStore, now_ms
 from majob.emulator.modelarts.usage import METRICS, NOT_AVAILABLE, saved_series
+from majob.processes import ProcessRef, signal_if_ours
 from majob.runner.host import resolve_interpreter
 
 TERMINABLE = ("Creating", "Pending", "Running")
@@ -327,3 +330,11 @@ class ModelArtsBackend:
         """The ``Job`` JSON of create/show/terminate and searches; while this emulator runs, with
         the body as it was sent (the state dir keeps it masked)."""
         return render_job(job, self._bodies.get(job.id, job.body), self.upload_period)
+
+
+def kill_leftovers(processes: Mapping[str, Sequence[ProcessRef]]) -> None:
+    """Kill the process groups a crashed emulator left behind (by job id): only a group whose
+    leader is still the process the record names; its pid may be another process's by now."""
+    for group in processes.values():
+        for leader in group:
+            signal_if_ours(leader, signal.SIGKILL, group=True)

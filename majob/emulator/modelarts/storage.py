@@ -8,6 +8,7 @@ ModelArts does inside its own network). ``JobStorage`` is the narrow protocol th
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Protocol
@@ -32,7 +33,10 @@ class JobStorage(Protocol):
         ...
 
     def upload_tree(self, source: Path, uri: ObsUri) -> int:
-        """Every file under ``source`` to ``uri`` (a dir); returns how many files."""
+        """Every file under ``source`` to ``uri`` (a dir); returns how many files. The job may
+        write there meanwhile (a periodic upload runs beside it): a file that is gone by the
+        time it is read (a temporary file renamed or removed) is skipped, as a sync tool
+        would, not an error."""
         ...
 
     def upload_file(self, source: Path, uri: ObsUri, content_type: str | None = None) -> None: ...
@@ -97,8 +101,11 @@ class FakeObsStorage:
 
     def upload_tree(self, source: Path, uri: ObsUri) -> int:
         count = 0
-        for path in sorted(p for p in source.rglob("*") if p.is_file()):
-            self.upload_file(path, uri.join(path.relative_to(source).as_posix()))
+        for path in _files_under(source):
+            try:
+                self.upload_file(path, uri.join(path.relative_to(source).as_posix()))
+            except FileNotFoundError:  # removed or renamed since the listing
+                continue
             count += 1
         return count
 
@@ -112,6 +119,17 @@ class FakeObsStorage:
             writer.abandon()
             raise
         self.backend.put_object(uri.bucket, uri.key, writer.finish(), content_type=content_type)
+
+
+def _files_under(source: Path) -> list[Path]:
+    """The files under ``source``, sorted; a folder removed while it is walked is left out
+    (``os.walk`` ignores what it cannot list)."""
+    return sorted(
+        Path(folder, name)
+        for folder, _, names in os.walk(source)
+        for name in names
+        if Path(folder, name).is_file()
+    )
 
 
 class NoStorage:

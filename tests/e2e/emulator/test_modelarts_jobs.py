@@ -300,3 +300,29 @@ def test_outputs_are_uploaded_while_the_job_runs(harness: Harness) -> None:
         StopTrainingJobRequest(training_job_id=job_id, body={"action_type": "terminate"})
     )
     harness.wait(job_id)
+
+
+# Writes and removes temporary files in its output as fast as it can, for a while: each periodic
+# upload (every 0.2s here) lists files that are gone by the time it reads them.
+CHURN = """\
+import argparse, os, time
+p = argparse.ArgumentParser(); p.add_argument("--train_url"); a, _ = p.parse_known_args()
+end = time.monotonic() + 1.5
+while time.monotonic() < end:
+    paths = [os.path.join(a.train_url, f"ckpt-{i}.tmp") for i in range(200)]
+    for path in paths:
+        open(path, "w").write("x")
+    for path in paths:
+        os.replace(path, os.path.join(a.train_url, "ckpt.txt"))
+print("done", flush=True)
+"""
+
+
+def test_a_periodic_upload_skips_the_files_the_job_removes_meanwhile(harness: Harness) -> None:
+    """A temporary file renamed between the upload's listing and its read once failed the job
+    ("the job failed: [Errno 2] No such file or directory: .../ckpt.txt.tmp"), with no
+    running record."""
+    harness.upload_job(script=CHURN)
+    job = harness.wait(create(harness, harness.body("churn", inputs=[])))
+    assert job.status.phase == "Completed", events(harness, job.metadata.id)
+    assert harness.read("jobs/a/out/ckpt.txt") == b"x"

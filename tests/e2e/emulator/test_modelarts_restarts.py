@@ -125,6 +125,27 @@ def test_a_script_error_restarts_only_with_unconditional_retry(
     assert all(r.recover_records[0].fault_scenario == "job_failed" for r in records)
 
 
+def test_an_emulator_error_fails_the_job_and_its_run_stays_on_record(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error of the emulator's own mid-run (here OBS refusing the outputs' upload) fails the
+    job: the run under way is still in ``running_records``, ended, and the error is in the
+    events and the log (the run was once dropped: saved only at a restart or the end)."""
+
+    def refused(source: Any, uri: Any) -> int:
+        raise RuntimeError("OBS refused the upload")
+
+    monkeypatch.setattr(harness.cloud.modelarts.backend.storage, "upload_tree", refused)
+    job = _run(harness, _body(harness, "unlucky", {"fault-tolerance/job-retry-num": "2"}))
+    assert job.status.phase == "Failed"
+    (only,) = job.status.running_records
+    assert only.start_at <= only.end_at and not only.end_recover
+    assert "the job failed: OBS refused the upload" in _events(harness, job.metadata.id)
+    assert "the job failed: OBS refused the upload" in _log(harness, job.metadata.id)
+    (status,) = job.status.task_statuses
+    assert status.message == "the job failed: OBS refused the upload"
+
+
 def test_a_hang_is_detected_and_the_processes_restart_in_place(harness: Harness) -> None:
     harness.cloud.modelarts.add_job_fault(node_fault="hangs", at_step=2, hang_window=0.6)
     annotations = {"fault-tolerance/job-retry-num": "1", "fault-tolerance/hang-retry": "true"}
