@@ -24,16 +24,20 @@ PROC = Path("/proc")
 METRICS = ("cpuUsage", "memUsage", "gpuUtil", "gpuMemUsage", "npuUtil", "npuMemUsage")
 MINUTE = 60.0
 NOT_AVAILABLE = -1.0
+BUSY_STATES = ("R", "D")  # /proc/<pid>/stat states: runnable, waiting on I/O
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One look at a node: when (seconds since the job's start), its CPU seconds so far and
-    its resident memory (bytes)."""
+    """One look at a node: when (seconds since the job's start), its CPU seconds so far, its
+    resident memory (bytes) and whether one of its processes was runnable or in an
+    uninterruptible wait (``R`` or ``D``: it wants the CPU or the disk, however slow the machine
+    is to give it)."""
 
     at: float
     cpu_seconds: float
     rss_bytes: int
+    busy: bool = False
 
 
 def group_sample(leader: int, at: float) -> Sample | None:
@@ -43,6 +47,7 @@ def group_sample(leader: int, at: float) -> Sample | None:
     cpu = 0.0
     rss = 0
     found = False
+    busy = False
     try:
         entries = os.listdir(PROC)
     except OSError:
@@ -63,7 +68,8 @@ def group_sample(leader: int, at: float) -> Sample | None:
         utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
         cpu += (utime + stime + cutime + cstime) / ticks
         rss += int(fields[21]) * page
-    return Sample(at, cpu, rss) if found else None
+        busy = busy or fields[0] in BUSY_STATES
+    return Sample(at, cpu, rss, busy) if found else None
 
 
 class UsageRecorder:

@@ -5,6 +5,10 @@ A node is hung when its log has not grown and its processes used no CPU for ``ha
 seconds: the documented detection looks at the process's I/O first and then at its accelerator
 use, which on this machine's CPU nodes is CPU time (``usage.group_sample``). A script that
 sleeps that long is hung by this rule too, as the documentation warns it can be on ModelArts.
+Neither measure says whether the node could run: on a loaded machine a process that is
+runnable (or waits on the disk) may print nothing and get no CPU for a while, so a node with
+such a process is never hung (its state is load-independent, its CPU time is not). An injected
+hang's short window is for the node it froze, once frozen; every other node keeps the job's.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class Watchdog:
         self.logs = list(logs)
         self.pids = list(pids)
         self.fault = fault if fault is not None and fault.node < len(pids) else None
-        self.hang_window = fault.hang_window if fault is not None else hang_window
+        self.hang_window = hang_window
         self.struck: Fault | None = None  # the injected fault, once it struck
         self.warned: set[int] = set()  # hung nodes reported (when no restart follows)
         self.started = time.monotonic()
@@ -118,25 +122,41 @@ class Watchdog:
 
     # -- hangs ----------------------------------------------------------------------------------
 
+    def window(self, index: int) -> float:
+        """How long node ``index`` must stay quiet to be hung: the injected hang's window for
+        the node it froze, the job's otherwise."""
+        fault = self.fault
+        frozen = (
+            fault is not None
+            and fault.node == index
+            and self.struck is not None
+            and self.struck.scenario == JOB_HANGED
+        )
+        return fault.hang_window if frozen and fault is not None else self.hang_window
+
     def _hung(self) -> Fault | None:
         now = time.monotonic()
         for index, quiet in enumerate(self._quiet):
             size = _size(self.logs[index])
+            window = self.window(index)
             if size != quiet.size:
                 self._quiet[index] = _Quiet(size, now)
                 continue
-            if now - quiet.since < self.hang_window / 2 or index in self.warned:
+            if now - quiet.since < window / 2 or index in self.warned:
                 continue
             sample = group_sample(self.pids[index], now)
+            if sample is not None and sample.busy:  # it would run, the machine is slow: wait
+                self._quiet[index] = _Quiet(size, now)
+                continue
             cpu = sample.cpu_seconds if sample is not None else 0.0
             if quiet.cpu is None:  # halfway: note the CPU time, compare at the window's end
                 quiet.cpu = cpu
-            elif now - quiet.since >= self.hang_window:
+            elif now - quiet.since >= window:
                 if cpu - quiet.cpu < IDLE_CPU_SECONDS:
                     return Fault(
                         JOB_HANGED,
                         f"worker-{index}",
-                        f"no output and no CPU use for {self.hang_window:g}s: the job hangs",
+                        f"no output and no CPU use for {window:g}s: the job hangs",
                     )
                 self._quiet[index] = _Quiet(size, now, cpu)
         return None
