@@ -6,7 +6,6 @@ The pipeline, the service clients and rich are imported inside the command bodie
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -88,22 +87,20 @@ def pipeline(
 def _pipeline(
     spec: Path, profile: str | None, overrides: list[str], ledger: Path | None, upload: bool
 ) -> Pipeline:
-    """The pipeline the command runs, drawing the CLI's live status line."""
+    """The pipeline the command runs, drawing the CLI's live status line (the command warns
+    about its --set flags itself, for the stages it runs)."""
     from majob.cli.follow import live_status
     from majob.pipeline.flow import Pipeline
-    from majob.spec.set_checks import SetWarning
 
-    with warnings.catch_warnings():
-        # The Python API's SetWarnings: the command says them itself, for the stages it runs.
-        warnings.simplefilter("ignore", SetWarning)
-        return Pipeline(
-            spec,
-            profile=profile,
-            overrides=overrides,
-            ledger=ledger,
-            upload_inputs=upload,
-            live=live_status,
-        )
+    return Pipeline(
+        spec,
+        profile=profile,
+        overrides=overrides,
+        ledger=ledger,
+        upload_inputs=upload,
+        live=live_status,
+        warn=False,
+    )
 
 
 def _check_force(force: bool, reason: str | None, start: str) -> None:

@@ -129,7 +129,8 @@ class Pipeline:
     ``ledger`` defaults to ``.majob/ledger.db`` at the spec's project root (``project.py``);
     ``report`` sees every line of progress and log (default: printed, which in Jupyter
     streams into the cell as the stage runs); ``live`` shows a followed cloud job's status
-    line (the CLI's, drawn under the log)."""
+    line (the CLI's, drawn under the log); ``warn``: each of ``overrides`` that would not do
+    what it says is a ``SetWarning`` (the CLI, which says them itself, turns that off)."""
 
     def __init__(
         self,
@@ -141,6 +142,7 @@ class Pipeline:
         upload_inputs: bool = False,
         report: Report | None = None,
         live: Live | None = None,
+        warn: bool = True,
     ) -> None:
         self._profile_ref = profile
         self._profile: Profile | None = None
@@ -152,7 +154,8 @@ class Pipeline:
             from majob.spec.set_checks import warn_overrides
 
             self.spec = load_spec(Path(spec), overrides=overrides, profile=self.profile)
-            warn_overrides(self.spec, overrides, STAGES)
+            if warn:
+                warn_overrides(self.spec, overrides, STAGES)
             self.spec_path = str(Path(spec).resolve())
         # Without one named, the ledger of the spec's project (its code's, for a JobSpec).
         anchor = Path(self.spec_path or self.spec.code.dir)

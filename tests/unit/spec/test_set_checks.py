@@ -123,3 +123,21 @@ def test_the_python_api_is_silent_about_overrides_that_do_what_they_say(
 
     # Warnings are errors in the tests: a SetWarning here would fail the test.
     Pipeline(project / "spec.yaml", overrides=["hyperparameters.lr=0.2"], ledger=tmp_path / "l.db")
+
+
+def test_a_pipeline_told_not_to_warn_reads_no_code_for_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from majob import Pipeline
+    from majob.spec import set_checks
+
+    read: list[Path] = []
+    monkeypatch.setattr(set_checks, "code_flags", lambda *a: read.append(a[0]) or set())
+    # The CLI says the warnings itself: the code is not read for them a second time.
+    Pipeline(
+        project / "spec.yaml",
+        overrides=["hyperparameters.epoch=2"],
+        ledger=tmp_path / "l.db",
+        warn=False,
+    )
+    assert read == []
