@@ -70,7 +70,7 @@ def check_source(
     _ma000_syntax_problems(parsed, out)
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
-    check_resume(facts, out, tree, parsed.text, checkpoints)
+    check_resume(facts, out, parsed.text, checkpoints)
     if facts.npu:
         check_npu(facts, out, torch_version)
     report = out.file_report()

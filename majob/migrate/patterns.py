@@ -7,6 +7,7 @@ auto-fixable exactly when a codemod will fix it.
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 from collections.abc import Iterable
@@ -24,6 +25,12 @@ class PathArg:
     keyword: str
     kind: PathKind
     is_dir: bool  # the path names a directory (a dataset root, a log dir), not a file
+
+    def argument(self, call: ast.Call) -> ast.expr | None:
+        """The path ``call`` passes here: at ``index``, else as ``keyword``; None if neither."""
+        if 0 <= self.index < len(call.args):
+            return call.args[self.index]
+        return next((k.value for k in call.keywords if k.arg == self.keyword), None)
 
 
 def _spec(

@@ -12,6 +12,7 @@ import re
 from majob.migrate.facts import FileFacts
 from majob.migrate.facts.resume import CheckpointSave
 from majob.migrate.findings import Fix
+from majob.migrate.path_channels import py_str
 from majob.migrate.rules import Codemod
 
 # The names the block adds: a file already using one is left alone.
@@ -58,14 +59,12 @@ def _literal(part: ast.expr) -> str:
     return "*"
 
 
-def plan_resume(
-    facts: FileFacts, tree: ast.Module, source: str, save: CheckpointSave
-) -> list[Fix] | str:
+def plan_resume(facts: FileFacts, source: str, save: CheckpointSave) -> list[Fix] | str:
     """The fixes adding the load block before the loop of ``save``, or why there are none."""
-    loop = _loop_node(tree, save)
-    if loop is None or save.loop is None or save.scope is not save.loop.scope:
+    if save.loop is None or save.scope is not save.loop.scope:
         return "the save is not in the epoch loop's own body"
-    if type(loop.target) is not ast.Name or not _is_range(loop.iter):
+    loop = save.loop.node
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name or not _is_range(loop.iter):
         return "the epoch loop is not `for epoch in range(...)`"
     if save.stmt is None or not save.node.args:
         return "the save is not a statement of its own"
@@ -78,7 +77,7 @@ def plan_resume(
     assigned = {n.id for n in ast.walk(loop) if type(n) is ast.Name and type(n.ctx) is ast.Store}
     if any(re.search(rf"\b{name}\b", place[0]) for name in assigned):
         return "the checkpoint folder is named inside the loop"
-    os_name, torch_name = facts.binding("os"), _torch_name(facts, save)
+    os_name, torch_name = facts.binding("os"), facts.binding("torch")
     if os_name is None or torch_name is None:
         return "the file does not `import os` and `import torch`"
     taken = [name for name in ADDED_NAMES if name in source]  # a substring: cheap, and safe
@@ -100,27 +99,6 @@ def plan_resume(
             code=f"{facts.segment(iter_call.func)}(first_epoch, {end})",
         ),
     ]
-
-
-def _loop_node(tree: ast.Module, save: CheckpointSave) -> ast.For | None:
-    """The ``for`` statement of ``save``'s epoch loop, found by descending only into the nodes
-    whose lines hold it (this runs once per file with MA401; a whole walk cost a tenth of a
-    check)."""
-    if save.loop is None:
-        return None
-    line, col = save.loop.span.line, save.loop.span.col
-    node: ast.AST = tree
-    while True:
-        if type(node) is ast.For and (node.lineno, node.col_offset) == (line, col):
-            return node
-        inner = [
-            child
-            for child in ast.iter_child_nodes(node)
-            if isinstance(child, ast.stmt) and child.lineno <= line <= (child.end_lineno or 0)
-        ]
-        if not inner:
-            return None
-        node = inner[0]
 
 
 def _is_range(node: ast.expr) -> bool:
@@ -228,18 +206,6 @@ def _folder_and_names(
     return "the checkpoint's file name is not a literal or an f-string ending in a literal"
 
 
-def _torch_name(facts: FileFacts, save: CheckpointSave) -> str | None:
-    func = save.node.func
-    if type(func) is ast.Attribute and type(func.value) is ast.Name:
-        return func.value.id
-    return None
-
-
-def _quoted(text: str) -> str:
-    """A double-quoted string literal of ``text``, as the formatter writes them."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _block(
     os_name: str,
     torch_name: str,
@@ -251,9 +217,9 @@ def _block(
     model, model_key, optimizer, optimizer_key, epoch_key, offset = keys
     after = f" + {offset}" if offset else ""
     if prefix == suffix:  # one file name, overwritten every epoch
-        matches = f"name == {_quoted(prefix)}"
+        matches = f"name == {py_str(prefix)}"
     else:
-        matches = f"name.startswith({_quoted(prefix)}) and name.endswith({_quoted(suffix)})"
+        matches = f"name.startswith({py_str(prefix)}) and name.endswith({py_str(suffix)})"
     return f"""\
 first_epoch = {start}  # majob migrate --to resume: carry on from the newest readable checkpoint
 resume_dir = {folder}
@@ -272,9 +238,9 @@ for resume_name in reversed(resume_names):
     except Exception as error:  # cut short by a kill during the save: take the one before
         print(f"resume: skipping {{resume_name}}: {{error}}")
         continue
-    {model}.load_state_dict(resume_state[{_quoted(model_key)}])
-    {optimizer}.load_state_dict(resume_state[{_quoted(optimizer_key)}])
-    first_epoch = resume_state[{_quoted(epoch_key)}]{after}
+    {model}.load_state_dict(resume_state[{py_str(model_key)}])
+    {optimizer}.load_state_dict(resume_state[{py_str(optimizer_key)}])
+    first_epoch = resume_state[{py_str(epoch_key)}]{after}
     print(f"resume: {{resume_name}}, from epoch {{first_epoch}}")
     break
 """

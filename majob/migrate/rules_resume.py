@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
 from majob.migrate.facts.resume import CheckpointSave
 from majob.migrate.findings import FileFindings, Fix, Span
@@ -16,27 +17,27 @@ from majob.migrate.rules import Codemod
 _TEMPORARY = ("tmp", "temp", "partial")
 # Calls a path may hold and still be evaluated twice safely (the atomic save names it twice).
 _PURE_CALLS = frozenset({"os.path.join", "str", "Path", "pathlib.Path", "format"})
+_SAVE_PATH, _LOAD_PATH = pt.PATH_CALLS["torch.save"], pt.PATH_CALLS["torch.load"]
 
 
 def check_resume(
     facts: FileFacts,
     out: FileFindings,
-    tree: ast.Module,
     source: str,
     checkpoints: tuple[str, str] | None = None,
 ) -> None:
-    """MA401-MA403 for one file (``source``, parsed as ``tree``); ``checkpoints`` is the
-    spec's (output, folder), if given."""
+    """MA401-MA403 for one file (of text ``source``); ``checkpoints`` is the spec's (output,
+    folder), if given."""
     if checkpoints is not None:
         _ma402_resume_outside_folder(facts, out, checkpoints)
     per_epoch = _per_epoch_saves(facts)
     if not per_epoch:
         return
-    _ma401_saves_without_resume(facts, out, tree, source, per_epoch)
+    _ma401_saves_without_resume(facts, out, source, per_epoch)
     torch_saves = [s for s in per_epoch if s.kind == "torch"]
     if checkpoints is not None:
         _ma402_outside_folder(facts, out, torch_saves, checkpoints)
-    _ma403_non_atomic(facts, out, torch_saves)
+    _ma403_non_atomic(facts, out, source, torch_saves)
 
 
 def _per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
@@ -55,7 +56,6 @@ def _per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
 def _ma401_saves_without_resume(
     facts: FileFacts,
     out: FileFindings,
-    tree: ast.Module,
     source: str,
     per_epoch: list[CheckpointSave],
 ) -> None:
@@ -75,7 +75,7 @@ def _ma401_saves_without_resume(
         )
         out.report("MA401", first, f"not rewritten ({why}): add the load by hand")
         return
-    planned = plan_resume(facts, tree, source, in_loop[0])
+    planned = plan_resume(facts, source, in_loop[0])
     if isinstance(planned, str):
         out.report("MA401", first, f"not rewritten ({planned}): add the load by hand")
         return
@@ -91,7 +91,7 @@ def _ma402_outside_folder(
     output, folder = checkpoints
     where = f"{output}/{folder}/" if folder else f"{output}/"
     for save in saves:
-        path = _path_argument(save.node)
+        path = _SAVE_PATH.argument(save.node)
         parts = path_parts(path, facts) if path is not None else None
         if parts is None:
             continue  # a local variable or a literal (MA102): where it goes is not known here
@@ -113,16 +113,19 @@ def _ma402_resume_outside_folder(
     if not folder:
         return
     for call in facts.torch_loads:
-        parts = path_parts(call.args[0], facts) if call.args else None
+        path = _LOAD_PATH.argument(call)
+        parts = path_parts(path, facts) if path is not None else None
         if parts is not None and parts[0] == output and parts[1].split("/")[0] != folder:
             shown = f"{output}/{parts[1]}" if parts[1] else output
             detail = f"resumes from {shown}, the spec keeps {output}/{folder}/"
             out.report("MA402", facts.span(call), detail)
 
 
-def _ma403_non_atomic(facts: FileFacts, out: FileFindings, saves: list[CheckpointSave]) -> None:
+def _ma403_non_atomic(
+    facts: FileFacts, out: FileFindings, source: str, saves: list[CheckpointSave]
+) -> None:
     for save in saves:
-        path = _path_argument(save.node)
+        path = _SAVE_PATH.argument(save.node)
         if path is None:
             continue
         text = facts.segment(path) or ""
@@ -131,16 +134,12 @@ def _ma403_non_atomic(facts: FileFacts, out: FileFindings, saves: list[Checkpoin
         )
         if renamed or any(word in text.lower() for word in _TEMPORARY):
             continue
-        out.report("MA403", save.span, "", *_atomic_fix(facts, save, path, text))
+        out.report("MA403", save.span, "", *_atomic_fix(facts, source, save, path, text))
 
 
-def _path_argument(call: ast.Call) -> ast.expr | None:
-    if len(call.args) > 1:
-        return call.args[1]
-    return next((k.value for k in call.keywords if k.arg == "f"), None)
-
-
-def _atomic_fix(facts: FileFacts, save: CheckpointSave, path: ast.expr, text: str) -> list[Fix]:
+def _atomic_fix(
+    facts: FileFacts, source: str, save: CheckpointSave, path: ast.expr, text: str
+) -> list[Fix]:
     """``torch.save(obj, path)`` -> ``torch.save(obj, f"{path}.tmp")`` and ``os.replace``: only
     for a whole statement whose path can be named twice (no call but joins and conversions); a
     path that is more than a name is named once first (``checkpoint_file = ...``)."""
@@ -156,7 +155,7 @@ def _atomic_fix(facts: FileFacts, save: CheckpointSave, path: ast.expr, text: st
             return []
     fixes = []
     if type(path) not in (ast.Name, ast.Attribute):
-        if "checkpoint_file" in facts.file_text:  # taken (a substring test: cheap, and safe)
+        if "checkpoint_file" in source:  # taken (a substring test: cheap, and safe)
             return []
         fixes.append(_fix("insert-before", save.stmt, f"checkpoint_file = {text}\n"))
         text = "checkpoint_file"

@@ -139,6 +139,7 @@ class FileFacts(CallFacts, ImportFacts):
             node.target.id if type(node.target) is ast.Name else None,
             nested=bool(self.loops),
             scope=self.scope,
+            node=node,
         )
         self.all_loops.append(loop)
         self.visit(node.iter)

@@ -28,9 +28,7 @@ class PathFacts(FlowFacts):
     ) -> None:
         """The path argument of ``node`` (a call that takes one where ``spec`` says), used as
         ``kind``: a literal is a path site; a name passes ``kind`` on to what it names."""
-        arg = node.args[spec.index] if 0 <= spec.index < len(node.args) else None
-        if arg is None:
-            arg = next((k.value for k in node.keywords if k.arg == spec.keyword), None)
+        arg = spec.argument(node)
         if arg is None:
             return
         exist_ok = any(k.arg == "exist_ok" for k in node.keywords)

@@ -6,6 +6,7 @@ Each record is a fact about one place in a file; none decides a rule (``rules_pa
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
@@ -120,6 +121,7 @@ class EpochLoop:
     nested: bool
     scope: Scope | None = None
     refs: dict[str, None] = field(default_factory=dict)
+    node: ast.For | ast.AsyncFor | None = None  # the statement (``--to resume`` rewrites it)
 
 
 @dataclass

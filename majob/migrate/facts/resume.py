@@ -53,7 +53,6 @@ class ResumeFacts(FactsBase):
 
     def __init__(self, source: str, npu: bool) -> None:
         super().__init__(source, npu)
-        self.file_text = source  # for fixes that add a name: is it taken?
         self.checkpoint_saves: list[CheckpointSave] = []
         self.loop_calls: list[LoopCall] = []
         self.checkpoint_loads: list[Span] = []
