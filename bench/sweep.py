@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from sweep.conftest import SCRIPT, write_spec  # noqa: E402  (the tests' trial project)
+from sweep.conftest import lay_out  # noqa: E402  (the tests' trial project)
 
 from majob.sweep.run import Sweep  # noqa: E402
 from majob.sweep.space import suggest, trial_spec  # noqa: E402
@@ -52,14 +52,6 @@ BAD_REGION = """\
   prune_after: 0
   seed: 6
 """
-
-
-def project(root: Path, name: str, sweep: str) -> Path:
-    (root / "code").mkdir(parents=True, exist_ok=True)
-    (root / "code" / "train.py").write_text(SCRIPT)
-    (root / "data").mkdir(exist_ok=True)
-    (root / "data" / "in.txt").write_text("1")
-    return write_spec(root, name=name, sweep=sweep, extra=SLOW)
 
 
 def swept(spec: Path) -> float:
@@ -92,7 +84,7 @@ def by_hand(spec: Path) -> float:
 
 
 def overhead(root: Path, rounds: int) -> None:
-    spec = project(root / "a", "four", FOUR)
+    spec = lay_out(root / "a", "four", FOUR, extra=SLOW)
     # Untimed: the warm-up sweep runs the local smoke and uploads the inputs, for both sides.
     Sweep(spec, profile="emulator", upload_inputs=True, report=lambda _: None).run()
     sweeps, hands = [], []
@@ -109,7 +101,7 @@ def overhead(root: Path, rounds: int) -> None:
 def pruning(root: Path) -> None:
     times = {}
     for prune in ("none", "median"):
-        spec = project(root / prune, f"bad-{prune}", BAD_REGION.replace("PRUNE", prune))
+        spec = lay_out(root / prune, f"bad-{prune}", BAD_REGION.replace("PRUNE", prune), SLOW)
         started = time.perf_counter()
         result = Sweep(spec, profile="emulator", upload_inputs=True, report=lambda _: None).run()
         times[prune] = time.perf_counter() - started

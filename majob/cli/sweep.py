@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.common import LedgerOption, ProfileOption, SetOption, sigterm_as_ctrl_c, user_errors
+from majob.cli.jobtext import print_table
 from majob.errors import UserInputError
 
 if TYPE_CHECKING:
+    from rich.live import Live
     from rich.table import Table
 
     from majob.sweep.results import SweepResult
@@ -142,7 +144,7 @@ class _LiveTable:
         from rich.console import Console
 
         self.console = Console(stderr=False)
-        self.live: object | None = None
+        self.live: Live | None = None
 
     def __enter__(self) -> _LiveTable:
         if sys.stdout.isatty():
@@ -155,17 +157,17 @@ class _LiveTable:
 
     def __exit__(self, *exc: object) -> None:
         if self.live is not None:
-            self.live.stop()  # type: ignore[attr-defined]
+            self.live.stop()
 
     def line(self, text: str) -> None:
         if self.live is not None:
-            self.live.console.print(text, markup=False, highlight=False)  # type: ignore[attr-defined]
+            self.live.console.print(text, markup=False, highlight=False)
         else:
             typer.echo(text)
 
     def update(self, result: SweepResult) -> None:
         if self.live is not None:
-            self.live.update(_table(result), refresh=True)  # type: ignore[attr-defined]
+            self.live.update(_table(result), refresh=True)
 
 
 def _table(result: SweepResult) -> Table:
@@ -190,6 +192,4 @@ def _table(result: SweepResult) -> Table:
 
 
 def _print_table(result: SweepResult) -> None:
-    from rich.console import Console
-
-    Console(width=160 if not sys.stdout.isatty() else None).print(_table(result))
+    print_table(_table(result))

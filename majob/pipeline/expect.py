@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from majob.pipeline.metrics import _node_order
+from majob.pipeline.metrics import node_order
 from majob.spec.expect import Expect, parse_bound
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def check_expect(
         op, limit = parse_bound(bound)
         reported = [
             (node, metrics[node][name][-1])
-            for node in sorted(metrics, key=_node_order)
+            for node in sorted(metrics, key=node_order)
             if metrics[node].get(name)
         ]
         if not reported:

@@ -53,13 +53,14 @@ def read_metrics(definitions: Mapping[str, str], lines: Iterable[str]) -> Series
 def summary(series: Mapping[str, Mapping[str, list[float]]]) -> dict[str, float]:
     """Each metric's last value on the first node that reported it (worker-0 first)."""
     out: dict[str, float] = {}
-    for node in sorted(series, key=_node_order):
+    for node in sorted(series, key=node_order):
         for name, values in series[node].items():
             if values and name not in out:
                 out[name] = values[-1]
     return out
 
 
-def _node_order(node: str) -> tuple[int, str]:
+def node_order(node: str) -> tuple[int, str]:
+    """``worker-0``, ``worker-1``, ..., ``worker-10`` (by number), then any other name."""
     _, _, index = node.rpartition("-")
     return (int(index) if index.isdigit() else 1 << 30, node)

@@ -101,19 +101,15 @@ def wait_for(
     previous: tuple[str, str] | None = None
     while True:
         try:
-            service = get_service()
-            job = service.get(job_id)
-            connection.named = f"{job.id} ({job.name})"
-            lines = cursor.poll(service, job)
-            if job.finished:
-                lines += cursor.poll(service, job)  # what was written just before the end
+            job, lines = read_job(get_service(), job_id, cursor, masker)
         except ServiceUnreachable as error:
             connection.lost(error)
             continue
+        connection.named = f"{job.id} ({job.name})"
         connection.answered()
         if on_poll is not None:
             on_poll(job)
-        for line in map(masker.text, lines):
+        for line in lines:
             task, _, text = line.partition("] ")
             tails.setdefault(task.lstrip("["), deque(maxlen=TAIL)).append(text)
             if on_line is not None:
@@ -127,6 +123,19 @@ def wait_for(
         if timeout is not None and time.monotonic() - started > timeout:
             return WaitResult(job, tails, timed_out=True)
         time.sleep(poll)
+
+
+def read_job(
+    service: JobSource[J], job_id: str, cursor: LogCursor, masker: Masker
+) -> tuple[J, list[str]]:
+    """One poll of job ``job_id``: its state, and its log lines (masked) written since
+    ``cursor`` last read; a job that has ended is read twice over, for what it wrote just
+    before the end."""
+    job = service.get(job_id)
+    lines = cursor.poll(service, job)
+    if job.finished:
+        lines += cursor.poll(service, job)
+    return job, [masker.text(line) for line in lines]
 
 
 class _Connection:

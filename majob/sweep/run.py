@@ -27,7 +27,7 @@ from majob.spec.fields import Scalar
 from majob.spec.load import display_path, load_spec
 from majob.spec.models import JobSpec, Stage
 from majob.spec.sweep import Sweep as SweepBlock
-from majob.sweep import store
+from majob.sweep import control, store
 from majob.sweep.results import SweepResult, rows_of
 from majob.sweep.space import SWEEP_ANNOTATION, job_name, shown, suggest, trial_spec
 from majob.sweep.trial import ActiveTrial
@@ -118,9 +118,7 @@ class Sweep:
     @staticmethod
     def status(sweep_id: str, *, ledger: str | os.PathLike[str] | None = None) -> SweepResult:
         """Every trial of ``sweep_id`` as recorded (``majob sweep status``)."""
-        from majob.sweep.control import status
-
-        return status(sweep_id, ledger=ledger)
+        return control.status(sweep_id, ledger=ledger)
 
     @property
     def sweeps_file(self) -> Path:
@@ -160,8 +158,7 @@ def resume(
     on_change: Callable[[SweepResult], None] | None = None,
 ) -> SweepResult:
     """Go on with sweep ``sweep_id``: follow the trials left running, run those remaining."""
-    path = store.sweeps_path(Ledger(Path(ledger) if ledger else None).path)
-    with store.opened(path) as storage:
+    with store.opened(control.sweeps_file(ledger)) as storage:
         study = store.load_study(storage, sweep_id)
         info = store.SweepInfo.from_study(study)
         sweep = Sweep(
@@ -184,6 +181,7 @@ class _Loop:
     def __init__(self, sweep: Sweep, study: optuna.Study, info: store.SweepInfo) -> None:
         self.sweep, self.study, self.info = sweep, study, info
         self.active: list[ActiveTrial] = []
+        self.profile = _profile(info.profile)  # read once: every trial submits with it
 
     def run(self) -> SweepResult:
         with store.running(self.sweep.sweeps_file, self.info.id):
@@ -192,7 +190,7 @@ class _Loop:
     def _run(self) -> SweepResult:
         from majob.service.connect import open_service
 
-        service = open_service(_profile(self.info.profile))
+        service = open_service(self.profile)
         try:
             self._adopt(service)
             while True:
@@ -270,7 +268,7 @@ class _Loop:
         )
         job = submit_plan(
             plan,
-            _profile(self.info.profile),
+            self.profile,
             service=lambda: service,
             upload_inputs=self.sweep.upload_inputs and number == 0,
             report=lambda line: self.sweep.report(f"[majob] {line}"),

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from majob.compile.common import STAGE_SUFFIX
-from majob.pipeline.metrics import Series
+from majob.pipeline.metrics import Series, node_order
 from majob.spec.fields import Scalar
 from majob.spec.models import JobSpec, Stage
 from majob.spec.sweep import Objective, Param
@@ -73,7 +73,7 @@ def trial_spec(spec: JobSpec, stage: Stage, number: int, values: Mapping[str, Sc
 
 def objective_series(series: Series, metric: str) -> list[float]:
     """The objective metric's values on the first node that reported it (worker-0 first)."""
-    for node in sorted(series, key=lambda n: (n != "worker-0", n)):
+    for node in sorted(series, key=node_order):
         values = series[node].get(metric)
         if values:
             return values

@@ -133,7 +133,7 @@ def load_study(storage: optuna.storages.BaseStorage, sweep_id: str) -> optuna.St
     try:
         plain = optuna.load_study(study_name=sweep_id, storage=storage)
     except KeyError:
-        known = [s.study_name for s in optuna.get_all_study_summaries(storage, False)]
+        known = sweep_ids(storage)
         raise UserInputError(
             f"no sweep {sweep_id!r} here",
             hint=f"sweeps here: {', '.join(known)}" if known else "start one: majob sweep SPEC",

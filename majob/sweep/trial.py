@@ -17,7 +17,7 @@ from majob.errors import ServiceUnreachable
 from majob.masking import Masker
 from majob.pipeline.metrics import MetricReader
 from majob.service.logs import LogCursor
-from majob.service.watch import wait_patience
+from majob.service.watch import read_job, wait_patience
 from majob.spec.sweep import Sweep
 from majob.sweep.space import objective_series, objective_value
 
@@ -68,10 +68,7 @@ class ActiveTrial:
         the objective so far changed (the table is drawn again)."""
         before = (self.phase, len(self.values()))
         try:
-            job = service.get(self.job.id)
-            lines = self.cursor.poll(service, job)
-            if job.finished:
-                lines += self.cursor.poll(service, job)  # written just before the end
+            job, lines = read_job(service, self.job.id, self.cursor, self.masker)
         except ServiceUnreachable:
             # The next poll tries again, for as long as a wait would (MAJOB_WAIT_PATIENCE);
             # then the sweep stops, saying how to resume: the jobs may well be running.
@@ -81,7 +78,7 @@ class ActiveTrial:
                 raise
             return False
         self.lost_since = None
-        for line in map(self.masker.text, lines):
+        for line in lines:
             self.reader.feed(line)
             if SERVICE_LOG not in line:
                 self.tail = [*self.tail, line.partition("] ")[2] or line][-TAIL:]

@@ -64,15 +64,20 @@ def write_spec(root: Path, name: str = "swept", sweep: str = SWEEP, extra: str =
     return path
 
 
+def lay_out(root: Path, name: str = "swept", sweep: str = SWEEP, extra: str = "") -> Path:
+    """The project's code and data under ``root``, and its spec (the path written)."""
+    (root / "code").mkdir(parents=True, exist_ok=True)
+    (root / "code" / "train.py").write_text(SCRIPT)
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data" / "in.txt").write_text("1")
+    return write_spec(root, name=name, sweep=sweep, extra=extra)
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The project, as the current directory (the ledger and sweeps are in ./.majob/)."""
     root = tmp_path / "project"
-    (root / "code").mkdir(parents=True)
-    (root / "code" / "train.py").write_text(SCRIPT)
-    (root / "data").mkdir()
-    (root / "data" / "in.txt").write_text("1")
-    write_spec(root)
+    lay_out(root)
     monkeypatch.chdir(root)
     monkeypatch.delenv("MAJOB_LEDGER")  # the default: this directory's own
     return root
