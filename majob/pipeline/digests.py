@@ -19,15 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.service.code import code_digest, file_digests, scan_code
+from majob.spec.expect import NO_EXPECT
+from majob.spec.fault_tolerance import NO_FAULT_TOLERANCE
 from majob.spec.models import JobSpec
 
 if TYPE_CHECKING:
     from majob.storage.plan import LocalFile
-
-
-# Fields added after ledgers existed, left out while they hold their defaults: a spec that does
-# not use them keeps the digest it was recorded with (else an upgrade reopens every gate).
-_LATER_FIELDS: tuple[tuple[str, ...], ...] = (("fault_tolerance",), ("expect", "resumes"))
 
 
 def normalised_spec(spec: JobSpec) -> dict[str, Any]:
@@ -35,25 +32,15 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     references that filled them. Without its ``sweep:`` block too: how many trials search what
     changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
     and the specs recorded before sweeps existed keep their digests. Without the fields added
-    since (``fault_tolerance``, ``expect.resumes``) while they are unset, for the same reason."""
-    dumped = spec.as_written().model_dump(mode="json", exclude={"stages", "sweep"})
-    defaults = type(spec).model_fields
-    for path in _LATER_FIELDS:
-        _drop_if_default(dumped, path, defaults)
+    since (``fault_tolerance``, ``expect.resumes``) while they hold their defaults, for the same
+    reason: an upgrade of majob must not reopen every gate of an existing ledger."""
+    written = spec.as_written()
+    dumped = written.model_dump(mode="json", exclude={"stages", "sweep"})
+    if written.fault_tolerance == NO_FAULT_TOLERANCE:
+        del dumped["fault_tolerance"]
+    if written.expect.resumes == NO_EXPECT.resumes:
+        del dumped["expect"]["resumes"]
     return dumped
-
-
-def _drop_if_default(dumped: dict[str, Any], path: tuple[str, ...], fields: Any) -> None:
-    """Remove ``dumped[path]`` when it equals the field's default (as JSON)."""
-    holder, model_fields = dumped, fields
-    for key in path[:-1]:
-        annotation = model_fields[key].annotation
-        holder, model_fields = holder.get(key, {}), annotation.model_fields
-    declared = model_fields[path[-1]]
-    default = declared.get_default(call_default_factory=True)
-    as_json = default.model_dump(mode="json") if hasattr(default, "model_dump") else default
-    if holder.get(path[-1]) == as_json:
-        del holder[path[-1]]
 
 
 def spec_digest(spec: JobSpec) -> str:

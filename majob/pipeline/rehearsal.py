@@ -140,15 +140,19 @@ def rehearse(
     fail_at: str,
     *,
     node: int | None = None,
-    compare_to: Path | None = None,
+    compare_to: Path | Attempt | None = None,
     options: RehearsalOptions | None = None,
 ) -> Rehearsal:
     """Run the rehearsal; raises ``RunnerError`` when a run fails for another reason than the
-    fault, or the killed run ended before the fault was due."""
+    fault, or the killed run ended before the fault was due. ``compare_to``: a passed earlier
+    run as the reference, by its id or directory (its record and logs are read), or as the
+    ``Attempt`` its caller already holds (the pipeline's local stage, which just ran it)."""
     opts = options or RehearsalOptions()
     check_fail_at(fail_at, spec, node, opts.nodes)
-    if compare_to is not None:
+    if isinstance(compare_to, Path):
         reference = read_reference(spec, compare_to, opts.runs_dir)
+    elif compare_to is not None:
+        reference = compare_to
     else:
         reference, error = _attempt(spec, "uninterrupted", opts, _RunTap())
         if error is not None:

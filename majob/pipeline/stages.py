@@ -16,7 +16,7 @@ from majob.container import EMULATOR_NOTE
 from majob.errors import MajobError
 from majob.pipeline.judge import Outcome, judge_job
 from majob.pipeline.live import LiveLine
-from majob.pipeline.metrics import MetricReader
+from majob.pipeline.metrics import MetricReader, Series
 from majob.spec.models import JobSpec, Stage
 from majob.text import counted, printable
 
@@ -76,7 +76,7 @@ def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
         return log.ended(Outcome(False, error.message.splitlines()[0]), started)
     _report_kept(run, report)
     outputs = [f"{f.channel}/{f.path}" for f in run.outputs]
-    failures = _rehearse_resume(spec, run, report) if spec.expect.resumes else []
+    failures = _rehearse_resume(spec, run, log.reader.series, report) if spec.expect.resumes else []
     outcome = Outcome(not failures, "; ".join(failures), outputs=outputs, run=run)
     return replace(log.ended(outcome, started), duration=run.duration)
 
@@ -85,16 +85,18 @@ def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
 RESUME_FAIL_AT = "50%"
 
 
-def _rehearse_resume(spec: JobSpec, run: RunResult, report: Report) -> list[str]:
+def _rehearse_resume(spec: JobSpec, run: RunResult, series: Series, report: Report) -> list[str]:
     """``expect.resumes``: kill a copy of the passed run half-way, restart it with only the
-    checkpoint output kept; the run that just passed is the uninterrupted reference."""
+    checkpoint output kept; the run that just passed (``series``: its metrics, read as it ran)
+    is the uninterrupted reference."""
     from majob.pipeline.expect import resume_failures
-    from majob.pipeline.rehearsal import RehearsalOptions, rehearse
+    from majob.pipeline.rehearsal import Attempt, RehearsalOptions, rehearse
 
     report(f"[majob] expect.resumes: rehearsing a failure at {RESUME_FAIL_AT} of the run")
     options = RehearsalOptions(runs_dir=run.run_dir.parent, on_line=report)
+    reference = Attempt("uninterrupted", run.run_id, run.status, run.duration, series)
     try:
-        found = rehearse(spec, RESUME_FAIL_AT, compare_to=run.run_dir, options=options)
+        found = rehearse(spec, RESUME_FAIL_AT, compare_to=reference, options=options)
     except MajobError as error:
         return [f"expect.resumes: {error.message.splitlines()[0]}"]
     report(

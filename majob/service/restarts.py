@@ -11,7 +11,7 @@ again in place; ...), and per recovery a ``fault_scenario`` (``node_fault``, ``j
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from majob.text import counted
@@ -42,14 +42,7 @@ class RunEnd:
         return f"{self.task or 'the job'}{what}: {self.reason or 'no reason given'}{then}"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "at": self.at,
-            "task": self.task,
-            "reason": self.reason,
-            "scenario": self.scenario,
-            "recover": self.recover,
-            "result": self.result,
-        }
+        return asdict(self)
 
 
 def read_run_ends(records: Any) -> tuple[RunEnd, ...]:

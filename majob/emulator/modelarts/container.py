@@ -27,6 +27,7 @@ custom image's command runs through ``/bin/sh -c`` with the same arguments appen
 from __future__ import annotations
 
 import shlex
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -94,6 +95,13 @@ def on_disk(root: Path, path: PurePosixPath) -> Path:
     if path.is_relative_to(HOME.parent):
         return root.parent.joinpath("home", *path.relative_to(HOME.parent).parts)
     return root.parent.joinpath("rootfs", *path.relative_to("/").parts)
+
+
+def remove(root: Path) -> None:
+    """Remove the container whose ``/home/ma-user`` is ``root``, with the siblings ``on_disk``
+    puts its other paths under (a job-level restart gets a fresh one)."""
+    for path in (root, root.parent / "home", root.parent / "rootfs"):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def lay_out(plan: JobPlan, root: Path) -> JobContainer:

@@ -14,7 +14,6 @@ hang, with unconditional retry any failure) is restarted as its annotations ask
 from __future__ import annotations
 
 import contextlib
-import shutil
 import signal
 import threading
 import time
@@ -22,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import IO
 
-from majob.emulator.modelarts.container import JobContainer, lay_out, node_commands
+from majob.emulator.modelarts.container import JobContainer, lay_out, node_commands, remove
 from majob.emulator.modelarts.jobfaults import JobFault
 from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.restarts import (
@@ -167,9 +166,7 @@ class JobRun(threading.Thread):
         """Fresh containers (the first, or after a job-level restart): laid out empty, the code
         and inputs downloaded, and the outputs marked for predownload (an in-place restart
         keeps its container's files instead)."""
-        root = self.store.job_dir(self.job_id) / "ma-user"
-        for old in (root, root.parent / "home", root.parent / "rootfs"):
-            shutil.rmtree(old, ignore_errors=True)
+        remove(self.store.job_dir(self.job_id) / "ma-user")
         for log in self._logs:
             log.close()
         container = self._lay_out()

@@ -50,7 +50,7 @@ class RestartPolicy:
         text = annotations.get(RETRY_NUM)
         retries = 0
         if text is not None:
-            if not isinstance(text, str) or not text.isdigit() or not 1 <= int(text) <= 128:
+            if not isinstance(text, str) or not text.isdigit() or not 1 <= int(text) <= MAX_RETRIES:
                 raise bad_request(
                     f"metadata.annotations[{RETRY_NUM!r}] is {text!r}",
                     f"give the number of restarts as a string from 1 to {MAX_RETRIES}",
@@ -121,8 +121,7 @@ def decide(policy: RestartPolicy, fault: Fault, history: list[RunRecord]) -> str
         not policy.unconditional or _in_a_row(history, JOB_FAILED) >= IN_A_ROW
     ):
         return None
-    used = sum(1 for run in history if run.recover == RESCHEDULE)
-    return RESCHEDULE if used < policy.retries else None
+    return RESCHEDULE if restarts_used(history) < policy.retries else None
 
 
 def _in_a_row(history: list[RunRecord], scenario: str) -> int:
@@ -136,6 +135,7 @@ def _in_a_row(history: list[RunRecord], scenario: str) -> int:
 
 
 def restarts_used(history: list[RunRecord]) -> int:
+    """How many of the runs were followed by a job-level restart (what the retries count)."""
     return sum(1 for run in history if run.recover == RESCHEDULE)
 
 

@@ -42,16 +42,19 @@ class Sample:
 
 def group_sample(leader: int, at: float) -> Sample | None:
     """What the process group ``leader`` leads uses now; None when ``/proc`` has none of it."""
+    return group_samples([leader], at)[0]
+
+
+def group_samples(leaders: Sequence[int], at: float) -> list[Sample | None]:
+    """``group_sample`` of each leader, from one pass over ``/proc`` (a job's nodes at once)."""
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-    cpu = 0.0
-    rss = 0
-    found = False
-    busy = False
+    found: dict[int, Sample] = {}
     try:
         entries = os.listdir(PROC)
     except OSError:
-        return None
+        return [None] * len(leaders)
+    wanted = set(leaders)
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -62,14 +65,17 @@ def group_sample(leader: int, at: float) -> Sample | None:
             continue
         # The command name (field 2) may hold spaces and parentheses: the rest follows the last ')'.
         fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) < 22 or int(fields[2]) != leader:  # fields[2]: the process group
+        if len(fields) < 22 or int(fields[2]) not in wanted:  # fields[2]: the process group
             continue
-        found = True
         utime, stime, cutime, cstime = (int(v) for v in fields[11:15])
-        cpu += (utime + stime + cutime + cstime) / ticks
-        rss += int(fields[21]) * page
-        busy = busy or fields[0] in BUSY_STATES
-    return Sample(at, cpu, rss, busy) if found else None
+        before = found.get(int(fields[2]), Sample(at, 0.0, 0))
+        found[int(fields[2])] = Sample(
+            at,
+            before.cpu_seconds + (utime + stime + cutime + cstime) / ticks,
+            before.rss_bytes + int(fields[21]) * page,
+            before.busy or fields[0] in BUSY_STATES,
+        )
+    return [found.get(leader) for leader in leaders]
 
 
 class UsageRecorder:
@@ -90,10 +96,10 @@ class UsageRecorder:
         """One sample of each node's process group, by its leader's pid (a node that has ended
         adds none)."""
         at = time.monotonic() - self._started
-        for index, leader in enumerate(leaders[: len(self._samples)]):
-            taken = group_sample(leader, at)
-            if taken is not None:
-                self.record(index, taken)
+        taken = group_samples(leaders[: len(self._samples)], at)
+        for index, sample in enumerate(taken):
+            if sample is not None:
+                self.record(index, sample)
 
     def record(self, node: int, sample: Sample) -> None:
         """Keep one sample of ``node`` (they come in time order)."""

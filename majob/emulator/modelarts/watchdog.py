@@ -144,6 +144,8 @@ class Watchdog:
                 continue
             if now - quiet.since < window / 2 or index in self.warned:
                 continue
+            if quiet.cpu is not None and now - quiet.since < window:
+                continue  # noted halfway: the next look is at the window's end
             sample = group_sample(self.pids[index], now)
             if sample is not None and sample.busy:  # it would run, the machine is slow: wait
                 self._quiet[index] = _Quiet(size, now)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from majob.emulator.modelarts.usage import Sample, UsageRecorder, group_sample, saved_series
+from majob.emulator.modelarts.usage import (
+    Sample,
+    UsageRecorder,
+    group_sample,
+    group_samples,
+    saved_series,
+)
 
 GB = 1024**3
 
@@ -55,3 +61,11 @@ def test_a_group_sample_of_this_process_group_sees_it() -> None:
     assert taken is not None and taken.at == 1.0
     assert taken.cpu_seconds > 0 and taken.rss_bytes > 0
     assert group_sample(2**22 + 12345, at=0.0) is None  # no such group
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc on this system")
+def test_group_samples_take_every_node_from_one_look() -> None:
+    missing, ours = 2**22 + 12345, os.getpgrp()
+    taken = group_samples([missing, ours], at=2.0)
+    assert taken[0] is None
+    assert taken[1] is not None and taken[1].at == 2.0 and taken[1].rss_bytes > 0

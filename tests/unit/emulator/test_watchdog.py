@@ -110,3 +110,20 @@ def test_an_injected_hangs_short_window_is_only_for_the_node_it_froze(
     wait_until(lambda: _state(node) == "T", "worker-1 frozen (SIGSTOP)")
     assert _watch_for(watchdog, clock, 0.4) == ["worker-1"]
     assert _watch_for(watchdog, clock, 5.0) == []  # worker-0 keeps the job's window
+
+
+def test_a_quiet_node_busy_computing_is_looked_at_twice_a_window(
+    clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node that prints nothing while it computes is not hung, and its processes are read
+    from /proc at the window's end (and halfway through the first), not at every tick."""
+    looks: list[float] = []
+
+    def computing(leader: int, at: float) -> Sample:
+        looks.append(at)
+        return Sample(at, float(len(looks)), 0, False)  # a second of CPU between two looks
+
+    monkeypatch.setattr(watchdog_module, "group_sample", computing)
+    watchdog = Watchdog(_logs(tmp_path, 1), [1], fault=None, hang_window=2.0)
+    assert _watch_for(watchdog, clock, 10.0) == []
+    assert 4 <= len(looks) <= 6  # about one per 2 s window, against ~100 ticks past halfway
