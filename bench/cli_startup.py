@@ -19,10 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# What any Typer + pydantic + ruamel.yaml CLI pays before doing anything: Typer's pydantic
-# adapters, one model built and validated, the YAML loader. majob validate cannot start faster.
+# What any Typer + pydantic + ruamel.yaml CLI pays before doing anything: Typer, pydantic with
+# one model built and validated, the YAML loader. majob validate cannot start faster.
 LIBRARY_FLOOR = """\
-import typer, typer._adapters
+import typer
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 class Model(BaseModel):

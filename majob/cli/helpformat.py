@@ -1,60 +1,79 @@
 """Help that shows ordinary metavars (PATH, TEXT, INTEGER, [a|b]) and nothing for flags.
 
-Typer 0.29 labels every parameter in its rich help with the Python annotation (``<list[Path]>``,
-``<str>``, and ``<bool>`` even for flags, which take no value) and has no setting to change it.
-An option's label is its ``metavar`` when one is set, so the root group gives each option the
-metavar Click would have shown before a command runs or prints its help; an argument's label
-ignores ``metavar``, so arguments get a subclass whose only change is that label. Earlier Typer
-releases (built on Click) already show these metavars and are left as they are.
+Typer 0.26-0.28 (pinned in pyproject: 0.29 imports pydantic for every command, see there) label
+each parameter in the rich help with its type's name in angle brackets (``<path>``, ``<str>``,
+``<int range>``, ``<gpu|npu>``) and have no setting to change it. An option's label is its
+``metavar`` when one is set, so the root group gives each option the metavar Click shows before a
+command runs or prints its help. An argument's label comes from its type, so each argument gets
+its own copy of its type whose only change is that label, and a subclass that keeps the label out
+of the usage line.
 """
 
 from __future__ import annotations
 
+import copy
 import enum
-import typing
 from collections.abc import Sequence
-from pathlib import PurePath
+from functools import cache
 from typing import Any
 
 import typer.core
 
-_NAMES: dict[Any, str] = {str: "TEXT", int: "INTEGER", float: "FLOAT", bool: "BOOLEAN"}
+# Click's names for the types Typer gives its parameters (a range shows its bounds separately).
+_NAMES = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "int range": "INTEGER",
+    "float": "FLOAT",
+    "float range": "FLOAT",
+}
 
 
-def plain_metavar(descriptor: Any) -> str:
-    """What Click would print for a value of this type: ``TEXT``, ``PATH``, ``[a|b]``..."""
-    choices = getattr(descriptor, "choices", None)
+def plain_metavar(kind: Any) -> str:
+    """What Click prints for a value of the parameter type ``kind``: ``TEXT``, ``PATH``..."""
+    choices = getattr(kind, "choices", None)
     if choices:
         return (
             "[" + "|".join(str(c.value if isinstance(c, enum.Enum) else c) for c in choices) + "]"
         )
-    annotation = descriptor.annotation
-    if typing.get_origin(annotation) in (list, tuple) and typing.get_args(annotation):
-        annotation = typing.get_args(annotation)[0]  # a repeatable option: one value's metavar
-    if annotation in _NAMES:
-        return _NAMES[annotation]
-    if isinstance(annotation, type) and issubclass(annotation, PurePath):
-        return "PATH"
-    return str(getattr(annotation, "__name__", "VALUE")).upper()
+    name = str(getattr(kind, "name", "value"))
+    return _NAMES.get(name, name.upper())
+
+
+class _PlainLabel:
+    """Mixed into a copy of an argument's type: the help's type column reads this."""
+
+    def get_metavar(self, param: Any, ctx: Any) -> str | None:
+        return plain_metavar(self)
+
+
+@cache
+def _plain_type_class(kind: type) -> type:
+    return type(f"Plain{kind.__name__}", (_PlainLabel, kind), {})
 
 
 class _PlainArgument(typer.core.TyperArgument):
-    """A ``TyperArgument`` whose help label is the plain metavar."""
+    """A ``TyperArgument`` whose usage shows its name alone (``{paths}...``), not ``:PATH``."""
 
-    def display_type_rich(self, ctx: Any) -> str | None:
-        return plain_metavar(self.type_descriptor)  # the name column says "..." when repeated
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        if self.metavar is not None:
+            return super().make_metavar(ctx, usage=usage)
+        name = self.name or ""
+        if usage:
+            name = f"{{{name}}}" if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
 
 
 def _plain(params: Sequence[Any]) -> None:
     for param in params:
-        descriptor = getattr(param, "type_descriptor", None)
-        if descriptor is None:  # a Click-based Typer: its help is already plain
-            continue
         if isinstance(param, typer.core.TyperArgument):
             if not isinstance(param, _PlainArgument):
-                param.__class__ = _PlainArgument  # same object, same parsing: only the label
+                param.__class__ = _PlainArgument  # same object, same parsing: only the labels
+                kind = copy.copy(param.type)  # its own copy: types like STRING are shared
+                kind.__class__ = _plain_type_class(type(param.type))
+                param.type = kind
         elif isinstance(param, typer.core.TyperOption) and param.metavar is None:
-            param.metavar = "" if param.is_flag or param.count else plain_metavar(descriptor)
+            param.metavar = "" if param.is_flag or param.count else plain_metavar(param.type)
 
 
 def _plain_tree(command: Any, ctx: Any) -> None:

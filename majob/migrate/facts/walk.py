@@ -62,12 +62,20 @@ class TreeWalk(FactsBase):
             value = getattr(node, name, None)
             if value is None:
                 continue
-            for item in value if type(value) is list else (value,):
-                child = type(item)
-                if child in _STMT_TYPES:
-                    self.stmt = item
+            if type(value) is list:  # a body or a list of expressions: statements only here
+                for item in value:
+                    child = type(item)
+                    if child in _STMT_TYPES:
+                        self.stmt = item
+                    handler = handlers.get(child)
+                    if handler is not None:
+                        handler(self, item)
+                    elif child in _NODE_TYPES:
+                        self.children(item)
+            else:
+                child = type(value)
                 handler = handlers.get(child)
                 if handler is not None:
-                    handler(self, item)
+                    handler(self, value)
                 elif child in _NODE_TYPES:
-                    self.children(item)
+                    self.children(value)
