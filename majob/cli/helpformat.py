@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import enum
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 import typer.core
@@ -47,9 +46,13 @@ class _PlainLabel:
         return plain_metavar(self)
 
 
-@cache
+_PLAIN_TYPES: dict[type, type] = {}
+
+
 def _plain_type_class(kind: type) -> type:
-    return type(f"Plain{kind.__name__}", (_PlainLabel, kind), {})
+    if kind not in _PLAIN_TYPES:
+        _PLAIN_TYPES[kind] = type(f"Plain{kind.__name__}", (_PlainLabel, kind), {})
+    return _PLAIN_TYPES[kind]
 
 
 class _PlainArgument(typer.core.TyperArgument):
