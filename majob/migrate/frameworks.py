@@ -137,6 +137,31 @@ def hub_id(value: str) -> bool:
     )
 
 
+# Models the hub still serves under their pre-organisation names (bert-base-uncased, gpt2, t5-small)
+_CANONICAL_MODEL = re.compile(
+    r"(?:bert|roberta|distilbert|distilroberta|gpt2|distilgpt2|openai-gpt|t5|albert|xlnet|xlm"
+    r"|xlm-roberta|bart|camembert|flaubert|electra|deberta|longformer)(?:[-.\d][\w.-]*)?",
+    re.IGNORECASE,
+)
+# First segments that name a local folder, not a hub organisation (output/best, runs/bert)
+_LOCAL_FOLDER = re.compile(
+    r"(?:outputs?|out|checkpoints?|ckpts?|runs?|models?|saved?\w*|results?|logs?|exp\w*|data\w*"
+    r"|weights?|cache|tmp|pretrained\w*)",
+    re.IGNORECASE,
+)
+
+
+def literal_hub_id(value: str) -> bool:
+    """A string given to ``from_pretrained`` that reads as a hub model, not a saved folder:
+    ``org/name`` under an organisation that is no local folder's name, or a canonical model's
+    name. A bare ``"model"`` or ``"output/best"`` is what the script saved itself."""
+    if not hub_id(value):
+        return False
+    if "/" in value:
+        return _LOCAL_FOLDER.fullmatch(value.split("/", 1)[0]) is None
+    return _CANONICAL_MODEL.fullmatch(value) is not None
+
+
 def model_argument(dest: str, pretrained_sources: set[str]) -> bool:
     """An argparse dest that names the model a script loads: by the Hugging Face examples'
     spelling, or because ``from_pretrained(args.<dest>)`` loads it."""

@@ -93,8 +93,8 @@ RULES: dict[str, Rule] = {
             "a Hugging Face hub id: ModelArts training containers usually cannot reach the "
             "Hugging Face hub, so the model must be put in OBS and read from an input (data_url)",
             "download the model (huggingface-cli download <id> --local-dir <id>), upload that "
-            "folder into the job's data_url in OBS and load it from there (cloud-paths makes the "
-            "flag's default read it from args.data_url)",
+            "folder into the job's data_url in OBS and load it from there (a flag's default: "
+            "cloud-paths makes it read from args.data_url)",
             _PATHS,
         ),
         # ---- distributed

@@ -1,4 +1,4 @@
-"""Cloud paths (MA101-MA107): hard-coded local paths become the ModelArts channel arguments.
+"""Cloud paths (MA101-MA108): hard-coded local paths become the ModelArts channel arguments.
 
 ModelArts downloads the input channel to the directory it passes as ``--data_url`` and uploads
 only the ``--train_url`` directory, so a path under the old data or output root is rewritten to
@@ -30,12 +30,13 @@ from majob.migrate.rules import Codemod
 
 
 def check_cloud_paths(facts: FileFacts, out: FileFindings) -> None:
-    """MA101-MA107: hard-coded local paths and the channel arguments that replace them."""
+    """MA101-MA108: hard-coded local paths, hub models, and the channel arguments."""
     plan = PathPlan(facts, Channels.of(facts))
     _ma104_parse_args(facts, out)
     _ma105_writes_into_input(facts, out)
     _ma106_flag_spellings(facts, out)
     _ma107_rejected_arguments(facts, out)
+    _ma108_hub_literals(facts, out)
     settle_directions(facts.paths)
     adopt_strings_under_outputs(facts)
     plan_roots(plan)
@@ -75,6 +76,12 @@ def _ma106_flag_spellings(facts: FileFacts, out: FileFindings) -> None:
         code = f"{declared}, {py_str(site.detail)}"
         fix = Fix(Codemod.CLOUD_PATHS, "MA106", "replace-expr", site.span, code=code)
         out.report("MA106", site.span, f"ModelArts passes {site.detail}", fix)
+
+
+def _ma108_hub_literals(facts: FileFacts, out: FileFindings) -> None:
+    """``from_pretrained("bert-base-uncased")``: no flag to move to data_url, so no fix."""
+    for site in facts.hub_literals:
+        out.report("MA108", site.span, f"from_pretrained({py_str(site.detail)}) downloads it")
 
 
 def _ma107_rejected_arguments(facts: FileFacts, out: FileFindings) -> None:

@@ -24,7 +24,7 @@ def main():
     (model_args,) = parser.parse_args_into_dataclasses()  # expect: MA107 @framework
     raw = load_dataset("csv", data_files={"train": "data/train.csv"})  # expect: MA101 @framework
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
-    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)  # clean: @false-alarm
+    model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased", num_labels=2)  # expect: MA108 @framework
     training_args = TrainingArguments(output_dir="./results", num_train_epochs=1, logging_dir="./logs")  # expect: MA102 @framework
     trainer = Trainer(model=model, args=training_args, train_dataset=raw["train"], tokenizer=tokenizer)
     trainer.train()

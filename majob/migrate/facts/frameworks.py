@@ -50,12 +50,8 @@ class FrameworkFacts(PathFacts):
             spec = fw.OBJECT_METHODS.get(self.framework_objects.get(receiver.id, ""), {}).get(attr)
         if spec is not None:
             self._path_arg(node, spec, spec.kind)
-        elif attr == "from_pretrained" and node.args:
-            first = node.args[0]  # "./model" is a path; "bert-base-uncased" is a hub id
-            if type(first) is ast.Constant and fw.explicit_local_path(str(first.value)):
-                self._path_value(first, "input", True, False, None, 0)
-            elif type(first) is ast.Attribute:
-                self.pretrained_sources.add(first.attr)  # from_pretrained(args.model)
+        elif attr == "from_pretrained":
+            self._pretrained_source(node)
         elif attr == fw.HF_PARSE and not any(
             k.arg == "return_remaining_strings" for k in node.keywords
         ):
@@ -63,6 +59,21 @@ class FrameworkFacts(PathFacts):
             self.rejects_arguments.append(Site(self.span(node), detail))
         elif attr == "to" and len(node.args) == 1 and self.npu:
             self._integer_device(node.args[0])
+
+    def _pretrained_source(self, node: ast.Call) -> None:
+        """What ``from_pretrained`` loads: "./model" is a path; "bert-base-uncased" a hub id,
+        which a training container usually cannot download; ``args.model`` names the flag."""
+        first = node.args[0] if node.args else None
+        for keyword in node.keywords:
+            if keyword.arg == "pretrained_model_name_or_path":
+                first = keyword.value
+        if type(first) is ast.Constant and type(first.value) is str:
+            if fw.explicit_local_path(first.value):
+                self._path_value(first, "input", True, False, None, 0)
+            elif fw.literal_hub_id(first.value):
+                self.hub_literals.append(Site(self.span(first), first.value))
+        elif type(first) is ast.Attribute:
+            self.pretrained_sources.add(first.attr)  # from_pretrained(args.model)
 
     def _integer_device(self, arg: ast.expr) -> None:
         """``.to(local_rank)``: an int is a CUDA index; on the NPU it must be named."""

@@ -144,6 +144,7 @@ class FactsBase:
         # rejects the platform's arguments, code that needs a launcher
         self.framework_objects: dict[str, str] = {}
         self.pretrained_sources: set[str] = set()  # X of from_pretrained(args.X)
+        self.hub_literals: list[Site] = []  # from_pretrained("bert-base-uncased")
         self.lightning_root_set = False
         self.lightning_dirs: list[Site] = []
         self.rejects_arguments: list[Site] = []

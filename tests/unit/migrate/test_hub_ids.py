@@ -77,3 +77,46 @@ def test_the_fix_reads_the_model_from_the_data_url_input() -> None:
     ]
     assert "args.data_url" in ast.unparse(moved.value)
     assert [f.rule for f in check_source(after, "train.py").findings if f.fixed_by] == []
+
+
+def _loads(argument: str) -> str:
+    return (
+        "from transformers import AutoModel, AutoTokenizer\n"
+        f"model = AutoModel.from_pretrained({argument}, num_labels=2)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "argument",
+    [
+        "'bert-base-uncased'",  # a canonical model's old name
+        "'gpt2'",
+        "'facebook/opt-125m'",  # org/name
+        "'Qwen/Qwen2-0.5B'",
+        "pretrained_model_name_or_path='google-bert/bert-base-uncased'",  # as a keyword
+    ],
+)
+def test_a_hub_id_literal_given_to_from_pretrained_is_reported(argument: str) -> None:
+    findings = check_source(_loads(argument), "train.py").findings
+    (finding,) = [f for f in findings if f.line == 2]
+    assert finding.rule == "MA108"
+    assert "from_pretrained(" in finding.message and "downloads it" in finding.message
+    assert finding.fixed_by == ()  # no flag to move: uploading the model is by hand
+    assert "huggingface-cli download" in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("argument", "rules"),
+    [
+        ("'./my_model'", ["MA101"]),  # a path: read from data_url
+        ("'model'", []),  # a bare folder name the script saved itself
+        ("'output/best'", []),  # under a local folder, not an organisation
+        ("'bert_finetuned'", []),  # a canonical prefix, but a folder's spelling
+        ("args.model", []),  # the flag is judged where it is declared
+    ],
+)
+def test_a_saved_folder_given_to_from_pretrained_is_no_hub_model(
+    argument: str, rules: list[str]
+) -> None:
+    findings = check_source(_loads(argument), "train.py").findings
+    assert [f.rule for f in findings if f.line == 2] == rules
