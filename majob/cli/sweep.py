@@ -90,7 +90,10 @@ def sweep(
         upload_inputs=upload_inputs,
         report=table.line,
         on_change=table.update,
+        warn=False,
     )
+    for line in runner.set_warnings:
+        typer.echo(f"warning: {line}", err=True)
     _ran(lambda: runner.run(), table)
 
 

@@ -47,6 +47,33 @@ def set_warnings(
     ]
 
 
+def sweep_set_warnings(
+    spec: JobSpec, overrides: Sequence[str], stage: Stage, flag: str = "--set"
+) -> list[str]:
+    """``set_warnings`` for a sweep's trials at ``stage``, and one per ``--set`` of a
+    hyperparameter the sweep searches: each trial's sampled value replaces it."""
+    lines = set_warnings(spec, overrides, [stage], flag)
+    space = spec.sweep.space if spec.sweep is not None else {}
+    for text in overrides:
+        parts = _parts(text) or []
+        name = _hyperparameter_named(parts)
+        if name in space:
+            lines.append(
+                f"{flag} {text}: {name} is searched (sweep.space.{name}), so every trial runs "
+                f"with its own sampled value; to fix {name}, remove it from sweep.space"
+            )
+    return lines
+
+
+def _hyperparameter_named(parts: list[str]) -> str | None:
+    """``hyperparameters.lr`` or ``stages.debug.hyperparameters.lr`` -> ``lr``."""
+    if len(parts) == 2 and parts[0] == "hyperparameters":
+        return parts[1]
+    if len(parts) == 4 and parts[0] == "stages" and parts[2] == "hyperparameters":
+        return parts[3]
+    return None
+
+
 def warn_overrides(spec: JobSpec, overrides: Sequence[str], stages: Sequence[Stage]) -> None:
     """The Python API's way of saying it: one ``SetWarning`` per problem, pointing at the
     caller of the API function that took ``overrides``."""
@@ -97,13 +124,9 @@ def undefined_hyperparameters(
     ``add_argument`` in the code defines."""
     named = []
     for text in overrides:
-        parts = _parts(text)
-        if parts is None:
-            continue
-        if len(parts) == 2 and parts[0] == "hyperparameters":
-            named.append((text, parts[1]))
-        elif len(parts) == 4 and parts[0] == "stages" and parts[2] == "hyperparameters":
-            named.append((text, parts[3]))
+        name = _hyperparameter_named(_parts(text) or [])
+        if name is not None:
+            named.append((text, name))
     if not named:
         return []
     flags = code_flags(Path(spec.code.dir), spec.code.boot_file)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,6 +27,7 @@ from majob.pipeline.ledger import Ledger
 from majob.spec.fields import Scalar
 from majob.spec.load import display_path, load_spec
 from majob.spec.models import JobSpec, Stage
+from majob.spec.set_checks import SetWarning, sweep_set_warnings
 from majob.spec.sweep import Sweep as SweepBlock
 from majob.sweep import control, store
 from majob.sweep.results import SweepResult, rows_of
@@ -44,7 +46,9 @@ POLL_SECONDS = 0.25
 
 class Sweep:
     """The sweep of one spec file (its ``sweep:`` block); ``trials``, ``parallel`` and
-    ``stage`` override the block's. ``run()`` starts a sweep, ``resume(id)`` goes on with one."""
+    ``stage`` override the block's. ``run()`` starts a sweep, ``resume(id)`` goes on with one.
+    ``warn``: each of ``overrides`` that would not do what it says (a searched hyperparameter, one
+    a stage overrides, one the code does not define) is a ``SetWarning``; the CLI prints them."""
 
     def __init__(
         self,
@@ -59,6 +63,7 @@ class Sweep:
         upload_inputs: bool = False,
         report: Report | None = None,
         on_change: Callable[[SweepResult], None] | None = None,
+        warn: bool = True,
     ) -> None:
         self.spec_path = Path(spec).resolve()
         self.profile_name = profile
@@ -72,6 +77,12 @@ class Sweep:
             )
         self.block = _overridden(self.spec.sweep, trials, parallel, stage)
         _recheck(self.spec, self.block)
+        # Each override that would not do what it says: the CLI prints them (warn=False), the
+        # Python API warns (SetWarning) at the caller.
+        flag = "override" if warn else "--set"
+        self.set_warnings = sweep_set_warnings(self.spec, overrides, self.stage, flag)
+        for line in self.set_warnings if warn else ():
+            warnings.warn(line, SetWarning, stacklevel=2)
         self.ledger = Ledger(Path(ledger) if ledger else None, spec_file=self.spec_path)
         self.upload_inputs = upload_inputs
         self.report: Report = report or _print

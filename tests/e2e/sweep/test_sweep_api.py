@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from majob.emulator.cloud import EmulatedCloud
+from majob.spec.set_checks import SetWarning
 from majob.sweep.results import SweepResult
 from majob.sweep.run import Sweep
 
@@ -43,3 +46,12 @@ def test_the_live_table_shows_each_running_trials_phase_and_objective_so_far(
     assert {row.phase for row in running} >= {"Running"}
     assert any(row.objective is not None for row in running)  # a step reported before the end
     assert seen[-1].summary.startswith("sweep swept-") and "4 completed" in seen[-1].summary
+
+
+def test_an_override_of_a_searched_hyperparameter_is_a_set_warning(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    with pytest.warns(SetWarning, match=r"^override hyperparameters.x=0.5: x is searched") as seen:
+        sweep = Sweep("swept.yaml", profile="emulator", overrides=["hyperparameters.x=0.5"])
+    assert seen[0].filename == __file__  # it points at the caller
+    assert len(sweep.set_warnings) == 1

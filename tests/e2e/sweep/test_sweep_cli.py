@@ -17,9 +17,15 @@ def test_sweep_then_show_writes_the_best_spec_and_a_plot(
     project: Path, cloud: EmulatedCloud
 ) -> None:
     ran = CliRunner().invoke(
-        app, ["sweep", "swept.yaml", "--profile", "emulator", "--upload-inputs"]
+        app,
+        ["sweep", "swept.yaml", "--profile", "emulator", "--upload-inputs"]
+        + ["--set", "hyperparameters.x=0.5"],  # searched: each trial's value replaces it
     )
     assert ran.exit_code == 0, ran.output
+    assert ran.stderr.splitlines()[0] == (
+        "warning: --set hyperparameters.x=0.5: x is searched (sweep.space.x), so every trial "
+        "runs with its own sampled value; to fix x, remove it from sweep.space"
+    )
     found = re.search(r"\[majob\] sweep (swept-[0-9a-f]{6}): 4 trials, 2 at once", ran.stdout)
     assert found, ran.stdout
     assert "[majob] smoke: the trial template runs locally first" in ran.stdout

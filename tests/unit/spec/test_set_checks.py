@@ -141,3 +141,30 @@ def test_a_pipeline_told_not_to_warn_reads_no_code_for_it(
         warn=False,
     )
     assert read == []
+
+
+def test_a_set_of_a_searched_hyperparameter_is_named_for_a_sweep(project: Path) -> None:
+    from majob.spec.set_checks import sweep_set_warnings
+
+    spec_file = project / "spec.yaml"
+    spec_file.write_text(
+        SPEC.replace("name: tiny", "name: tiny\nmetrics: {loss: 'loss=([0-9.]+)'}")
+        + "sweep:\n  space: {lr: {float: [0.001, 0.1]}}\n"
+        "  objective: {metric: loss, goal: min}\n"
+    )
+    sets = (
+        "hyperparameters.lr=0.5",
+        "stages.formal.hyperparameters.lr=0.2",
+        "hyperparameters.epochs=2",
+    )
+    spec = load_spec(spec_file, overrides=sets)
+    lines = sweep_set_warnings(spec, sets, "formal")
+    searched = [line for line in lines if "is searched" in line]
+    assert searched == [
+        "--set hyperparameters.lr=0.5: lr is searched (sweep.space.lr), so every trial runs with "
+        "its own sampled value; to fix lr, remove it from sweep.space",
+        "--set stages.formal.hyperparameters.lr=0.2: lr is searched (sweep.space.lr), so every "
+        "trial runs with its own sampled value; to fix lr, remove it from sweep.space",
+    ]
+    assert not any("epochs" in line for line in lines)  # formal has no override of its own
+    assert sweep_set_warnings(spec, (), "formal") == []
