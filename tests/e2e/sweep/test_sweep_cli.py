@@ -16,10 +16,11 @@ from majob.sweep.control import status
 def test_sweep_then_show_writes_the_best_spec_and_a_plot(
     project: Path, cloud: EmulatedCloud
 ) -> None:
+    command = ["sweep", "swept.yaml", "--profile", "emulator", "--upload-inputs"]
     ran = CliRunner().invoke(
         app,
-        ["sweep", "swept.yaml", "--profile", "emulator", "--upload-inputs"]
-        + ["--set", "hyperparameters.x=0.5"],  # searched: each trial's value replaces it
+        # x is searched: each trial's value replaces the --set one, which says so
+        [*command, "--set", "hyperparameters.x=0.5"],
     )
     assert ran.exit_code == 0, ran.output
     assert ran.stderr.splitlines()[0] == (
