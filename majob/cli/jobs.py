@@ -69,8 +69,9 @@ def status(
     ] = False,
     profile: ProfileOption = None,
 ) -> None:
-    """Show a job's phase, tasks, exit codes, fault-tolerance history (restarts: when, why)
-    and recent events."""
+    """Show a job's phase, tasks, exit codes, restarts and recent events.
+
+    The fault-tolerance history says when each restart happened and why."""
     source = _with_service(profile)
     try:
         service = source()

@@ -60,8 +60,9 @@ def pipeline(
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
 ) -> None:
-    """Run local → debug → formal, each only after the one before passed for the same code and
-    spec; a re-run skips what already passed."""
+    """Run local → debug → formal, each after the one before passed; re-runs skip passed stages.
+
+    A stage passed only for the same code and spec counts; a re-run skips what already passed."""
     from majob.service.connect import naming_profile
 
     _check_force(force, reason, start)

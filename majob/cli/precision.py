@@ -120,8 +120,10 @@ def compare(
     ] = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Compare run B against run A: msprobe's per-API compare for each dumped step and rank,
-    the loss curves step by step and the final checkpoints. Exits 1 when they differ."""
+    """Compare run B against run A: per-API dumps, loss curves, checkpoints. Exit 1 if they differ.
+
+    msprobe's per-API compare for each dumped step and rank, the loss curves step by step and
+    the final checkpoints."""
     from majob.precision.compare import Tolerances
     from majob.precision.probe import require_msprobe
     from majob.precision.record import PRECISION_DIR, save_check

@@ -63,8 +63,9 @@ def sweep(
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
 ) -> None:
-    """Run many trials of one spec, searched by Optuna: the trial template runs locally first,
-    then each trial is a job <name>-t<k>; Ctrl-C leaves the trials running."""
+    """Run many trials of one spec, searched by Optuna; Ctrl-C leaves the trials running.
+
+    The trial template runs locally first, then each trial is a job <name>-t<k>."""
     if target in ACTIONS:
         if not sweep_id:
             raise UserInputError(

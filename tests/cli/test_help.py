@@ -74,3 +74,18 @@ def test_version_comes_from_the_package_metadata() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"majob {version('majob')}\n"
+
+
+def test_each_commands_summary_is_one_line_of_its_docstring() -> None:
+    # The command list shows the first paragraph with its line breaks kept: a summary written
+    # over two source lines breaks mid-sentence there.
+    def summaries(command: Any, prefix: str = "") -> dict[str, str]:
+        found = {}
+        for name, sub in getattr(command, "commands", {}).items():
+            found[prefix + name] = (sub.help or "").split("\n\n")[0].strip()
+            found.update(summaries(sub, prefix + name + " "))
+        return found
+
+    found = summaries(typer.main.get_command(app))
+    assert len(found) > 20
+    assert {name: text for name, text in found.items() if "\n" in text} == {}
