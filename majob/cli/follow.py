@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from majob.pipeline.live import LiveLine
     from majob.pipeline.metrics import MetricReader
     from majob.service.base import Job, TrainingService
+    from majob.service.logs import Event
     from majob.service.watch import WaitResult
 
 
@@ -45,6 +46,7 @@ def follow_job(
     from majob.service.watch import wait_for
 
     shown = console()
+    masker_text = masker.text if masker is not None else str
     line = LiveLine(job, metrics)
     restarts_shown = len(job.restarts)
 
@@ -58,6 +60,9 @@ def follow_job(
         for number, end in enumerate(current.restarts[restarts_shown:], restarts_shown + 1):
             shown.print(f"restart {number}: {end.text()}", markup=False)
         restarts_shown = max(restarts_shown, len(current.restarts))
+
+    def on_event(event: Event) -> None:
+        shown.print(f"event {event.level}: {masker_text(event.message)}", markup=False)
 
     def on_line(text: str) -> None:
         shown.print(text, markup=False)
@@ -73,6 +78,7 @@ def follow_job(
                 on_update=on_update,
                 on_line=on_line,
                 on_poll=on_poll,
+                on_event=on_event,
                 on_connection=lambda text: shown.print(f"majob: {text}", markup=False),
                 reconnect=reconnect,
                 masker=masker,

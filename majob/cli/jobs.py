@@ -76,7 +76,7 @@ def status(
     try:
         service = source()
         job = resolve_job(service, job_ref)
-        events = service.events(job.id, limit=100)
+        events = service.events(job.id, limit=5, newest=True)
         usage = job.usage() if metrics else {}
     finally:
         source.close()
@@ -95,7 +95,7 @@ def status(
         out(f"  fault tolerance: {counted(len(job.restarts), 'restart')}")
     for end in job.run_ends:
         out(f"    {when(end.at * 1000 if end.at else None)} {end.text()}")
-    for event in events[-5:]:
+    for event in events:
         out(f"  event {event.time} {event.level}: {event.message}")
 
 

@@ -152,13 +152,17 @@ def run_cloud_stage(
     # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
     limit = spec.timeout(stage)
     line = LiveLine(job, log.reader)
+    masker = spec.from_environ.masker()
     with live(line) if live is not None else contextlib.nullcontext():
         waited = job.wait(
             timeout=limit,
             on_update=lambda current: report(f"[majob] phase: {current.phase}"),
             on_line=log,
             on_poll=line.seen,
-            masker=spec.from_environ.masker(),
+            on_event=lambda event: report(
+                f"[majob] event {event.level}: {masker.text(event.message)}"
+            ),
+            masker=masker,
         )
     if waited.timed_out:
         stopped = waited.job.stop()

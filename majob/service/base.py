@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from majob import display
-from majob.service.logs import LogChunk, iter_logs
+from majob.service.logs import Event, LogChunk, iter_logs
 from majob.service.restarts import RunEnd, read_run_ends, restarts_summary
 from majob.service.watch import WaitResult, wait_for
 
@@ -177,12 +177,13 @@ class Job:
         on_update: Callable[[Job], None] | None = None,
         on_line: Callable[[str], None] | None = None,
         on_poll: Callable[[Job], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
         masker: Masker | None = None,
     ) -> WaitResult[Job]:
         """Poll until the job ends; ``on_line`` sees its log lines (``[worker-i]`` prefixed),
         each secret of ``masker`` shown as ``***``; ``on_update`` each phase change, ``on_poll``
-        the job as each poll read it. This handle ends up as the job ended (the result's
-        ``job`` is this handle)."""
+        the job as each poll read it, ``on_event`` each warning event (``may be hung``) once.
+        This handle ends up as the job ended (the result's ``job`` is this handle)."""
         waited = wait_for(
             lambda: self._bound(),
             self.id,
@@ -191,6 +192,7 @@ class Job:
             on_update=on_update,
             on_line=on_line,
             on_poll=on_poll,
+            on_event=on_event,
             masker=masker,
         )
         waited.job = self._adopt(waited.job)
@@ -258,16 +260,6 @@ def _int_or_none(value: object) -> int | None:
 
 
 @dataclass(frozen=True)
-class Event:
-    """One line of a job's event list."""
-
-    time: str
-    level: str
-    message: str
-    source: str = ""
-
-
-@dataclass(frozen=True)
 class JobFilter:
     """What ``search`` narrows the list to; ``None`` means any."""
 
@@ -301,7 +293,12 @@ class TrainingService(Protocol):
         start)."""
         ...
 
-    def events(self, job_id: str, *, limit: int = 100) -> list[Event]: ...
+    def events(
+        self, job_id: str, *, limit: int = 100, newest: bool = False, level: str | None = None
+    ) -> list[Event]:
+        """Up to ``limit`` (at most 100) of the job's events, oldest first: its first ones, or
+        with ``newest`` its latest; ``level`` keeps one level (``Warning``)."""
+        ...
 
     def usage(self, job_id: str, task: str) -> dict[str, list[float]]:
         """What ``task``'s processes used, per minute, by metric (``cpuUsage``, ``memUsage``,

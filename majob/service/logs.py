@@ -32,6 +32,16 @@ class LogChunk:
     end_line: int
 
 
+@dataclass(frozen=True)
+class Event:
+    """One line of a job's event list."""
+
+    time: str
+    level: str
+    message: str
+    source: str = ""
+
+
 class JobState(Protocol):
     """What following a job reads of it (``majob.service.base.Job`` is one)."""
 
@@ -68,6 +78,10 @@ class JobSource(Protocol[J_co]):
     def log_lines(
         self, job_id: str, task: str, base_line: int = 0, lines: int = 500
     ) -> LogChunk: ...
+
+    def events(
+        self, job_id: str, *, limit: int = 100, newest: bool = False, level: str | None = None
+    ) -> list[Event]: ...
 
 
 class LogCursor:

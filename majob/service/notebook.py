@@ -46,12 +46,11 @@ from majob.masking import Masker
 from majob.service.base import (
     CREATE_LANDING_WINDOW,
     SUBMIT_ID_ANNOTATION,
-    Event,
     Job,
     JobFilter,
 )
 from majob.service.jobsearch import matches, search_body
-from majob.service.logs import LogChunk
+from majob.service.logs import Event, LogChunk
 from majob.service.notebook_failures import notebook_error, refusal
 from majob.service.rest_failures import service_error
 from majob.service.usage import read_usage
@@ -229,7 +228,9 @@ class NotebookTrainingService:
         )
         return read_usage(data)
 
-    def events(self, job_id: str, *, limit: int = 100) -> list[Event]:
+    def events(
+        self, job_id: str, *, limit: int = 100, newest: bool = False, level: str | None = None
+    ) -> list[Event]:
         return []  # the notebook SDK has no event call (see the module docstring)
 
     def flavors(self) -> list[Flavor]:

@@ -30,9 +30,9 @@ from typing import Any
 from majob.errors import MajobError, ServiceError
 from majob.masking import Masker
 from majob.retry import call_retrying
-from majob.service.base import CREATE_LANDING_WINDOW, Event, Job, JobFilter
+from majob.service.base import CREATE_LANDING_WINDOW, Job, JobFilter
 from majob.service.jobsearch import matches, search_body
-from majob.service.logs import LogChunk
+from majob.service.logs import Event, LogChunk
 from majob.service.modelarts_sdk import import_sdk, silence_sdk_logger, solution_handler_class
 from majob.service.rest_failures import is_retryable, service_error, shortened
 from majob.service.usage import read_usage
@@ -192,13 +192,21 @@ class RestTrainingService:
             end = base_line + len(got)
         return LogChunk(task=task, lines=tuple(got), end_line=max(end, base_line))
 
-    def events(self, job_id: str, *, limit: int = 100) -> list[Event]:
+    def events(
+        self, job_id: str, *, limit: int = 100, newest: bool = False, level: str | None = None
+    ) -> list[Event]:
         request = self._v1.ListTrainingJobEventsRequest(
-            training_job_id=job_id, limit=max(1, min(limit, 100)), order="asc"
+            training_job_id=job_id,
+            limit=max(1, min(limit, 100)),
+            order="desc" if newest else "asc",
+            level=level,
         )
         data = self._call(
             f"events of job {job_id}", lambda: self._client.list_training_job_events(request)
         )
+        items = [item for item in (data or {}).get("events") or [] if isinstance(item, Mapping)]
+        if newest:
+            items.reverse()  # asked newest first, to get the latest page: shown oldest first
         return [
             Event(
                 time=str(item.get("time", "")),
@@ -206,8 +214,7 @@ class RestTrainingService:
                 message=str(item.get("message", "")),
                 source=str(item.get("source") or ""),
             )
-            for item in (data or {}).get("events") or []
-            if isinstance(item, Mapping)
+            for item in items
         ]
 
     def usage(self, job_id: str, task: str) -> dict[str, list[float]]:

@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic
 
-from majob.errors import ConfigError, ServiceUnreachable
+from majob.errors import ConfigError, MajobError, ServiceUnreachable
 from majob.masking import Masker
-from majob.service.logs import J, JobSource, LogCursor
+from majob.service.logs import Event, J, JobSource, LogCursor
 
 TAIL = 20  # lines of each task kept for the failure report
+EVENT_PERIOD = 5.0  # seconds between asks for new warning events (one request each)
 PATIENCE_VARIABLE = "MAJOB_WAIT_PATIENCE"
 DEFAULT_PATIENCE = 300.0  # seconds a wait rides out a lost connection
 
@@ -78,6 +79,7 @@ def wait_for(
     on_update: Callable[[J], None] | None = None,
     on_line: Callable[[str], None] | None = None,
     on_poll: Callable[[J], None] | None = None,
+    on_event: Callable[[Event], None] | None = None,
     on_connection: Callable[[str], None] | None = None,
     reconnect: Callable[[], None] | None = None,
     poll: float = 0.25,
@@ -86,9 +88,12 @@ def wait_for(
 ) -> WaitResult[J]:
     """Poll job ``job_id`` (named ``job_name``, for messages) until it reaches a terminal phase
     (or ``timeout`` seconds pass). ``on_update`` sees each phase change, ``on_poll`` the job as
-    each poll read it (its duration grows between phase changes: a live status shows it)."""
+    each poll read it (its duration grows between phase changes: a live status shows it),
+    ``on_event`` each warning event of the job once (``may be hung``: asked every
+    ``EVENT_PERIOD`` seconds, and once more at the end)."""
     masker = masker or Masker()
     cursor = LogCursor(job_id, prefix=True)
+    warnings = WarningEvents(job_id, on_event) if on_event is not None else None
     connection = _Connection(
         f"{job_id} ({job_name})" if job_name else job_id,
         wait_patience() if patience is None else patience,
@@ -114,6 +119,8 @@ def wait_for(
             tails.setdefault(task.lstrip("["), deque(maxlen=TAIL)).append(text)
             if on_line is not None:
                 on_line(line)
+        if warnings is not None:
+            warnings.poll(get_service(), final=job.finished)
         if (job.phase, job.secondary_phase) != previous:
             previous = (job.phase, job.secondary_phase)
             if on_update is not None:
@@ -123,6 +130,32 @@ def wait_for(
         if timeout is not None and time.monotonic() - started > timeout:
             return WaitResult(job, tails, timed_out=True)
         time.sleep(poll)
+
+
+class WarningEvents:
+    """A job's warning events (``worker-0 may be hung: ...``), each handed on once. The service
+    is asked every ``EVENT_PERIOD`` seconds, not every poll: it is one more request."""
+
+    def __init__(self, job_id: str, handle: Callable[[Event], None]) -> None:
+        self.job_id = job_id
+        self.handle = handle
+        self.seen: set[tuple[str, str]] = set()
+        self.next_ask = 0.0
+
+    def poll(self, service: JobSource[J], *, final: bool = False) -> None:
+        now = time.monotonic()
+        if now < self.next_ask and not final:
+            return
+        self.next_ask = now + EVENT_PERIOD
+        try:
+            events = service.events(self.job_id, limit=20, newest=True, level="Warning")
+        except MajobError:
+            return  # a warning is advice: the next ask may get it, the wait goes on
+        for event in events:
+            key = (event.time, event.message)
+            if key not in self.seen:
+                self.seen.add(key)
+                self.handle(event)
 
 
 def read_job(

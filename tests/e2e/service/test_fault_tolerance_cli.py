@@ -1,16 +1,21 @@
 """Restarts seen from the client: ``majob submit --wait`` says each restart as it happens and,
-when the retries run out, how many there were and why; ``majob status`` shows the history.
+when the retries run out, how many there were and why; ``majob status`` shows the history; a
+follower is told of a hang the service only warns of.
 Against the emulated cloud, through the real ModelArts client."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+import majob
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
 from majob.pipeline.ledger import Ledger
+from majob.service import watch
+from majob.service.logs import Event
 
 runner = CliRunner()
 RESILIENT = "fault_tolerance: {retries: 2, checkpoints: train_url/ckpt/}\n"
@@ -114,3 +119,29 @@ def test_restart_on_any_restarts_a_failing_script_and_says_so(
     assert f"error: 1 restart: {failed} -> job_reschedule" in result.output
     assert f"error: then {failed} -> no restart left" in result.output
     assert "error: task worker-0 exited with code 3" in result.output
+
+
+def test_a_hang_without_hang_retry_is_said_while_the_job_is_followed(
+    project: Path, cloud: EmulatedCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The service only warns of a hang it may not restart (no hang: true): a follower that
+    # showed nothing would leave a frozen job spending its flavor's hours unseen.
+    monkeypatch.setattr(watch, "EVENT_PERIOD", 0.2)
+    cloud.modelarts.add_job_fault(name="^tiny", node_fault="hangs", at_step=1, hang_window=0.4)
+    spec = project / "spec.yaml"
+    spec.write_text(spec.read_text() + RESILIENT)
+    # It sleeps after its steps: frozen then, whenever the freeze lands, it cannot end first.
+    job = majob.submit(
+        spec, profile="emulator", upload_inputs=True, overrides=["hyperparameters.sleep=60"]
+    )
+    seen: list[str] = []
+
+    def on_event(event: Event) -> None:
+        seen.append(f"{event.level}: {event.message}")
+        job.stop()  # seen: end the frozen job, as its owner would
+
+    waited = job.wait(timeout=60, on_event=on_event)
+    assert waited.job.phase == "Terminated", seen
+    assert len(seen) == 1 and seen[0].startswith("Warning: worker-0 may be hung: "), seen
+    status = runner.invoke(app, ["status", job.id, "--profile", "emulator"])
+    assert "worker-0 may be hung" in status.output  # the newest events, not the first 100

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from majob.errors import ServiceError, ServiceNotFound
-from majob.service.base import Event, Job, JobFilter
-from majob.service.logs import LogChunk
+from majob.service.base import Job, JobFilter
+from majob.service.logs import Event, LogChunk
 from majob.spec.catalog import Engine, Flavor
 
 
@@ -23,6 +23,7 @@ class ScriptedService:
     def __init__(self) -> None:
         self.jobs: dict[str, dict[str, Any]] = {}
         self.logs: dict[tuple[str, str], list[str]] = {}
+        self.job_events: dict[str, list[Event]] = {}
         self.create_calls = 0
         # Per-call scripts: a callable run before the call's work ("before") or after it
         # ("after"); it may raise to simulate the service's answer being an error.
@@ -103,8 +104,11 @@ class ScriptedService:
         got = content[base_line : base_line + lines]
         return LogChunk(task, tuple(got), base_line + len(got))
 
-    def events(self, job_id: str, *, limit: int = 100) -> list[Event]:
-        return []
+    def events(
+        self, job_id: str, *, limit: int = 100, newest: bool = False, level: str | None = None
+    ) -> list[Event]:
+        chosen = [e for e in self.job_events.get(job_id, []) if level in (None, e.level)]
+        return chosen[-limit:] if newest else chosen[:limit]
 
     def flavors(self) -> list[Flavor]:
         return list(self.offered_flavors)
