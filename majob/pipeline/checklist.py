@@ -47,7 +47,9 @@ def _findings(spec: JobSpec) -> list[Finding]:
 
     target = Target.NPU if spec.at_stage("formal").is_ascend else Target.GPU
     root = Path(spec.code.dir)
-    reports = check_paths([root], target)
+    output = spec.fault_tolerance.checkpoint_output
+    checkpoints = (output, spec.fault_tolerance.checkpoint_folder) if output else None
+    reports = check_paths([root], target, checkpoints=checkpoints)
     found = []
     for report in reports:
         for finding in report.findings:
@@ -102,7 +104,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
     code = spec.code.dir
     by_prefix = {
         prefix: [f for f in findings if f.rule.startswith(prefix)]
-        for prefix in ("MA1", "MA2", "MA3")
+        for prefix in ("MA1", "MA2", "MA3", "MA4")
     }
     return [
         _paths_item(by_prefix["MA1"], code),
@@ -110,6 +112,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
         _data_item(formal),
         _ddp_item(formal, by_prefix["MA2"], code),
         _npu_item(formal, by_prefix["MA3"], code),
+        _resume_item(formal, by_prefix["MA4"], code),
         _manual_item([f for f in findings if not f.fixable], code),
         *_ledger_items(spec, ledger, spec_path or "SPEC"),
     ]
@@ -188,6 +191,49 @@ def _npu_item(formal: JobSpec, npu: Sequence[Finding], code: str) -> Item:
         "todo" if npu else "done",
         f"{counted(len(npu), 'NPU finding')}: {_where(npu)}" if npu else "no NPU findings",
         f"majob migrate {code} --to npu-auto --write" if npu else "",
+    )
+
+
+def _resume_item(formal: JobSpec, resume: Sequence[Finding], code: str) -> Item:
+    """A job ModelArts may restart (fault_tolerance.retries) must find its checkpoints again:
+    the restart runs on new containers whose outputs start empty."""
+    title = "resumes after a restart"
+    tolerance = formal.fault_tolerance
+    if not tolerance.retries:
+        return Item(
+            "resume",
+            title,
+            "not needed",
+            "no fault_tolerance.retries: ModelArts does not restart the job, it fails",
+        )
+    restarts = counted(tolerance.retries, "restart")
+    if tolerance.checkpoint_output is None:
+        return Item(
+            "resume",
+            title,
+            "todo",
+            f"up to {restarts}, but no fault_tolerance.checkpoints: a restart finds its outputs "
+            "empty and trains from the start",
+            "set fault_tolerance.checkpoints (e.g. train_url/ckpt/) to the folder the code "
+            "saves its checkpoints in",
+        )
+    where = f"{tolerance.checkpoint_output}/{tolerance.checkpoint_folder}"
+    if resume:
+        return Item(
+            "resume",
+            title,
+            "todo",
+            f"up to {restarts}, checkpoints in {where}; "
+            f"{counted(len(resume), 'resume finding')}: {_where(resume)}",
+            f"majob migrate {code} --to resume --write, then `majob run SPEC --fail-at 50% "
+            "--expect-resume` to see a restart resume",
+        )
+    return Item(
+        "resume",
+        title,
+        "done",
+        f"up to {restarts}; the code saves its checkpoints in {where} and loads the latest "
+        "at start (majob check: no resume findings)",
     )
 
 

@@ -130,6 +130,8 @@ class NamedPathFacts(FactsBase):
             return None
         first, last = value.args[0], value.args[-1]
         named = pt.path_constant_name(name)
+        if getattr(first, "attr", getattr(first, "id", None)) in pt.CHANNEL_FLAGS.values():
+            return None  # folder = os.path.join(args.train_url, "ckpt"): under the channel
         if type(last) is ast.Constant and isinstance(last.value, str) and named:
             return None, last.value, value, True
         if (

@@ -167,3 +167,20 @@ def test_a_file_name_default_placed_under_a_folder_parameter_is_no_path_of_its_o
     assert 'CSVLogger(folder=os.path.join(args.train_url, "csv_logs"))' in after
     assert "--train_url" in after
     assert [rule for rule, _ in _left(after) if rule.startswith("MA10")] == ["MA103"]  # data_url
+
+
+def test_a_folder_named_constant_joined_under_a_channel_is_no_local_path() -> None:
+    source = textwrap.dedent(
+        """
+        import argparse, os, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data_url")
+        parser.add_argument("--train_url")
+        args, _ = parser.parse_known_args()
+        folder = os.path.join(args.train_url, "ckpt")
+        data_dir = os.path.join(args.data_url, "images")
+        torch.save({}, os.path.join(folder, "last.pt"))
+        print(os.listdir(data_dir))
+        """
+    )
+    assert _left(source) == []

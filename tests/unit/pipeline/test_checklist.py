@@ -85,6 +85,7 @@ def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
         "data": "done",
         "ddp": "not needed",
         "npu": "not needed",
+        "resume": "not needed",  # no fault_tolerance: ModelArts does not restart the job
         "manual": "done",
         "precision": "not checked",
         "stages": "todo",
@@ -138,3 +139,63 @@ def test_the_precision_item_is_the_last_compare_recorded_for_the_spec(
     save_check("tiny", verdict="pass", golden="run-a", target="run-c", problems=[])
     precision = items(project)["precision"]
     assert precision.status == "done" and "run-a run-c: pass" in precision.detail
+
+
+SAVES_EVERY_EPOCH = """\
+import argparse, os, torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+args, _ = parser.parse_known_args()
+model = torch.nn.Linear(2, 2)
+for epoch in range(10):
+    torch.save(model.state_dict(), os.path.join(args.train_url, "ckpt", f"epoch{epoch}.pt"))
+"""
+RESUMES = """\
+import argparse, glob, os, torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_url")
+parser.add_argument("--train_url")
+args, _ = parser.parse_known_args()
+model = torch.nn.Linear(2, 2)
+folder = os.path.join(args.train_url, "ckpt")
+start = 0
+found = sorted(glob.glob(os.path.join(folder, "*.pt")))
+if found:
+    state = torch.load(found[-1])
+    model.load_state_dict(state["model"])
+    start = state["epoch"] + 1
+for epoch in range(start, 10):
+    path = os.path.join(folder, f"epoch{epoch}.pt")
+    torch.save({"model": model.state_dict(), "epoch": epoch}, path + ".tmp")
+    os.replace(path + ".tmp", path)
+"""
+OUTPUTS = 'outputs: [{name: train_url, obs: "obs://b-1/out/"}]'
+
+
+@pytest.mark.parametrize(
+    ("script", "block", "status", "said"),
+    [
+        (SAVES_EVERY_EPOCH, "", "not needed", "no fault_tolerance.retries"),
+        (SAVES_EVERY_EPOCH, "{retries: 2}", "todo", "no fault_tolerance.checkpoints"),
+        (
+            SAVES_EVERY_EPOCH,
+            "{retries: 2, checkpoints: train_url/ckpt/}",
+            "todo",
+            "2 resume findings: train.py:8 MA401, train.py:8 MA403",
+        ),
+        (RESUMES, "{retries: 2, checkpoints: train_url/ckpt/}", "done", "loads the latest"),
+    ],
+)
+def test_a_job_modelarts_may_restart_must_resume(
+    project: Path, script: str, block: str, status: str, said: str
+) -> None:
+    (project / "code" / "train.py").write_text(script)
+    spec = (project / "spec.yaml").read_text() + OUTPUTS + "\n"
+    if block:
+        spec += f"fault_tolerance: {block}\n"
+    (project / "spec.yaml").write_text(spec)
+    item = items(project)["resume"]
+    assert (item.status, item.title) == (status, "resumes after a restart")
+    assert said in item.detail, item.detail
+    assert bool(item.todo) == (status == "todo")
