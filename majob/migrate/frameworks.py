@@ -83,6 +83,8 @@ REJECTING_CALLS: dict[str, str] = {
     "jsonargparse.CLI": "jsonargparse rejects arguments it does not know",
 }
 HF_PARSE = "parse_args_into_dataclasses"  # raises unless return_remaining_strings=True
+# HfArgumentParser((ModelArguments, ...)): each field of those dataclasses is a --flag
+HF_ARGUMENT_PARSER = "transformers.HfArgumentParser"
 
 # Launch-only set-ups: under plain python each node trains alone.
 LAUNCHED_CALLS: dict[str, str] = {
@@ -105,6 +107,7 @@ INTEGER_DEVICE_NAMES = frozenset(
 # Every qualified call this module knows: the pass asks the tables only for these.
 KNOWN_CALLS = frozenset(
     {*PATH_ARGUMENTS, *OBJECT_METHODS, *REJECTING_CALLS, *LAUNCHED_CALLS, TORCH_COMPILE}
+    | {HF_ARGUMENT_PARSER}
 )
 
 

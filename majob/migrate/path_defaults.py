@@ -36,7 +36,8 @@ def plan_defaults(plan: PathPlan) -> None:
         if default.origin == "parameter" and _placed_by_another_parameter(plan, default):
             continue
         kind = default_kind(default.kind, default.name, default.value)
-        what = "--" + default.name if default.origin == "argument" else default.name
+        flag = default.origin in ("argument", "dataclass")  # HfArgumentParser: a field a flag
+        what = "--" + default.name if flag else default.name
         verb = "is set to" if default.origin == "config" else "defaults to"
         rule = None
         if default.origin == "argument":
@@ -45,6 +46,10 @@ def plan_defaults(plan: PathPlan) -> None:
             if kind == "input" and _hub_model(plan, default):
                 rule = "MA108"
                 fixes = [replace(f, rule=rule) for f in fixes]
+        elif default.origin == "dataclass":
+            fixes = []  # read as model_args.<field>: moved by hand
+            if kind == "input" and _hub_model(plan, default):
+                rule = "MA108"
         elif default.origin == "parameter":
             planned = _parameter_fixes(plan, default, kind)
             if planned is None:  # every call gives its own path: they move, the default is unused

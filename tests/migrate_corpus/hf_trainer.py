@@ -16,7 +16,7 @@ from transformers import (
 
 @dataclass
 class ModelArguments:
-    model_name_or_path: str = field(default="bert-base-uncased")  # clean: @false-alarm
+    model_name_or_path: str = field(default="bert-base-uncased")  # expect: MA108 @framework
 
 
 def main():

@@ -40,6 +40,7 @@ class FileFacts(CallFacts, ImportFacts):
         for stmt in tree.body:
             self.visit(stmt)
         self._settle_flag_candidates()
+        self.flag_defaults()
 
     # ------------------------------------------------------------------ statements
 

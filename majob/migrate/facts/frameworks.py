@@ -39,6 +39,10 @@ class FrameworkFacts(PathFacts):
             self.rejects_arguments.append(Site(self.span(node), fw.REJECTING_CALLS[qual]))
         if qual in fw.LAUNCHED_CALLS:
             self.launcher_only.append(Site(self.span(node), fw.LAUNCHED_CALLS[qual]))
+        if qual == fw.HF_ARGUMENT_PARSER and node.args:
+            first = node.args[0]
+            items = first.elts if type(first) in (ast.Tuple, ast.List) else [first]  # type: ignore[attr-defined]
+            self.flag_classes.update(item.id for item in items if type(item) is ast.Name)
         if qual == fw.TORCH_COMPILE and self.npu:
             self.candidates.append(NpuCandidate("MA328", self.span(node), "torch.compile"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
 from majob.migrate.facts.records import DefaultPath, PathConstant, Scope
 from majob.migrate.facts.state import FactsBase
@@ -60,12 +61,14 @@ class NamedPathFacts(FactsBase):
     def _find_path_constants(self, tree: ast.Module) -> None:
         """Module-level ``NAME = "path"`` constants; a name assigned twice is none. Also the
         functions with a string parameter default, whose calls the pass records wherever they
-        come (a helper may be defined below its callers)."""
+        come (a helper may be defined below its callers), and the dataclasses' string fields."""
         seen: dict[str, int] = {}
         for stmt in tree.body:
             kind = type(stmt)
             if kind is ast.FunctionDef or kind is ast.ClassDef or kind is ast.AsyncFunctionDef:
                 self._string_defaults(stmt)  # type: ignore[arg-type]
+            if kind is ast.ClassDef:
+                self._dataclass_fields(stmt)  # type: ignore[arg-type]
             if type(stmt) is not ast.Assign:
                 continue
             for target in stmt.targets:
@@ -81,6 +84,45 @@ class NamedPathFacts(FactsBase):
         for assigned, count in seen.items():
             if count > 1:
                 self.constants.pop(assigned, None)
+
+    def _dataclass_fields(self, stmt: ast.ClassDef) -> None:
+        """``name: str = "x"`` and ``name: str = field(default="x")`` of a ``@dataclass``:
+        flags when HfArgumentParser parses the class (``flag_defaults`` decides)."""
+        if not any(_names_dataclass(d) for d in stmt.decorator_list):
+            return
+        fields = []
+        for item in stmt.body:
+            if type(item) is not ast.AnnAssign or type(item.target) is not ast.Name:
+                continue
+            value = item.value
+            if type(value) is ast.Call and getattr(value.func, "id", None) == "field":
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            if type(value) is ast.Constant and type(value.value) is str:
+                fields.append((item.target.id, value))
+        if fields:
+            self.dataclass_fields[stmt.name] = fields
+
+    def flag_defaults(self) -> None:
+        """The string fields of the dataclasses HfArgumentParser parses, as flag defaults: a
+        hub model's id (MA108) or a local path named like one (MA101/MA102). Their uses read
+        ``model_args.<field>``; a fix would have to reach into the parsed dataclass, so none is
+        offered."""
+        for cls in self.flag_classes:
+            for name, value in self.dataclass_fields.get(cls, ()):
+                text = str(value.value)
+                if fw.hub_id(text) and fw.model_argument(name, self.pretrained_sources):
+                    kind: pt.PathKind | None = "input"
+                elif (
+                    pt.kind_from_name(name)
+                    and not name.endswith(("_name", "_id"))  # dataset_name: "glue" names one
+                    and pt.is_local_path_literal(text)
+                ):
+                    kind = None
+                else:
+                    continue
+                self.skip_strings.add(id(value))
+                span = self.span(value)
+                self.defaults.append(DefaultPath(name, span, text, "dataclass", None, kind))
 
     def _string_defaults(self, stmt: ast.FunctionDef | ast.ClassDef) -> None:
         """The functions and methods the file defines (and those nested one level in a
@@ -181,3 +223,9 @@ def pathlib_literal(node: ast.AST | None) -> ast.Constant | None:
     ):
         return node.right
     return None
+
+
+def _names_dataclass(decorator: ast.expr) -> bool:
+    """``@dataclass``, ``@dataclasses.dataclass``, ``@dataclass(frozen=True)``."""
+    target = decorator.func if type(decorator) is ast.Call else decorator
+    return getattr(target, "id", getattr(target, "attr", None)) == "dataclass"

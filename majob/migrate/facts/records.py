@@ -75,7 +75,9 @@ class DefaultPath:
     name: str  # the parameter, or the flag's dest (used as ``args.<dest>``)
     span: Span
     value: str
-    origin: str  # "parameter", "argument" or "config" (an attribute or keyword of a config)
+    # "parameter", "argument", "config" (an attribute or keyword of a config) or "dataclass" (a
+    # field of a dataclass HfArgumentParser makes flags of)
+    origin: str
     scope: Scope | None  # the function, for a parameter
     kind: pt.PathKind | None = None  # from a use in a path position
     plain: bool = True  # a flag holding one str (no type= conversion, no nargs list)

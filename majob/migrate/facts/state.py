@@ -145,6 +145,10 @@ class FactsBase:
         self.framework_objects: dict[str, str] = {}
         self.pretrained_sources: set[str] = set()  # X of from_pretrained(args.X)
         self.hub_literals: list[Site] = []  # from_pretrained("bert-base-uncased")
+        # the string defaults of each dataclass's fields, and the classes HfArgumentParser
+        # makes flags of (each field a --flag)
+        self.dataclass_fields: dict[str, list[tuple[str, ast.Constant]]] = {}
+        self.flag_classes: set[str] = set()
         self.lightning_root_set = False
         self.lightning_dirs: list[Site] = []
         self.rejects_arguments: list[Site] = []

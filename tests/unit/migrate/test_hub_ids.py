@@ -120,3 +120,43 @@ def test_a_saved_folder_given_to_from_pretrained_is_no_hub_model(
 ) -> None:
     findings = check_source(_loads(argument), "train.py").findings
     assert [f.rule for f in findings if f.line == 2] == rules
+
+
+HF_DATACLASSES = """\
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="bert-base-uncased", metadata={"help": "the model"})
+    tokenizer_name: str = "gpt2"
+    cache_dir: str = field(default=None)
+
+
+@dataclass
+class DataArguments:
+    train_file: str = field(default="data/train.csv")
+    dataset_name: str = "glue"  # a dataset's name, not a path
+    max_length: int = 128
+
+
+@dataclass
+class Unparsed:  # no parser makes flags of it
+    model_name_or_path: str = "roberta-base"
+
+
+parser = HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))
+model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+"""
+
+
+def test_the_fields_of_dataclasses_hfargumentparser_parses_are_flags() -> None:
+    findings = check_source(HF_DATACLASSES, "train.py").findings
+    got = [(f.line, f.rule, f.message.rsplit(": ", 1)[-1]) for f in findings if f.rule != "MA107"]
+    assert got == [
+        (7, "MA108", "--model_name_or_path defaults to 'bert-base-uncased'"),
+        (8, "MA108", "--tokenizer_name defaults to 'gpt2'"),
+        (14, "MA101", "--train_file defaults to 'data/train.csv'"),
+    ]
+    assert all(f.fixed_by == () for f in findings if f.rule != "MA107")  # moved by hand
