@@ -105,6 +105,7 @@ class FileReport:
     # (function -> positional params, keyword-only params, {param: "input"/"output"})
     exports: dict[str, tuple[list[str], list[str], dict[str, str]]] = field(default_factory=dict)
     imported: list[str] = field(default_factory=list)  # imported helpers handed a literal
+    per_epoch_saves: int = 0  # checkpoint saves that run every epoch (or every few steps)
 
     def fixes_for(self, codemod: Codemod) -> list[Fix]:
         return [f for f in self.fixes if f.codemod is codemod]

@@ -30,7 +30,7 @@ def check_resume(
     folder), if given."""
     if checkpoints is not None:
         _ma402_resume_outside_folder(facts, out, checkpoints)
-    per_epoch = _per_epoch_saves(facts)
+    per_epoch = per_epoch_saves(facts)
     if not per_epoch:
         return
     _ma401_saves_without_resume(facts, out, source, per_epoch)
@@ -40,7 +40,7 @@ def check_resume(
     _ma403_non_atomic(facts, out, source, torch_saves)
 
 
-def _per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
+def per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
     """Saves that run every epoch: inside an epoch loop, or a ``torch.save`` in a function of
     the file that an epoch loop calls (``save_checkpoint``, ``test(epoch)``)."""
     called = {call.callee for call in facts.loop_calls}

@@ -41,7 +41,9 @@ def _where(findings: Sequence[Finding], limit: int = 3) -> str:
     return shown + (f" and {len(findings) - limit} more" if len(findings) > limit else "")
 
 
-def _findings(spec: JobSpec) -> list[Finding]:
+def _findings(spec: JobSpec) -> tuple[list[Finding], int]:
+    """``majob check``'s findings in the spec's code, and how many checkpoint saves of it run
+    every epoch."""
     from majob.migrate.checker import check_paths
     from majob.migrate.rules import Target
 
@@ -58,7 +60,7 @@ def _findings(spec: JobSpec) -> list[Finding]:
             except ValueError:
                 shown = finding.path
             found.append(replace(finding, path=shown))
-    return found
+    return found, sum(report.per_epoch_saves for report in reports)
 
 
 def _dir_size(path: Path, stop_at: int) -> int:
@@ -100,7 +102,7 @@ def _image_item(formal: JobSpec, spec_path: str) -> Item:
 def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
     """The checklist of ``spec`` (the formal stage is what must be ready)."""
     formal = spec.at_stage("formal")
-    findings = _findings(spec)
+    findings, saves = _findings(spec)
     code = spec.code.dir
     by_prefix = {
         prefix: [f for f in findings if f.rule.startswith(prefix)]
@@ -112,7 +114,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
         _data_item(formal),
         _ddp_item(formal, by_prefix["MA2"], code),
         _npu_item(formal, by_prefix["MA3"], code),
-        _resume_item(formal, by_prefix["MA4"], code),
+        _resume_item(formal, by_prefix["MA4"], saves, code),
         _manual_item([f for f in findings if not f.fixable], code),
         *_ledger_items(spec, ledger, spec_path or "SPEC"),
     ]
@@ -194,9 +196,10 @@ def _npu_item(formal: JobSpec, npu: Sequence[Finding], code: str) -> Item:
     )
 
 
-def _resume_item(formal: JobSpec, resume: Sequence[Finding], code: str) -> Item:
+def _resume_item(formal: JobSpec, resume: Sequence[Finding], saves: int, code: str) -> Item:
     """A job ModelArts may restart (fault_tolerance.retries) must find its checkpoints again:
-    the restart runs on new containers whose outputs start empty."""
+    the restart runs on new containers whose outputs start empty. ``saves``: the code's
+    checkpoint saves that run every epoch."""
     title = "resumes after a restart"
     tolerance = formal.fault_tolerance
     if not tolerance.retries:
@@ -218,6 +221,16 @@ def _resume_item(formal: JobSpec, resume: Sequence[Finding], code: str) -> Item:
             "saves its checkpoints in",
         )
     where = f"{tolerance.checkpoint_output}/{tolerance.checkpoint_folder}"
+    if not saves:
+        return Item(
+            "resume",
+            title,
+            "todo",
+            f"up to {restarts}, but majob check finds no checkpoint saved every epoch: a "
+            "restart trains from the start",
+            f"save the model, optimizer and epoch to {where} every epoch (atomically: a "
+            "temporary name, then os.replace), and load the latest at start",
+        )
     if resume:
         return Item(
             "resume",
@@ -232,8 +245,9 @@ def _resume_item(formal: JobSpec, resume: Sequence[Finding], code: str) -> Item:
         "resume",
         title,
         "done",
-        f"up to {restarts}; the code saves its checkpoints in {where} and loads the latest "
-        "at start (majob check: no resume findings)",
+        f"up to {restarts}; the code saves a checkpoint every epoch in {where} "
+        f"({counted(saves, 'save call')}) and loads one at start (majob check: no resume "
+        "findings)",
     )
 
 

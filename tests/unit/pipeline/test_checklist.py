@@ -184,7 +184,8 @@ OUTPUTS = 'outputs: [{name: train_url, obs: "obs://b-1/out/"}]'
             "todo",
             "2 resume findings: train.py:8 MA401, train.py:8 MA403",
         ),
-        (RESUMES, "{retries: 2, checkpoints: train_url/ckpt/}", "done", "loads the latest"),
+        (RESUMES, "{retries: 2, checkpoints: train_url/ckpt/}", "done", "(1 save call)"),
+        (MIGRATED, "{retries: 2, checkpoints: train_url/ckpt/}", "todo", "no checkpoint saved"),
     ],
 )
 def test_a_job_modelarts_may_restart_must_resume(
