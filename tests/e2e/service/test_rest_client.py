@@ -122,3 +122,19 @@ def test_an_unreachable_service_is_one_error_with_no_sdk_lines_and_no_secret(
     assert secret not in "".join(traceback.format_exception(caught.value))
     captured = capfd.readouterr()
     assert "occurred" not in captured.err and captured.err == ""
+
+
+def test_events_newest_are_the_latest_page_oldest_first(
+    project: Path, profile: Profile, service, store, cloud
+) -> None:
+    job = submitted(project, profile, service, store)
+    wait_until(lambda: service.get(job.id).finished, "the job to end")
+    events = cloud.modelarts.backend.store
+    for number in range(120):  # more than one page (the API gives 100 at most)
+        events.add_event(job.id, f"note {number}", level="Warning" if number % 2 else "Info")
+    first = service.events(job.id)
+    assert len(first) == 100 and "note 119" not in [e.message for e in first]
+    latest = service.events(job.id, limit=5, newest=True)
+    assert [e.message for e in latest] == [f"note {n}" for n in range(115, 120)]
+    warnings = service.events(job.id, limit=3, newest=True, level="Warning")
+    assert [e.message for e in warnings] == ["note 115", "note 117", "note 119"]
