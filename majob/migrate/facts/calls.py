@@ -18,6 +18,20 @@ from majob.migrate.facts.records import NpuCandidate, Site
 from majob.migrate.facts.resume import ResumeFacts
 from majob.migrate.facts.walk import TreeWalk
 
+# Every method name ``_method_call`` acts on: any other method call is done with at once.
+_WATCHED_METHODS = frozenset(
+    {*PARSE_METHODS, "cuda", "state_dict", "load_state_dict", "double", "add_argument"}
+    | {"set_epoch", "setdefault", *pt.PATHLIB_WRITE_METHODS, *pt.PATH_METHODS}
+    | fw.KNOWN_METHODS
+)
+
+# Every imported name ``_qualified_call`` acts on (and any torch.distributed call).
+_WATCHED_CALLS = frozenset(
+    {*pt.PATH_CALLS, "torch.load", *pt.PATHLIB_CALLS, *pt.NEUTRAL_PATH_CALLS, *pt.DATA_PARALLEL}
+    | {pt.DATA_PARALLEL_FUNCTION, *pt.DDP, pt.INIT_PROCESS_GROUP, *pt.DISTRIBUTED_SAMPLER}
+    | {*pt.DATA_LOADER, SPAWN, "os.putenv"}
+)
+
 
 class CallFacts(
     FrameworkFacts,
@@ -77,6 +91,8 @@ class CallFacts(
 
     def _method_call(self, node: ast.Call, func: ast.Attribute) -> None:
         attr = func.attr
+        if attr not in _WATCHED_METHODS:
+            return
         if attr in PARSE_METHODS:
             self._parse_call(node, func)
         elif attr == "cuda":
@@ -110,6 +126,8 @@ class CallFacts(
             self._framework_method(node, func)
 
     def _qualified_call(self, node: ast.Call, qual: str) -> None:
+        if qual not in _WATCHED_CALLS and not qual.startswith("torch.distributed."):
+            return
         spec = pt.PATH_CALLS.get(qual)
         if qual == "torch.load":
             self._map_location_keys(node)

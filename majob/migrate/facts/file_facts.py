@@ -204,7 +204,12 @@ class FileFacts(CallFacts, ImportFacts):
     def _attribute(self, node: ast.Attribute) -> None:
         if self.npu:
             self._cuda_attribute(node)
-        self.visit(node.value)
+        value = node.value  # an expression: visit() without its statement bookkeeping
+        handler = self.handlers.get(type(value))
+        if handler is None:
+            self.children(value)
+        else:
+            handler(self, value)
 
     def _constant(self, node: ast.Constant) -> None:
         value = node.value
