@@ -6,7 +6,8 @@ each parameter in the rich help with its type's name in angle brackets (``<path>
 ``metavar`` when one is set, so the root group gives each option the metavar Click shows before a
 command runs or prints its help. An argument's label comes from its type, so each argument gets
 its own copy of its type whose only change is that label, and a subclass that keeps the label out
-of the usage line.
+of the usage line. Under a Typer outside the pinned range (upgraded after majob was installed)
+the parameters are left as that Typer labels them: the help reads differently, nothing breaks.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class _PlainArgument(typer.core.TyperArgument):
 
 def _plain(params: Sequence[Any]) -> None:
     for param in params:
+        if getattr(param, "type", None) is None:
+            continue  # a Typer outside the pinned range (0.29 has no click type): its own labels
         if isinstance(param, typer.core.TyperArgument):
             if not isinstance(param, _PlainArgument):
                 param.__class__ = _PlainArgument  # same object, same parsing: only the labels

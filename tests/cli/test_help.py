@@ -89,3 +89,15 @@ def test_each_commands_summary_is_one_line_of_its_docstring() -> None:
     found = summaries(typer.main.get_command(app))
     assert len(found) > 20
     assert {name: text for name, text in found.items() if "\n" in text} == {}
+
+
+def test_a_typer_outside_the_pinned_range_keeps_its_own_labels() -> None:
+    # Typer 0.29 (pip lets a user upgrade it after majob) has no click type on its parameters:
+    # the help then reads as that Typer writes it, and no command breaks.
+    from types import SimpleNamespace
+
+    from majob.cli.helpformat import _plain
+
+    param = SimpleNamespace(metavar=None, name="paths")
+    _plain([param])
+    assert param.metavar is None and not hasattr(param, "type")
