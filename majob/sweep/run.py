@@ -213,6 +213,8 @@ class _Loop:
                 if any([t.poll(service, self.study) for t in self.active]):
                     self._ended()
                     self._changed()
+                if self._slot_free():
+                    continue  # a trial ended: the next starts (or the sweep ends) now
                 # One round every POLL_SECONDS, however long the round's requests took: a
                 # trial's end is seen as soon as a wait on its own job would see it.
                 time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - began)))
@@ -235,6 +237,12 @@ class _Loop:
     def result(self) -> SweepResult:
         phases = {t.number: t.phase for t in self.active}
         return SweepResult(self.info, rows_of(self.study, phases))
+
+    def _slot_free(self) -> bool:
+        """No trial left running, or room for one more that is still to be asked."""
+        return not self.active or (
+            len(self.active) < self.info.parallel and self._asked() < self.info.trials
+        )
 
     def _asked(self) -> int:
         return len(self.study.get_trials(deepcopy=False))
