@@ -46,39 +46,18 @@ def follow_job(
     from majob.service.watch import wait_for
 
     shown = console()
-    masker_text = masker.text if masker is not None else str
     line = LiveLine(job, metrics)
-    restarts_shown = len(job.restarts)
-
-    def on_update(current: Job) -> None:
-        shown.print(f"phase: {phase_text(current)}", markup=False)
-
-    def on_poll(current: Job) -> None:
-        # Each restart ModelArts makes is said once, as the poll that first sees it.
-        nonlocal restarts_shown
-        line.seen(current)
-        for number, end in enumerate(current.restarts[restarts_shown:], restarts_shown + 1):
-            shown.print(f"restart {number}: {end.text()}", markup=False)
-        restarts_shown = max(restarts_shown, len(current.restarts))
-
-    def on_event(event: Event) -> None:
-        shown.print(f"event {event.level}: {masker_text(event.message)}", markup=False)
-
-    def on_line(text: str) -> None:
-        shown.print(text, markup=False)
-        if also_line is not None:
-            also_line(text)
-
+    said = _Said(shown, line, len(job.restarts), masker, also_line)
     try:  # the status line is gone before anything is said on stderr
         with live_status(line, shown):
             result = wait_for(
                 source,
                 job.id,
                 job_name=job.name,
-                on_update=on_update,
-                on_line=on_line,
-                on_poll=on_poll,
-                on_event=on_event,
+                on_update=said.update,
+                on_line=said.line,
+                on_poll=said.poll,
+                on_event=said.event,
                 on_connection=lambda text: shown.print(f"majob: {text}", markup=False),
                 reconnect=reconnect,
                 masker=masker,
@@ -90,6 +69,42 @@ def follow_job(
         _say_unreachable(job, error.message, profile)
         return 1, None
     return report_end(result), result
+
+
+class _Said:
+    """What following a job prints as it goes: phase changes, each restart and each warning
+    event once, and the log lines (also handed to ``also_line``)."""
+
+    def __init__(
+        self,
+        shown: Console,
+        status: LiveLine,
+        restarts_shown: int,
+        masker: Masker | None,
+        also_line: Callable[[str], None] | None,
+    ) -> None:
+        self.shown, self.status, self.restarts_shown = shown, status, restarts_shown
+        self.masked = masker.text if masker is not None else str
+        self.also_line = also_line
+
+    def update(self, current: Job) -> None:
+        self.shown.print(f"phase: {phase_text(current)}", markup=False)
+
+    def poll(self, current: Job) -> None:
+        # Each restart ModelArts makes is said once, as the poll that first sees it.
+        self.status.seen(current)
+        new = current.restarts[self.restarts_shown :]
+        for number, end in enumerate(new, self.restarts_shown + 1):
+            self.shown.print(f"restart {number}: {end.text()}", markup=False)
+        self.restarts_shown = max(self.restarts_shown, len(current.restarts))
+
+    def event(self, event: Event) -> None:
+        self.shown.print(f"event {event.level}: {self.masked(event.message)}", markup=False)
+
+    def line(self, text: str) -> None:
+        self.shown.print(text, markup=False)
+        if self.also_line is not None:
+            self.also_line(text)
 
 
 @contextmanager

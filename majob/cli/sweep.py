@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -77,10 +77,7 @@ def sweep(
         raise UserInputError(
             f"{sweep_id!r}: a sweep id goes after an action ({', '.join(ACTIONS)})"
         )
-    from majob.sweep.run import Sweep
-
-    table = _LiveTable()
-    runner = Sweep(
+    _start(
         target,
         profile=profile,
         trials=trials,
@@ -89,10 +86,16 @@ def sweep(
         overrides=overrides or [],
         ledger=ledger,
         upload_inputs=upload_inputs,
-        report=table.line,
-        on_change=table.update,
-        warn=False,
     )
+
+
+def _start(spec: str, **options: Any) -> None:
+    """A new sweep of ``spec``: each ``--set`` that would not do what it says is a warning
+    first, then the trials run under the live table."""
+    from majob.sweep.run import Sweep
+
+    table = _LiveTable()
+    runner = Sweep(spec, report=table.line, on_change=table.update, warn=False, **options)
     for line in runner.set_warnings:
         typer.echo(f"warning: {line}", err=True)
     _ran(lambda: runner.run(), table)
