@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -89,13 +89,35 @@ def sweep(
     )
 
 
-def _start(spec: str, **options: Any) -> None:
+def _start(
+    spec: str,
+    *,
+    profile: str | None,
+    trials: int | None,
+    parallel: int | None,
+    stage: str | None,
+    overrides: list[str],
+    ledger: Path | None,
+    upload_inputs: bool,
+) -> None:
     """A new sweep of ``spec``: each ``--set`` that would not do what it says is a warning
     first, then the trials run under the live table."""
     from majob.sweep.run import Sweep
 
     table = _LiveTable()
-    runner = Sweep(spec, report=table.line, on_change=table.update, warn=False, **options)
+    runner = Sweep(
+        spec,
+        profile=profile,
+        trials=trials,
+        parallel=parallel,
+        stage=stage,
+        overrides=overrides,
+        ledger=ledger,
+        upload_inputs=upload_inputs,
+        report=table.line,
+        on_change=table.update,
+        warn=False,
+    )
     for line in runner.set_warnings:
         typer.echo(f"warning: {line}", err=True)
     _ran(lambda: runner.run(), table)

@@ -24,7 +24,7 @@ from majob.migrate.rules import RULES, Codemod, Target
 from majob.migrate.rules_distributed import check_distributed
 from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
-from majob.migrate.rules_resume import check_resume, per_epoch_saves
+from majob.migrate.rules_resume import check_resume
 from majob.migrate.source_text import source_lines, top_level_ranges
 from majob.migrate.workers import map_in_workers, worker_count
 
@@ -70,13 +70,13 @@ def check_source(
     _ma000_syntax_problems(parsed, out)
     check_cloud_paths(facts, out)
     check_distributed(facts, out)
-    check_resume(facts, out, parsed.text, checkpoints)
+    per_epoch = check_resume(facts, out, parsed.text, checkpoints)
     if facts.npu:
         check_npu(facts, out, torch_version)
     report = out.file_report()
     report.exports = _exports(facts)
     report.imported = list(dict.fromkeys(literal.callee for literal in facts.imported_literals))
-    report.per_epoch_saves = len(per_epoch_saves(facts))
+    report.per_epoch_saves = len(per_epoch)
     if parsed.problems:
         report.parsed = False
         if all(p.repairable for p in parsed.problems):

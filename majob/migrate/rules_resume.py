@@ -25,19 +25,20 @@ def check_resume(
     out: FileFindings,
     source: str,
     checkpoints: tuple[str, str] | None = None,
-) -> None:
+) -> list[CheckpointSave]:
     """MA401-MA403 for one file (of text ``source``); ``checkpoints`` is the spec's (output,
-    folder), if given."""
+    folder), if given. Returns the file's per-epoch saves (``per_epoch_saves``)."""
     if checkpoints is not None:
         _ma402_resume_outside_folder(facts, out, checkpoints)
     per_epoch = per_epoch_saves(facts)
     if not per_epoch:
-        return
+        return per_epoch
     _ma401_saves_without_resume(facts, out, source, per_epoch)
     torch_saves = [s for s in per_epoch if s.kind == "torch"]
     if checkpoints is not None:
         _ma402_outside_folder(facts, out, torch_saves, checkpoints)
     _ma403_non_atomic(facts, out, source, torch_saves)
+    return per_epoch
 
 
 def per_epoch_saves(facts: FileFacts) -> list[CheckpointSave]:
