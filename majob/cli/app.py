@@ -1,40 +1,44 @@
 """The ``majob`` Typer application, composed from the command modules.
 
 Nothing heavy is imported here: commands import what they need inside their bodies, so that
-``majob --help`` and ``majob validate`` start fast (a test pins the modules they load).
+``majob --help`` and ``majob validate`` start fast (a test pins the modules they load), and a
+run of one command (``main``) builds only the module that defines it (``build_app``).
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+from functools import cache
 from typing import Annotated
 
 import typer
 
-from majob.cli import (
-    emulator,
-    image,
-    jobs,
-    migrate,
-    obs,
-    pipeline,
-    precision,
-    run,
-    runs,
-    spec_commands,
-    submit,
-    sweep,
-    sync,
-)
 from majob.cli.helpformat import PlainHelpGroup
 
-app = typer.Typer(
-    name="majob",
-    help="Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run, "
-    "submit.",
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
-    add_completion=False,
-    cls=PlainHelpGroup,
+# The command modules in the order `majob --help` lists them: (module under majob.cli, its Typer,
+# the top-level names that Typer adds). A Typer with a name is a group (`majob obs ...`); one
+# without merges its commands into `majob`. A test holds these names to what the modules define.
+COMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("spec_commands", "commands", ("validate", "compile", "schema", "init")),
+    ("run", "commands", ("run",)),
+    ("runs", "runs_app", ("runs",)),
+    ("submit", "commands", ("submit",)),
+    ("jobs", "commands", ("status", "logs", "list", "stop", "delete", "flavors", "engines")),
+    ("pipeline", "commands", ("pipeline", "history", "checklist")),
+    ("sweep", "commands", ("sweep",)),
+    ("migrate", "commands", ("check", "migrate")),
+    ("emulator", "emulator_app", ("emulator",)),
+    ("obs", "obs_app", ("obs",)),
+    ("sync", "commands", ("sync",)),
+    ("image", "image_app", ("image",)),
+    ("image", "env_app", ("env",)),
+    ("precision", "commands", ("compare",)),
+)
+
+
+APP_HELP = (
+    "Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run, submit."
 )
 
 
@@ -51,7 +55,6 @@ def _print_version(value: bool) -> None:
     raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -63,28 +66,50 @@ def _root(
     """Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run."""
 
 
-# Each command module declares its own commands and imports nothing from here; this module
-# composes them (a Typer added without a name merges its commands into ``majob``). The modules
-# keep their third-party imports inside the command bodies.
-for _group in (
-    spec_commands.commands,
-    run.commands,
-    runs.runs_app,
-    submit.commands,
-    jobs.commands,
-    pipeline.commands,
-    sweep.commands,
-    migrate.commands,
-    emulator.emulator_app,
-    obs.obs_app,
-    sync.commands,
-    image.image_app,
-    image.env_app,
-    precision.commands,
-):
-    app.add_typer(_group)
+def build_app(command: str | None = None) -> typer.Typer:
+    """``majob`` with every command, or with only the module that defines ``command``.
+
+    Typer builds the Click command of every function it holds before it parses anything: for all
+    of majob's commands that is an import of each command module and an inspection of each
+    parameter's type hints, about a third of a short command's start-up. A run of one command
+    builds that command's module alone; help, ``--version`` and unknown names get them all."""
+    root = typer.Typer(
+        name="majob",
+        help=APP_HELP,
+        no_args_is_help=True,
+        pretty_exceptions_show_locals=False,
+        add_completion=False,
+        cls=PlainHelpGroup,
+    )
+    root.callback()(_root)
+    for module, attribute, names in COMMAND_MODULES:
+        if command is None or command in names:
+            group = getattr(importlib.import_module(f"majob.cli.{module}"), attribute)
+            root.add_typer(group)
+    return root
+
+
+@cache
+def _full_app() -> typer.Typer:
+    return build_app()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # `from majob.cli.app import app`: the whole application, built on first use.
+    if name == "app":
+        return _full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _command_named(args: list[str]) -> str | None:
+    """The command ``args`` run, when it is one majob has; None for options first (``--help``,
+    ``--version``) and for unknown names, which need every command to be answered."""
+    if not args or args[0].startswith("-"):
+        return None
+    known = {name for _, _, names in COMMAND_MODULES for name in names}
+    return args[0] if args[0] in known else None
 
 
 def main() -> None:
     """Console-script entry point."""
-    app()
+    build_app(_command_named(sys.argv[1:]))()

@@ -26,7 +26,7 @@ from majob.migrate.rules_npu import check_npu
 from majob.migrate.rules_paths import check_cloud_paths
 from majob.migrate.rules_resume import check_resume
 from majob.migrate.source_text import source_lines, top_level_ranges
-from majob.migrate.workers import map_in_workers, worker_count
+from majob.migrate.workers import file_sizes, map_in_workers, worker_count
 
 __all__ = [
     "check_file",
@@ -182,12 +182,13 @@ def check_paths(
     checkpoint folder as (output, folder)."""
     paths = list(paths)
     files = list(python_files(paths))
-    workers = worker_count(jobs, [path for path, _ in files])
+    sizes = file_sizes([path for path, _ in files])
+    workers = worker_count(jobs, sizes)
     check = partial(
         _check_listed, target=target, torch_version=torch_version, checkpoints=checkpoints
     )
     with cycle_collection_paused():  # forked workers inherit the pause
-        reports = map_in_workers(check, files, workers)
+        reports = map_in_workers(check, files, workers, sizes)
         index = project_index(paths, files, reports)
         for number, report in enumerate(reports):
             if report.imported and index.knows_any(report.imported):

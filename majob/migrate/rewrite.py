@@ -25,7 +25,7 @@ from majob.migrate.checker import (
 from majob.migrate.findings import FileReport, Finding, Fix
 from majob.migrate.project import ProjectIndex
 from majob.migrate.rules import RULES, Codemod, Target
-from majob.migrate.workers import map_in_workers, worker_count
+from majob.migrate.workers import file_sizes, map_in_workers, worker_count
 
 _BOM = "\ufeff"
 
@@ -104,9 +104,10 @@ def plan(paths: Iterable[Path], codemod: Codemod, jobs: int | None = None) -> Mi
     literal to a helper of another checked file is planned again knowing the helper."""
     paths = list(paths)
     files = list(python_files(paths))
-    workers = worker_count(jobs, [path for path, _ in files])
+    sizes = file_sizes([path for path, _ in files])
+    workers = worker_count(jobs, sizes)
     with cycle_collection_paused():
-        outcomes = map_in_workers(partial(_plan_file, codemod=codemod), files, workers)
+        outcomes = map_in_workers(partial(_plan_file, codemod=codemod), files, workers, sizes)
         reports = [
             report or FileReport(shown)
             for (_, _, report), (_, shown) in zip(outcomes, files, strict=True)

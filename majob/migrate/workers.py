@@ -3,28 +3,44 @@
 Each file is checked on its own (guards are followed through calls within one file only), so
 files can be shared out to worker processes and their reports put back in order. A worker pays
 for itself only with enough source to check: under ``MIN_BYTES_PER_WORKER`` per worker the
-pool's start-up and the pickling of reports cost more than they save.
+start of a process and the pickling of reports cost more than they save.
+
+Where a fork is safe (Linux, one thread) the files are split by size into one share per worker
+before any starts; this process checks the first share while forked children check the others
+and send back their reports through a pipe. A child ends with ``os._exit``: the trees and facts
+of its files are never freed one by one (on a large tree, a tenth of the work). Elsewhere the
+workers are spawned by ``concurrent.futures``, which is imported only then.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import heapq
 import os
+import pickle
+import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
-from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-__all__ = ["MIN_BYTES_PER_WORKER", "available_cpus", "map_in_workers", "worker_count"]
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+__all__ = [
+    "MIN_BYTES_PER_WORKER",
+    "available_cpus",
+    "file_sizes",
+    "map_in_workers",
+    "worker_count",
+]
 
 # Measured with bench/check_speed.py --lines N on 2 CPUs: 5,000 lines (197 KB) check faster in one
 # process, 8,000 lines (321 KB) 15% faster in two, 20,000 lines (771 KB) twice as fast.
 MIN_BYTES_PER_WORKER = 128 * 1024
-_FILES_PER_TASK = 16  # small enough to balance uneven files, large enough to batch the pickling
+_FILES_PER_TASK = 16  # spawned workers: small enough to balance uneven files, large enough to batch
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -37,34 +53,38 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def worker_count(requested: int | None, files: Sequence[Path]) -> int:
-    """How many processes check ``files``: ``requested`` when given (``--jobs``), else one per
-    CPU with at least ``MIN_BYTES_PER_WORKER`` of source each, and one where a fork is unsafe."""
+def worker_count(requested: int | None, sizes: Sequence[int]) -> int:
+    """How many processes check files of ``sizes`` (bytes): ``requested`` when given (``--jobs``),
+    else one per CPU with at least ``MIN_BYTES_PER_WORKER`` of source each, and one where a fork
+    is unsafe."""
     if requested is not None:
-        return max(1, min(requested, len(files)))
+        return max(1, min(requested, len(sizes)))
     if not _fork_is_safe():
         return 1
-    total = 0
+    return max(1, min(available_cpus(), sum(sizes) // MIN_BYTES_PER_WORKER, len(sizes)))
+
+
+def file_sizes(files: Sequence[Path]) -> list[int]:
+    """The size of each file in bytes; 0 for one that cannot be read (its check says why)."""
+    sizes = []
     for path in files:
         try:
-            total += path.stat().st_size
+            sizes.append(path.stat().st_size)
         except OSError:
-            continue  # the check itself reports the unreadable file
-    return max(1, min(available_cpus(), total // MIN_BYTES_PER_WORKER, len(files)))
+            sizes.append(0)
+    return sizes
 
 
 def _fork_is_safe() -> bool:
     # A fork copies only the calling thread: in a process with other threads (a notebook
     # kernel, a test session with a server running) a child could inherit a lock held by one
     # of them mid-operation. Such callers check in one process unless they ask for --jobs.
-    return (
-        sys.platform == "linux"
-        and "fork" in multiprocessing.get_all_start_methods()
-        and threading.active_count() == 1
-    )
+    return sys.platform == "linux" and hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _context() -> BaseContext:
+    import multiprocessing
+
     # fork: the workers start with majob already imported (spawn would import it again, ~0.1 s).
     return multiprocessing.get_context("fork" if _fork_is_safe() else "spawn")
 
@@ -74,13 +94,121 @@ def _run_task(function: Callable[[Item], Result], items: list[Item]) -> list[Res
 
 
 def map_in_workers(
-    function: Callable[[Item], Result], items: Sequence[Item], workers: int
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    workers: int,
+    weights: Sequence[int] | None = None,
 ) -> list[Result]:
     """``[function(item) for item in items]`` on ``workers`` processes, in the order of
-    ``items``. ``function`` must be a module-level function (it is pickled by name)."""
+    ``items``; ``weights`` (each item's size) balance the shares. ``function`` must be a
+    module-level function where the workers are spawned (it is pickled by name)."""
     if workers <= 1 or len(items) <= 1:
         return [function(item) for item in items]
+    if _fork_is_safe():
+        return _map_forked(function, items, shares(weights or [1] * len(items), workers))
+    from concurrent.futures import ProcessPoolExecutor
+
     tasks = [list(items[i : i + _FILES_PER_TASK]) for i in range(0, len(items), _FILES_PER_TASK)]
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
         chunks = pool.map(_run_task, repeat(function), tasks)
         return [result for chunk in chunks for result in chunk]
+
+
+def shares(weights: Sequence[int], count: int) -> list[list[int]]:
+    """The indexes of ``weights`` in ``count`` shares of about equal total weight (the heaviest
+    first, each to the lightest share so far), each share in ascending order; none empty."""
+    count = max(1, min(count, len(weights)))
+    loads = [(0, share) for share in range(count)]
+    split: list[list[int]] = [[] for _ in range(count)]
+    for index in sorted(range(len(weights)), key=lambda i: -weights[i]):
+        load, share = heapq.heappop(loads)
+        split[share].append(index)
+        heapq.heappush(loads, (load + max(1, weights[index]), share))
+    return [sorted(share) for share in split]
+
+
+class WorkerFailed(RuntimeError):
+    """A forked worker ended without sending its results (killed, or out of memory)."""
+
+
+def _map_forked(
+    function: Callable[[Item], Result], items: Sequence[Item], split: list[list[int]]
+) -> list[Result]:
+    results: dict[int, Result] = {}
+    children = {
+        number: _fork_share(function, items, split[number]) for number in range(1, len(split))
+    }
+    try:
+        for index in split[0]:
+            results[index] = function(items[index])
+        for number in range(1, len(split)):
+            pid, pipe = children.pop(number)
+            results.update(zip(split[number], _results_of(pid, pipe), strict=True))
+    finally:
+        for pid, pipe in children.values():  # an error here, or Ctrl-C: no child is left running
+            os.close(pipe)
+            _end(pid)
+    return [results[index] for index in range(len(items))]
+
+
+def _fork_share(
+    function: Callable[[Item], Result], items: Sequence[Item], share: list[int]
+) -> tuple[int, int]:
+    """Start a child that computes ``share``; returns its pid and the pipe its results come on."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_end)
+        return pid, read_end
+    status = 0
+    try:  # the child: whatever happens, it leaves by os._exit below
+        os.close(read_end)
+        try:
+            payload = pickle.dumps((True, [function(items[i]) for i in share]), protocol=-1)
+        except BaseException as error:  # every error goes back to the parent
+            status = 1
+            payload = _pickled_error(error)
+        with open(write_end, "wb") as pipe:
+            pipe.write(payload)
+    except BaseException:  # the parent sees a worker that sent nothing
+        status = 2
+    finally:
+        os._exit(status)
+
+
+class WorkerTraceback(Exception):
+    """Where in a worker an error was raised: the cause of the error the parent raises again."""
+
+
+def _pickled_error(error: BaseException) -> bytes:
+    import traceback  # only on an error
+
+    where = "".join(traceback.format_exception(error))
+    try:
+        return pickle.dumps((False, (error, where)), protocol=-1)
+    except Exception:  # an error that cannot be pickled: its text
+        text = RuntimeError(f"{type(error).__name__}: {error}")
+        return pickle.dumps((False, (text, where)), protocol=-1)
+
+
+def _results_of(pid: int, pipe: int) -> list[Result]:
+    with open(pipe, "rb") as stream:
+        payload = stream.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        ok, value = pickle.loads(payload)
+    except Exception as error:  # a truncated or empty payload
+        code = os.waitstatus_to_exitcode(status)
+        how = f"signal {-code}" if code < 0 else f"status {code}"
+        raise WorkerFailed(f"a check worker ended with {how} and sent no results") from error
+    if not ok:
+        raised, where = value
+        raise raised from WorkerTraceback(f"in a check worker:\n{where}")
+    return value  # type: ignore[no-any-return]
+
+
+def _end(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)

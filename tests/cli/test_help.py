@@ -101,3 +101,41 @@ def test_a_typer_outside_the_pinned_range_keeps_its_own_labels() -> None:
     param = SimpleNamespace(metavar=None, name="paths")
     _plain([param])
     assert param.metavar is None and not hasattr(param, "type")
+
+
+def test_the_command_table_names_what_each_module_defines() -> None:
+    # main() builds only the module a command comes from, found by this table: a command added
+    # to a module but not to the table would be "No such command" when run by its name.
+    from majob.cli.app import COMMAND_MODULES, build_app
+
+    listed = [name for _, _, names in COMMAND_MODULES for name in names]
+    assert len(listed) == len(set(listed))
+    assert list(typer.main.get_command(app).commands) == listed  # type: ignore[attr-defined]
+    for _, _, names in COMMAND_MODULES:
+        for name in names:
+            alone = typer.main.get_command(build_app(name))
+            assert set(alone.commands) == set(names), name  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("args", "modules"),
+    [
+        (["check", "--help"], {"majob.cli.migrate"}),
+        (["obs", "ls", "--help"], {"majob.cli.obs"}),
+        (["--help"], {"majob.cli.migrate", "majob.cli.obs", "majob.cli.emulator"}),
+        (["chekc"], {"majob.cli.migrate", "majob.cli.obs", "majob.cli.emulator"}),
+    ],
+)
+def test_a_command_loads_its_own_module_alone(args: list[str], modules: set[str]) -> None:
+    code = (
+        "import sys\nfrom majob.cli.app import main\n"
+        f"sys.argv = ['majob', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('\\n'.join(m for m in sys.modules if m.startswith('majob.cli.')), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    loaded = set(done.stderr.split()) - {"majob.cli.app", "majob.cli.helpformat"}
+    commands = {m for m in loaded if m.count(".") == 2 and "common" not in m}
+    assert modules <= loaded, done.stderr
+    if len(modules) == 1:  # one command: its module and the helpers it imports, no other command
+        assert commands - modules <= {"majob.cli.common", "majob.cli.follow", "majob.cli.jobtext"}

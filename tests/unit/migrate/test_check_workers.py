@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -65,7 +67,7 @@ def test_a_small_tree_is_checked_in_one_process(tmp_path: Path) -> None:
     files = [tmp_path / f"f{i}.py" for i in range(20)]
     for path in files:
         path.write_text("import torch\n", encoding="utf-8")
-    assert workers.worker_count(None, files) == 1
+    assert workers.worker_count(None, workers.file_sizes(files)) == 1
 
 
 def test_a_large_tree_uses_every_cpu_when_a_fork_is_safe(
@@ -77,10 +79,11 @@ def test_a_large_tree_uses_every_cpu_when_a_fork_is_safe(
         path.write_text(big, encoding="utf-8")
     monkeypatch.setattr(workers, "available_cpus", lambda: 4)
     monkeypatch.setattr(workers, "_fork_is_safe", lambda: True)
-    assert workers.worker_count(None, files) == 4
-    assert workers.worker_count(None, files[:2]) == 2  # no more workers than files
+    assert workers.worker_count(None, workers.file_sizes(files)) == 4
+    # no more workers than files
+    assert workers.worker_count(None, workers.file_sizes(files[:2])) == 2
     monkeypatch.setattr(workers, "_fork_is_safe", lambda: False)
-    assert workers.worker_count(None, files) == 1
+    assert workers.worker_count(None, workers.file_sizes(files)) == 1
 
 
 def test_a_process_with_other_threads_does_not_fork_on_its_own() -> None:
@@ -94,10 +97,9 @@ def test_a_process_with_other_threads_does_not_fork_on_its_own() -> None:
         thread.join()
 
 
-def test_jobs_asked_for_are_given_up_to_the_number_of_files(tmp_path: Path) -> None:
-    files = [tmp_path / "a.py", tmp_path / "b.py"]
-    assert workers.worker_count(8, files) == 2
-    assert workers.worker_count(1, files) == 1
+def test_jobs_asked_for_are_given_up_to_the_number_of_files() -> None:
+    assert workers.worker_count(8, [10, 20]) == 2
+    assert workers.worker_count(1, [10, 20]) == 1
 
 
 def test_jobs_below_one_is_refused() -> None:
@@ -151,3 +153,49 @@ def test_a_check_leaves_no_garbage_per_file(tmp_path: Path) -> None:
             unreachable.append(gc.collect())
             gc.enable()
     assert unreachable[1] <= unreachable[0] + 5
+
+
+def test_shares_balance_the_sizes_and_cover_every_file_once() -> None:
+    sizes = [900, 10, 10, 10, 500, 400, 10, 10]
+    split = workers.shares(sizes, 2)
+    assert sorted(i for share in split for i in share) == list(range(len(sizes)))
+    loads = sorted(sum(sizes[i] for i in share) for share in split)
+    assert loads[1] - loads[0] <= 10  # 900 + 10 + 10 against 500 + 400 + 10 + 10
+    assert all(share == sorted(share) for share in split)
+    assert workers.shares([5, 5], 8) == [[0], [1]]  # never an empty share
+
+
+_TEST_PROCESS = os.getpid()
+
+
+def _square_or_fail(value: int) -> int:
+    if value == 13:
+        raise ValueError("thirteen is unlucky")
+    if value == 99 and os.getpid() != _TEST_PROCESS:
+        os.kill(os.getpid(), signal.SIGKILL)  # a worker killed (out of memory) mid-task
+    return value * value
+
+
+@pytest.mark.skipif(not workers._fork_is_safe(), reason="forks only where a fork is safe")
+def test_forked_workers_keep_order_and_pass_errors_back() -> None:
+    before = _children()
+    values = [v for v in range(40) if v != 13]
+    assert workers.map_in_workers(_square_or_fail, values, 3, weights=values) == [
+        v * v for v in values
+    ]
+    with pytest.raises(ValueError, match="thirteen") as raised:
+        # the heaviest item is this process's own; 13 goes to a forked worker
+        workers.map_in_workers(_square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
+    assert "in a check worker" in str(raised.value.__cause__)
+    with pytest.raises(workers.WorkerFailed, match="signal 9"):
+        workers.map_in_workers(_square_or_fail, [1, 99, 2, 3], 2, weights=[100, 1, 1, 1])
+    assert _children() == before  # every worker was waited for, none left running
+
+
+def _children() -> set[str]:
+    """This process's children, zombies included (Linux's /proc)."""
+    return {
+        pid
+        for task in Path("/proc/self/task").iterdir()
+        for pid in (task / "children").read_text().split()
+    }
