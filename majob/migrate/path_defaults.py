@@ -10,6 +10,7 @@ Parameter defaults and config values stay fixed by hand.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import replace
 
 from majob.migrate import frameworks as fw
@@ -17,7 +18,14 @@ from majob.migrate import patterns as pt
 from majob.migrate.facts.records import CallLiteral, DefaultPath
 from majob.migrate.findings import Fix
 from majob.migrate.path_channels import py_str
-from majob.migrate.path_plan import RULE_OF_KIND, PathPlan, bound_parameter, default_kind
+from majob.migrate.path_plan import (
+    RULE_OF_KIND,
+    PathPlan,
+    bound_parameter,
+    default_kind,
+    lies_under,
+    written_paths,
+)
 from majob.migrate.rules import Codemod
 
 
@@ -25,11 +33,12 @@ def plan_defaults(plan: PathPlan) -> None:
     """Every named path, planned with its fix where one is safe."""
     facts = plan.facts
     passed: dict[tuple[str, str], list[Fix]] = {}  # fixes of the literals given for a parameter
+    written = written_paths(facts.paths, plan.constants.get("output", []))
     for literal in facts.call_literals:
-        _call_literal(plan, literal, passed)
+        _call_literal(plan, literal, passed, written)
     if facts.project is not None:
         for literal in facts.imported_literals:
-            _call_literal(plan, literal, passed)
+            _call_literal(plan, literal, passed, written)
     for default in facts.defaults:
         if default.origin == "argument" and default.name in facts.rewired:
             continue  # moved to its channel after parsing already
@@ -130,9 +139,13 @@ def _parameter_fixes(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) ->
 
 
 def _call_literal(
-    plan: PathPlan, literal: CallLiteral, passed: dict[tuple[str, str], list[Fix]]
+    plan: PathPlan,
+    literal: CallLiteral,
+    passed: dict[tuple[str, str], list[Fix]],
+    written: set[str],
 ) -> None:
-    """A literal handed to a local function whose parameter reaches a path position."""
+    """A literal handed to a local function whose parameter reaches a path position; one read
+    under a folder the script writes (a helper that finds the newest checkpoint) is an output."""
     facts = plan.facts
     param, kind = bound_parameter(facts, literal)
     if (
@@ -144,6 +157,8 @@ def _call_literal(
         return
     fixes = []
     directory = literal.directory if literal.rest is not None else literal.value
+    if kind == "input" and lies_under(posixpath.normpath(directory or "."), written):
+        kind = "output"
     rel = plan.rel(kind, directory)
     args = plan.channels.args_at(literal.scope, literal.line) if literal.scope else None
     if rel is not None and args is not None:

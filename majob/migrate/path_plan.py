@@ -12,6 +12,7 @@ saved, the output channel, which is where ModelArts' resumable training keeps th
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from majob.migrate import patterns as pt
@@ -68,6 +69,18 @@ def settle_directions(sites: list[PathSite]) -> None:
     """One direction per literal: a path that is, or lies under, a directory the script writes
     (or a file it writes) is an output wherever it appears (``isdir``, ``torch.load`` on resume).
     Existence tests and copy sources with no writer take the input side."""
+    written = written_paths(sites)
+    for site in sites:
+        path = posixpath.normpath(site.use.value)
+        over = site.neutral and any(w.startswith(path.rstrip("/") + "/") for w in written)
+        if site.use.kind != "output" and (lies_under(path, written) or over):
+            site.use = pt.PathUse(site.use.value, "output", site.use.is_dir or over)
+
+
+def written_paths(sites: list[PathSite], constants: Sequence[PathConstant] = ()) -> set[str]:
+    """The files and directories the script writes (normalized): output path sites and their
+    folders, and output path constants with theirs (of ``"checkpoints/{api}/{time}"``, the
+    folders before the first field: ``checkpoints``)."""
     written: set[str] = set()
     for site in sites:
         if site.use.kind == "output" and not site.neutral:
@@ -76,12 +89,21 @@ def settle_directions(sites: list[PathSite]) -> None:
             parent = path if site.use.is_dir else posixpath.dirname(path)
             if parent not in ("", "."):
                 written.add(parent)
-    for site in sites:
-        path = posixpath.normpath(site.use.value)
-        under = any(path == w or path.startswith(w.rstrip("/") + "/") for w in written)
-        over = site.neutral and any(w.startswith(path.rstrip("/") + "/") for w in written)
-        if site.use.kind != "output" and (under or over):
-            site.use = pt.PathUse(site.use.value, "output", site.use.is_dir or over)
+    for constant in constants:
+        if constant.kind != "output" or not constant.value:
+            continue
+        fixed, field_start, _ = constant.value.partition("{")
+        if field_start or constant.is_file:  # the folders before the field, or the file's
+            fixed = posixpath.dirname(fixed)
+        if fixed:
+            written.add(posixpath.normpath(fixed))
+    written.discard(".")
+    return written
+
+
+def lies_under(path: str, written: set[str]) -> bool:
+    """Whether the normalized ``path`` is one of ``written`` or lies under one."""
+    return any(path == w or path.startswith(w.rstrip("/") + "/") for w in written)
 
 
 def adopt_strings_under_outputs(facts: FileFacts) -> None:

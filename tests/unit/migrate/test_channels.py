@@ -118,6 +118,55 @@ def test_a_cross_file_helper_is_known_in_a_directory_check(tmp_path: Path) -> No
     )
 
 
+def test_a_helper_reading_a_folder_the_script_writes_reads_an_output(tmp_path: Path) -> None:
+    # FSDP2's example: a project helper lists the checkpoint folder to resume from; the script
+    # saves under the same folder through a constant with fields. The read is the output's.
+    (tmp_path / "utils.py").write_text(
+        "import os\n\ndef latest(path):\n    return max(os.listdir(path), default=None)\n"
+    )
+    train = (
+        "import os\nimport torch\nfrom utils import latest\n"
+        'CHECKPOINT_FOLDER = "checkpoints/{api}/{time}"\n'
+        "def main(api):\n"
+        '    last = latest(f"READ/{api}")\n'
+        "    folder = CHECKPOINT_FOLDER.format(api=api, time=1)\n"
+        "    os.makedirs(folder, exist_ok=True)\n"
+        '    torch.save({}, f"{folder}/model.pt")\n'
+    )
+    found = {}
+    for read in ("checkpoints", "checkpoint"):  # the second: a folder nothing writes
+        (tmp_path / "train.py").write_text(train.replace("READ", read))
+        reports = {Path(r.path).name: r for r in check_paths([tmp_path], jobs=1)}
+        found[read] = {(f.line, f.rule) for f in reports["train.py"].findings}
+    assert (6, "MA102") in found["checkpoints"] and (6, "MA101") not in found["checkpoints"]
+    assert (6, "MA101") in found["checkpoint"]
+    assert (4, "MA102") in found["checkpoints"]  # the constant itself
+
+
+def test_a_local_helper_reading_a_folder_the_script_writes_reads_an_output() -> None:
+    report = check_source(
+        textwrap.dedent(
+            """
+            import os
+            import torch
+
+            def newest(folder):
+                return sorted(os.listdir(folder))[-1]
+
+            def train(model):
+                os.makedirs("runs/ckpt", exist_ok=True)
+                start = newest("runs/ckpt")
+                torch.save(model, "runs/ckpt/last.pt")
+                other = newest("pretrained")
+            """
+        ),
+        "train.py",
+    )
+    rules = {(f.line, f.rule) for f in report.findings}
+    assert (10, "MA102") in rules and (10, "MA101") not in rules
+    assert (12, "MA101") in rules  # a folder the script never writes stays an input
+
+
 def test_a_folder_and_the_paths_built_under_it_move_together() -> None:
     after = _migrated(
         """
