@@ -21,6 +21,13 @@ class Span:
     end_line: int
     end_col: int
 
+    def contains(self, other: Span) -> bool:
+        """Whether ``other`` lies within this span (or is it)."""
+        return (self.line, self.col) <= (other.line, other.col) and (
+            other.end_line,
+            other.end_col,
+        ) <= (self.end_line, self.end_col)
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -122,7 +122,10 @@ def adopt_strings_under_outputs(facts: FileFacts) -> None:
         value = posixpath.normpath(site.use.value)
         if node_id in facts.skip_strings or not pt.is_local_path_literal(site.use.value):
             continue
-        if any(value.startswith(w + "/") for w in written) and site.span not in facts.site_at:
+        if not any(value.startswith(w + "/") for w in written) or site.span in facts.site_at:
+            continue
+        # the head of a formatted path ("results/e_" + str(epoch)) is reported with the whole
+        if not any(known.span.contains(site.span) for known in facts.paths):
             facts.site_at[site.span] = site
             facts.paths.append(site)
 

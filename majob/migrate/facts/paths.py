@@ -124,7 +124,7 @@ class PathFacts(FlowFacts):
             use = pt.PathUse(directory, kind, True)
             line = getattr(arg, "lineno", 0)
             site = PathSite(self.span(arg), use, self.scope, line, neutral, template_rest=rest)
-            self.paths.append(site)
+            self._add_site(site)  # once, however many calls reach it (plt.savefig is two)
         if type(literal) is not ast.Constant or type(literal.value) is not str:
             return None
         if not pt.is_local_path_literal(literal.value) or pt.is_code_file(literal.value):

@@ -233,3 +233,38 @@ def test_a_folder_named_constant_joined_under_a_channel_is_no_local_path() -> No
         """
     )
     assert _left(source) == []
+
+
+def test_one_path_is_one_finding() -> None:
+    # plt.savefig is both a method and an imported name that take a path; a formatted path's
+    # head lies under a folder the script writes: each was reported twice at one place.
+    report = check_source(
+        textwrap.dedent(
+            """
+            import os
+            import matplotlib.pyplot as plt
+            from torchvision.utils import save_image
+
+            def main(images, epochs):
+                os.makedirs("results", exist_ok=True)
+                for epoch in range(epochs):
+                    save_image(images, "results/sample_" + str(epoch) + ".png")
+                    plt.savefig("predict%d.pdf" % epoch)
+            """
+        ),
+        "train.py",
+    )
+    places = [(f.rule, f.line, f.col) for f in report.findings]
+    assert ("MA102", 9, 28) in places and ("MA102", 10, 21) in places
+    assert len(places) == len(set(places)), places
+
+
+def test_no_path_finding_is_reported_twice_in_the_corpora() -> None:
+    corpora = [CORPUS_ROOT / "migrate_corpus", CORPUS_ROOT / "migrate_heldout"]
+    for report in check_paths(corpora, Target.NPU, jobs=1):
+        places = [(f.rule, f.line, f.col) for f in report.findings if f.rule in PATH_RULES]
+        assert len(places) == len(set(places)), (report.path, places)
+
+
+CORPUS_ROOT = Path(__file__).resolve().parents[2]
+PATH_RULES = ("MA101", "MA102", "MA108")
