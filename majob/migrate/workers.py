@@ -37,9 +37,11 @@ __all__ = [
     "worker_count",
 ]
 
-# Measured with bench/check_speed.py --lines N on 2 CPUs: 5,000 lines (197 KB) check faster in one
-# process, 8,000 lines (321 KB) 15% faster in two, 20,000 lines (771 KB) twice as fast.
-MIN_BYTES_PER_WORKER = 128 * 1024
+# Measured on 2 CPUs (15 interleaved runs each, -j 1 against -j 2): with forked workers, 20 KB and
+# 40 KB of source check as fast either way, 93 KB (2,300 lines) 8% faster in two, 197 KB (5,000
+# lines) 19% faster. (With a process pool, which took ~30 ms to import and start, two paid only
+# from about 256 KB.)
+MIN_BYTES_PER_WORKER = 32 * 1024
 _FILES_PER_TASK = 16  # spawned workers: small enough to balance uneven files, large enough to batch
 
 Item = TypeVar("Item")
