@@ -137,6 +137,9 @@ def _map_forked(
     function: Callable[[Item], Result], items: Sequence[Item], split: list[list[int]]
 ) -> list[Result]:
     results: dict[int, Result] = {}
+    for stream in (sys.stdout, sys.stderr):  # a child must not write what this one had buffered
+        if stream is not None:  # None under pythonw
+            stream.flush()
     children = {
         number: _fork_share(function, items, split[number]) for number in range(1, len(split))
     }
