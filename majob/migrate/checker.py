@@ -149,8 +149,6 @@ def check_file(
 def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
     """Every ``.py`` file under ``paths`` (files as given, directories walked with the project's
     ignore rules), as ``(path, display name)``, in a stable order. Missing paths are an error."""
-    from majob.storage.ignore import walk_files
-
     paths = list(paths)
     for path in paths:  # every path is checked before any work starts
         if not path.exists():
@@ -161,6 +159,8 @@ def python_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str]]:
         if path.is_file():
             yield path, str(path)
         elif path.is_dir():
+            from majob.storage.ignore import walk_files  # pathspec: only to walk a directory
+
             for rel in sorted(walk_files(path)):
                 if rel.endswith(".py"):
                     yield path / rel, str(path / rel)
