@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -165,37 +163,49 @@ def test_shares_balance_the_sizes_and_cover_every_file_once() -> None:
     assert workers.shares([5, 5], 8) == [[0], [1]]  # never an empty share
 
 
-_TEST_PROCESS = os.getpid()
+# Run in a fresh interpreter: the test session may have other threads by now (servers of other
+# tests), and then majob rightly spawns instead of forking.
+FORKED_MAP = """
+import os, signal, sys
+from pathlib import Path
+from majob.migrate import workers
 
+MAIN = os.getpid()
 
-def _square_or_fail(value: int) -> int:
+def square_or_fail(value):
     if value == 13:
         raise ValueError("thirteen is unlucky")
-    if value == 99 and os.getpid() != _TEST_PROCESS:
+    if value == 99 and os.getpid() != MAIN:
         os.kill(os.getpid(), signal.SIGKILL)  # a worker killed (out of memory) mid-task
     return value * value
 
+def children():
+    tasks = Path("/proc/self/task").iterdir()
+    return {pid for task in tasks for pid in (task / "children").read_text().split()}
 
-@pytest.mark.skipif(not workers._fork_is_safe(), reason="forks only where a fork is safe")
+assert workers._fork_is_safe()
+values = [v for v in range(40) if v != 13]
+assert workers.map_in_workers(square_or_fail, values, 3, weights=values) == [v * v for v in values]
+try:  # the heaviest item is this process's own; 13 goes to a forked worker
+    workers.map_in_workers(square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
+except ValueError as error:
+    assert "thirteen" in str(error) and "in a check worker" in str(error.__cause__), error
+else:
+    raise AssertionError("the worker's error was lost")
+try:
+    workers.map_in_workers(square_or_fail, [1, 99, 2, 3], 2, weights=[100, 1, 1, 1])
+except workers.WorkerFailed as error:
+    assert "signal 9" in str(error), error
+else:
+    raise AssertionError("a killed worker went unnoticed")
+assert children() == set(), children()  # every worker was waited for, none left running
+print("ok")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
 def test_forked_workers_keep_order_and_pass_errors_back() -> None:
-    before = _children()
-    values = [v for v in range(40) if v != 13]
-    assert workers.map_in_workers(_square_or_fail, values, 3, weights=values) == [
-        v * v for v in values
-    ]
-    with pytest.raises(ValueError, match="thirteen") as raised:
-        # the heaviest item is this process's own; 13 goes to a forked worker
-        workers.map_in_workers(_square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
-    assert "in a check worker" in str(raised.value.__cause__)
-    with pytest.raises(workers.WorkerFailed, match="signal 9"):
-        workers.map_in_workers(_square_or_fail, [1, 99, 2, 3], 2, weights=[100, 1, 1, 1])
-    assert _children() == before  # every worker was waited for, none left running
-
-
-def _children() -> set[str]:
-    """This process's children, zombies included (Linux's /proc)."""
-    return {
-        pid
-        for task in Path("/proc/self/task").iterdir()
-        for pid in (task / "children").read_text().split()
-    }
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_MAP], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
