@@ -7,9 +7,9 @@ start of a process and the pickling of reports cost more than they save.
 
 Where a fork is safe (Linux, one thread) the files are split by size into one share per worker
 before any starts; this process checks the first share while forked children check the others
-and send back their reports through a pipe. A child ends with ``os._exit``: the trees and facts
-of its files are never freed one by one (on a large tree, a tenth of the work). Elsewhere the
-workers are spawned by ``concurrent.futures``, which is imported only then.
+and send back their reports through a pipe. A child ends with ``os._exit``, skipping the
+interpreter's teardown (each file's tree is freed as the file is done, as in one process).
+Elsewhere the workers are spawned by ``concurrent.futures``, which is imported only then.
 """
 
 from __future__ import annotations
