@@ -67,7 +67,8 @@ def _root(
 
 
 def build_app(command: str | None = None) -> typer.Typer:
-    """``majob`` with every command, or with only the module that defines ``command``.
+    """``majob`` with every command, or with only the module that defines ``command`` (none for
+    ``""``).
 
     Typer builds the Click command of every function it holds before it parses anything: for all
     of majob's commands that is an import of each command module and an inspection of each
@@ -102,8 +103,11 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def _command_named(args: list[str]) -> str | None:
-    """The command ``args`` run, when it is one majob has; None for options first (``--help``,
-    ``--version``) and for unknown names, which need every command to be answered."""
+    """The command ``args`` run, when it is one majob has (``""`` for ``--version`` alone: no
+    command); None for other options first (``--help``) and for unknown names, which need every
+    command to be answered."""
+    if args == ["--version"]:
+        return ""
     if not args or args[0].startswith("-"):
         return None
     known = {name for _, _, names in COMMAND_MODULES for name in names}
