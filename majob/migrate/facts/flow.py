@@ -128,10 +128,18 @@ class FlowFacts(ArgsFlowFacts):
             self.attr_uses[head.attr] = kind
 
     def _settle_flag_candidates(self) -> None:
-        """A flag whose name says nothing (``--outf``) is a path when its uses show it."""
+        """A flag whose name says nothing (``--outf``), or a config value or attribute
+        (``self.config.snapshot_path = "snapshot.pt"``), is a path when its uses show it."""
         for dest, default in self.flag_candidates.items():
             kind = self.attr_uses.get(dest)
             if kind is not None:
                 self.defaults.append(
                     DefaultPath(dest, default.span, default.value, "argument", None, kind)
+                )
+        for name, (value, node_id) in self.config_candidates.items():
+            kind = self.attr_uses.get(name)
+            if kind is not None and node_id not in self.skip_strings:
+                self.skip_strings.add(node_id)
+                self.defaults.append(
+                    DefaultPath(name, value.span, value.value, "config", None, kind)
                 )

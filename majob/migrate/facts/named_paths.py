@@ -50,13 +50,18 @@ class NamedPathFacts(FactsBase):
             type(value) is not ast.Constant
             or type(value.value) is not str
             or id(value) in self.skip_strings
-            or not pt.config_path_name(name)
             or not pt.is_local_path_literal(value.value)
             or any(c in value.value for c in "^$*?[]\\(")  # a pattern (a route, a regex)
         ):
             return
-        self.skip_strings.add(id(value))
-        self.defaults.append(DefaultPath(name, self.span(value), value.value, "config", None))
+        text = value.value
+        path = DefaultPath(name, self.span(value), text, "config", None)
+        if pt.config_path_name(name):
+            self.skip_strings.add(id(value))
+            self.defaults.append(path)
+        elif "/" in text or pt.looks_like_file(text.rsplit("/", 1)[-1]):
+            # self.config.snapshot_path = "snapshot.pt": a path if torch.save(.., <x>.snapshot_path)
+            self.config_candidates.setdefault(name, (path, id(value)))
 
     def _find_path_constants(self, tree: ast.Module) -> None:
         """Module-level ``NAME = "path"`` constants; a name assigned twice is none. Also the

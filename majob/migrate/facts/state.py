@@ -86,6 +86,9 @@ class FactsBase:
         self.self_attrs: dict[str, tuple[str, str]] = {}  # self.<attr> = <parameter>
         self.attr_uses: dict[str, pt.PathKind] = {}  # <obj>.<attr> in a path position
         self.flag_candidates: dict[str, DefaultPath] = {}  # string defaults of other flags
+        # file-like strings set as config values or attributes whose names say nothing, with
+        # their node's id: paths if their uses say so (see flow)
+        self.config_candidates: dict[str, tuple[DefaultPath, int]] = {}
         self.site_at: dict[Span, PathSite] = {}  # one path site per literal
         # every short string with a slash outside a path position, and its node's id
         self.slash_strings: list[PathSite] = []

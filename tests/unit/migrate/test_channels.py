@@ -268,3 +268,34 @@ def test_no_path_finding_is_reported_twice_in_the_corpora() -> None:
 
 CORPUS_ROOT = Path(__file__).resolve().parents[2]
 PATH_RULES = ("MA101", "MA102", "MA108")
+
+
+def test_a_config_attribute_whose_name_says_nothing_is_a_path_when_its_uses_say_so() -> None:
+    # minGPT's trainer: `self.config.snapshot_path = "snapshot.pt"`, saved with torch.save.
+    report = check_source(
+        textwrap.dedent(
+            """
+            import torch
+
+            class Trainer:
+                def __init__(self, config):
+                    self.config = config
+                    if self.config.snapshot_path is None:
+                        self.config.snapshot_path = "snapshot.pt"
+                    self.config.vocab = "vocab.json"
+                    self.config.label = "model.v2"
+
+                def save(self, state):
+                    torch.save(state, self.config.snapshot_path)
+
+                def words(self):
+                    with open(self.config.vocab) as handle:
+                        return handle.read().split()
+            """
+        ),
+        "trainer.py",
+    )
+    found = {(f.line, f.rule): f.message for f in report.findings}
+    assert "snapshot_path is set to 'snapshot.pt'" in found[(8, "MA102")]
+    assert "vocab is set to 'vocab.json'" in found[(9, "MA101")]
+    assert not [line for line, _ in found if line == 10]  # never used as a path: a name
