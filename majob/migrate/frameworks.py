@@ -81,6 +81,9 @@ REJECTING_CALLS: dict[str, str] = {
     },
     "fire.Fire": "fire rejects flags its function does not take",
     "jsonargparse.CLI": "jsonargparse rejects arguments it does not know",
+    # Hydra's own parser takes key=value overrides and its few flags: --data_url=... fails it
+    "hydra.main": "hydra.main parses sys.argv, where a --flag it does not know is an error "
+    "(overrides are key=value)",
 }
 HF_PARSE = "parse_args_into_dataclasses"  # raises unless return_remaining_strings=True
 # HfArgumentParser((ModelArguments, ...)): each field of those dataclasses is a --flag

@@ -83,7 +83,8 @@ RULES: dict[str, Rule] = {
             "--world_size) arguments ModelArts adds: the job fails at start",
             "let it ignore or declare them (a configurator needs data_url/train_url globals; "
             "HfArgumentParser: return_remaining_strings=True; LightningCLI: pass args= without "
-            "them)",
+            "them; hydra.main: move them out of sys.argv before it runs, or use Hydra's compose "
+            "API)",
             _PATHS,
         ),
         Rule(

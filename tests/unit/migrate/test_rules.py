@@ -332,6 +332,12 @@ if args.local_rank == 0:
         set(),
     ),
     ("MA107", GPU, "exec(open('configurator.py').read())\n", set()),
+    (
+        "MA107",
+        GPU,
+        "import hydra\n@hydra.main(config_name='cfg')\ndef main(cfg):\n    pass\n",
+        set(),
+    ),
     ("MA107", GPU, "(a,) = parser.parse_args_into_dataclasses()\n", set()),
     ("MA211", GPU, "import os\nrank = int(os.environ['LOCAL_RANK'])\n", set()),
     ("MA211", GPU, "from accelerate import Accelerator\naccelerator = Accelerator()\n", set()),
