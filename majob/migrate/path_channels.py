@@ -96,13 +96,16 @@ class Channels:
             if not grew:
                 return
 
-    def expr(self, args: str, kind: pt.PathKind, rel: str) -> str:
-        """``args.train_url``, or ``os.path.join(args.train_url, "rel")``."""
+    def expr(self, args: str, kind: pt.PathKind, rel: str, slash: bool = False) -> str:
+        """``args.train_url``, or ``os.path.join(args.train_url, "rel")``; with ``slash`` (the
+        old path ended with "/", and ``out + "model.pt"`` may rely on it) a trailing ``""``
+        keeps the separator: ``os.path.join(args.train_url, "")``."""
         expr = f"{args}.{pt.CHANNEL_FLAGS[kind]}" if args else pt.CHANNEL_FLAGS[kind]
-        if not rel:
+        parts = [expr, *([py_str(rel)] if rel else []), *(['""'] if slash else [])]
+        if len(parts) == 1:
             return expr
         self.needs_os = self.needs_os or self.facts.binding("os") is None
-        return f"{self.os_name}.path.join({expr}, {py_str(rel)})"
+        return f"{self.os_name}.path.join({', '.join(parts)})"
 
     def joined(self, args: str, kind: pt.PathKind, rel: str, rest: str) -> str:
         """``os.path.join(args.train_url, "rel", <rest>)`` for a formatted path."""

@@ -104,7 +104,7 @@ def _flag_fix(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) -> Fix | 
     if default.span.line > host.stmt.line:
         return None  # declared after the parse (in a function defined later): left by hand
     args = host.args_name
-    channel = plan.channels.expr(args, kind, rel)
+    channel = plan.channels.expr(args, kind, rel, default.value.endswith("/"))
     code = (
         f"if {args}.{default.name} == {py_str(default.value)}:\n"
         f"    {args}.{default.name} = {channel}\n"
@@ -128,7 +128,10 @@ def _parameter_fixes(plan: PathPlan, default: DefaultPath, kind: pt.PathKind) ->
         shift = 1 if call.method and params[:1] in (["self"], ["cls"]) else 0
         if default.name in call.passed or call.positional + shift > index:
             continue  # the caller gives its own path
-        code = plan.channel_expr(kind, rel, call.scope, call.line) if rel is not None else None
+        slash = default.value.endswith("/")
+        code = (
+            plan.channel_expr(kind, rel, call.scope, call.line, slash) if rel is not None else None
+        )
         if code is None:
             return []
         rule = RULE_OF_KIND[kind]
@@ -165,7 +168,7 @@ def _call_literal(
         if literal.rest is not None:
             code = plan.channels.joined(args, kind, rel, literal.rest)
         else:
-            code = plan.channels.expr(args, kind, rel)
+            code = plan.channels.expr(args, kind, rel, literal.value.endswith("/"))
         rule = RULE_OF_KIND[kind]
         fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", literal.span, code=code))
     detail = f"{literal.value!r} is {literal.callee}()'s {param}, used as a path"

@@ -55,10 +55,13 @@ class PathPlan:
     ) -> None:
         self.findings.append(PlannedFinding(kind, span, detail, list(fixes), rule))
 
-    def channel_expr(self, kind: pt.PathKind, rel: str, scope: Scope, line: int) -> str | None:
-        """``args.<channel>`` joined with ``rel`` where the arguments are in scope, else None."""
+    def channel_expr(
+        self, kind: pt.PathKind, rel: str, scope: Scope, line: int, slash: bool = False
+    ) -> str | None:
+        """``args.<channel>`` joined with ``rel`` where the arguments are in scope, else None
+        (``slash``: keep a trailing separator, see ``Channels.expr``)."""
         args = self.channels.args_at(scope, line)
-        return None if args is None else self.channels.expr(args, kind, rel)
+        return None if args is None else self.channels.expr(args, kind, rel, slash)
 
     def rel(self, kind: pt.PathKind, value: str) -> str | None:
         root = self.roots.get(kind)

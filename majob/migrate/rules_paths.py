@@ -123,7 +123,7 @@ def _ma101_ma102_literals(plan: PathPlan) -> None:
         detail = repr(site.use.value)
         args = plan.channels.args_at(site.scope, site.line)
         if args is not None and rel is not None:
-            expr = plan.channels.expr(args, kind, rel)
+            expr = plan.channels.expr(args, kind, rel, site.use.value.endswith("/"))
             if site.template_rest is not None:
                 # f"ckpt/e{epoch}.pt" -> os.path.join(args.train_url, "ckpt", f"e{epoch}.pt")
                 code = plan.channels.joined(args, kind, rel, site.template_rest)
@@ -163,8 +163,13 @@ def _ma101_ma102_constants(plan: PathPlan) -> None:
             elif constant.value is not None and constant.routable and root:
                 # OUTPUT_DIR = "./output" beside "./output/train.log": both move to --train_url.
                 rel = pt.relative_to_root(constant.value, root)
+            slash = (constant.value or "").endswith("/")
             for span, scope, line in constant.uses:
-                expr = plan.channel_expr(group_kind, rel, scope, line) if rel is not None else None
+                expr = (
+                    plan.channel_expr(group_kind, rel, scope, line, slash)
+                    if rel is not None
+                    else None
+                )
                 if expr is not None:
                     fixes.append(Fix(Codemod.CLOUD_PATHS, rule, "replace-expr", span, code=expr))
             if len(fixes) != len(constant.uses):
@@ -179,7 +184,8 @@ def _in_place(plan: PathPlan, kind: pt.PathKind, constant: PathConstant) -> list
     globals): the literal itself becomes the channel, the rest of the value stays."""
     rel = plan.rel(kind, constant.literal_text)
     module = plan.facts.scope
-    expr = plan.channel_expr(kind, rel, module, constant.line) if rel is not None else None
+    slash = constant.literal_text.endswith("/")
+    expr = plan.channel_expr(kind, rel, module, constant.line, slash) if rel is not None else None
     if expr is None:
         return []
     rule = RULE_OF_KIND[kind]

@@ -21,6 +21,15 @@ _SAME_PATH = frozenset(
 _MAX_HOPS = 3  # local variables followed from one use (x = y; y = z; z = "...")
 
 
+def _starts_with_separator(node: ast.AST) -> bool:
+    """``"/x.pt"``, ``f"/{name}"`` or ``os.sep``: what follows a directory, not a name."""
+    if type(node) is ast.JoinedStr and node.values:
+        node = node.values[0]
+    if type(node) is ast.Constant:
+        return isinstance(node.value, str) and node.value.startswith("/")
+    return type(node) is ast.Attribute and node.attr == "sep"
+
+
 def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
     """The expression a path is built on, and whether something is built under it:
     ``os.path.join(root, "x")`` -> (root, True); ``Path(root)`` -> (root, False)."""
@@ -45,8 +54,13 @@ def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
                 return node, joined
         elif kind is ast.BinOp:
             op = type(node.op)  # type: ignore[attr-defined]
-            if op in (ast.Div, ast.Add):
+            if op is ast.Div:
                 node, joined = node.left, True  # type: ignore[attr-defined]
+            elif op is ast.Add:
+                # root + "/x.pt" builds under root; prefix + "-" + time + ".pt" only names a
+                # file that starts with prefix (a root written "out/" says so itself)
+                joined = joined or _starts_with_separator(node.right)  # type: ignore[attr-defined]
+                node = node.left  # type: ignore[attr-defined]
             elif op is ast.Mod and _formats_first(node.left, "%"):  # type: ignore[attr-defined]
                 right = node.right  # type: ignore[attr-defined]
                 elements = right.elts if type(right) is ast.Tuple else [right]

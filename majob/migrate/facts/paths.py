@@ -129,7 +129,7 @@ class PathFacts(FlowFacts):
             return None
         if not pt.is_local_path_literal(literal.value) or pt.is_code_file(literal.value):
             return None  # exec(open("configurator.py").read()) reads code, not data
-        return literal, literal.value, is_dir
+        return literal, literal.value, is_dir or literal.value.endswith("/")
 
     def _template(self, node: ast.AST) -> tuple[str, str] | None:
         """(directory, the expression without it) for a formatted path: ``f"ckpt/e{epoch}.pt"``,

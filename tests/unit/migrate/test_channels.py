@@ -4,8 +4,12 @@ and the fixes find the parsed arguments where the script keeps them."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from majob.migrate.checker import check_paths, check_source
 from majob.migrate.rewrite import migrate_source, plan
@@ -299,3 +303,51 @@ def test_a_config_attribute_whose_name_says_nothing_is_a_path_when_its_uses_say_
     assert "snapshot_path is set to 'snapshot.pt'" in found[(8, "MA102")]
     assert "vocab is set to 'vocab.json'" in found[(9, "MA101")]
     assert not [line for line, _ in found if line == 10]  # never used as a path: a name
+
+
+CONCATENATED = """
+import argparse
+import os
+{constant}
+
+def main(args, tag):
+    {local}
+    with open({path}, "w") as handle:
+        handle.write("x")
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+main(args, "7")
+"""
+
+
+@pytest.mark.parametrize(
+    ("constant", "local", "path", "written"),
+    [
+        # T5's FSDP example: a name prefix, not a folder
+        ("", 'prefix = "model-"', 'prefix + "-" + tag + ".txt"', "model--7.txt"),
+        ("", 'root = "out/"', 'root + "model.txt"', "model.txt"),  # a folder with its slash
+        ('ROOT = "out/"', "pass", 'ROOT + "model.txt"', "model.txt"),
+        ("", 'root = "out"', 'root + "/model.txt"', "model.txt"),
+    ],
+)
+def test_a_path_built_with_plus_lands_inside_the_channel(
+    tmp_path: Path, constant: str, local: str, path: str, written: str
+) -> None:
+    source = CONCATENATED.format(constant=constant, local=local, path=path)
+    migrated = migrate_source(source, Codemod.CLOUD_PATHS)[0]
+    assert migrated != source
+    work, train = tmp_path / "work", tmp_path / "train"
+    work.mkdir()
+    train.mkdir()
+    (work / "train.py").write_text(migrated)
+    done = subprocess.run(
+        [sys.executable, "train.py", f"--train_url={train}"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + migrated
+    assert [p.name for p in train.iterdir()] == [written], migrated
+    assert [p.name for p in work.iterdir()] == ["train.py"]  # nothing beside the channel
