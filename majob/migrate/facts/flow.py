@@ -58,8 +58,9 @@ def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
                 node, joined = node.left, True  # type: ignore[attr-defined]
             elif op is ast.Add:
                 # root + "/x.pt" builds under root; prefix + "-" + time + ".pt" only names a
-                # file that starts with prefix (a root written "out/" says so itself)
-                joined = joined or _starts_with_separator(node.right)  # type: ignore[attr-defined]
+                # file (or folder: join(root + "_v2", "x")) that starts with prefix, whatever
+                # is built under that name (a root written "out/" says so itself)
+                joined = _starts_with_separator(node.right)  # type: ignore[attr-defined]
                 node = node.left  # type: ignore[attr-defined]
             elif op is ast.Mod and _formats_first(node.left, "%"):  # type: ignore[attr-defined]
                 right = node.right  # type: ignore[attr-defined]

@@ -312,6 +312,7 @@ import os
 
 def main(args, tag):
     {local}
+    os.makedirs(os.path.dirname({path}) or ".", exist_ok=True)
     with open({path}, "w") as handle:
         handle.write("x")
 
@@ -329,6 +330,8 @@ main(args, "7")
         ("", 'root = "out/"', 'root + "model.txt"', "model.txt"),  # a folder with its slash
         ('ROOT = "out/"', "pass", 'ROOT + "model.txt"', "model.txt"),
         ("", 'root = "out"', 'root + "/model.txt"', "model.txt"),
+        # a folder named from a prefix: the prefix moves, the folder stays inside
+        ("", 'root = "run"', 'os.path.join(root + "_" + tag, "m.txt")', "run_7"),
     ],
 )
 def test_a_path_built_with_plus_lands_inside_the_channel(
