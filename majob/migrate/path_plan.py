@@ -151,8 +151,14 @@ def plan_roots(plan: PathPlan) -> None:
             declared = facts.flags[flag]
             plan.roots[kind] = pt.channel_root(uses, declared) if declared is not None else None
         elif len(routable) == 1 and len(plan.constants[kind]) == 1 and not uses:
-            plan.roots[kind] = None  # the constant is the root (its uses are routed)
             constant = routable[0]
+            folder = _folder_before_fields(constant.value or "")
+            if folder is not None:
+                # "checkpoints/{api}/{time}": the channel is the folder before the fields, and
+                # the uses keep the rest (os.path.join(args.train_url, "{api}/{time}").format)
+                plan.roots[kind] = folder
+                continue
+            plan.roots[kind] = None  # the constant is the root (its uses are routed)
             plan.default_code[kind] = (
                 f"{plan.os_name}.path.dirname({constant.name})"
                 if constant.is_file
@@ -162,6 +168,15 @@ def plan_roots(plan: PathPlan) -> None:
             plan.roots[kind] = _tested_root(
                 facts.paths, kind, pt.channel_root(uses) or pt.DEFAULT_ROOTS[kind]
             )
+
+
+def _folder_before_fields(value: str) -> str | None:
+    """The folder a template path starts with (``"checkpoints/{api}/{time}"`` ->
+    ``checkpoints``; ``"run_{}.pt"`` -> ``.``), or None for a path with no ``{}`` field."""
+    fixed, field_start, _ = value.partition("{")
+    if not field_start:
+        return None
+    return posixpath.dirname(fixed) or "."
 
 
 def _tested_root(sites: list[PathSite], kind: pt.PathKind, root: str) -> str:

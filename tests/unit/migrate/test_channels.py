@@ -332,9 +332,16 @@ main(args, "7")
         ("", 'root = "out"', 'root + "/model.txt"', "model.txt"),
         # a folder named from a prefix: the prefix moves, the folder stays inside
         ("", 'root = "run"', 'os.path.join(root + "_" + tag, "m.txt")', "run_7"),
+        # FSDP2's example: a template constant; its fields stay under the channel
+        (
+            'CKPT_FOLDER = "ckpt/{tag}"',
+            "folder = CKPT_FOLDER.format(tag=tag)",
+            'folder + "/m.txt"',
+            "7",
+        ),
     ],
 )
-def test_a_path_built_with_plus_lands_inside_the_channel(
+def test_a_built_path_lands_inside_the_channel_after_the_rewrite(
     tmp_path: Path, constant: str, local: str, path: str, written: str
 ) -> None:
     source = CONCATENATED.format(constant=constant, local=local, path=path)
