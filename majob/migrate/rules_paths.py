@@ -123,7 +123,9 @@ def _ma101_ma102_literals(plan: PathPlan) -> None:
         detail = repr(site.use.value)
         args = plan.channels.args_at(site.scope, site.line)
         if args is not None and rel is not None:
-            expr = plan.channels.expr(args, kind, rel, site.use.value.endswith("/"))
+            # a variable's trailing slash may be relied on (root + "model.pt"); a call's not
+            slash = site.named and site.use.value.endswith("/")
+            expr = plan.channels.expr(args, kind, rel, slash)
             if site.template_rest is not None:
                 # f"ckpt/e{epoch}.pt" -> os.path.join(args.train_url, "ckpt", f"e{epoch}.pt")
                 code = plan.channels.joined(args, kind, rel, site.template_rest)

@@ -65,6 +65,7 @@ class PathFacts(FlowFacts):
                 literal.lineno,
                 neutral=neutral,
                 mkdir=mkdir,
+                named=hops > 0,
             )
         )
 
@@ -78,6 +79,7 @@ class PathFacts(FlowFacts):
         if site.use.kind == "output" and not site.neutral:
             known.use = pt.PathUse(known.use.value, "output", known.use.is_dir or site.use.is_dir)
         known.neutral = known.neutral and site.neutral
+        known.named = known.named or site.named
         known.mkdir = known.mkdir or site.mkdir
 
     def _named_path_used(self, arg: ast.AST, kind: pt.PathKind, neutral: bool) -> bool:

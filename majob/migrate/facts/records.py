@@ -50,6 +50,7 @@ class PathSite:
     # f"ckpt/e{epoch}.pt", "ckpt/e%d.pt" % epoch, "ckpt/e{}.pt".format(epoch): the span is the
     # whole expression, ``use.value`` its directory, and this the expression without it
     template_rest: str | None = None
+    named: bool = False  # reached through a variable (root = "out/" ... root + "model.pt")
 
 
 @dataclass
