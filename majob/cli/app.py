@@ -73,7 +73,7 @@ def build_app(command: str | None = None) -> typer.Typer:
     Typer builds the Click command of every function it holds before it parses anything: for all
     of majob's commands that is an import of each command module and an inspection of each
     parameter's type hints, about a third of a short command's start-up. A run of one command
-    builds that command's module alone; help, ``--version`` and unknown names get them all."""
+    builds that command's module alone, ``--version`` none; help and unknown names get them all."""
     root = typer.Typer(
         name="majob",
         help=APP_HELP,

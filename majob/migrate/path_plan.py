@@ -95,11 +95,11 @@ def written_paths(sites: list[PathSite], constants: Sequence[PathConstant] = ())
     for constant in constants:
         if constant.kind != "output" or not constant.value:
             continue
-        fixed, field_start, _ = constant.value.partition("{")
-        if field_start or constant.is_file:  # the folders before the field, or the file's
-            fixed = posixpath.dirname(fixed)
-        if fixed:
-            written.add(posixpath.normpath(fixed))
+        folder = _folder_before_fields(constant.value)
+        if folder is None:  # no field: the constant is the folder, or a file in one
+            value = constant.value
+            folder = posixpath.dirname(value) if constant.is_file else value
+        written.add(posixpath.normpath(folder or "."))
     written.discard(".")
     return written
 
