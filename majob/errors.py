@@ -35,7 +35,7 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from majob.text import printable
 
@@ -61,8 +61,7 @@ class UserInputError(MajobError):
     exit_code = 2
 
 
-@dataclass(frozen=True, order=True)
-class SpecProblem:
+class SpecProblem(NamedTuple):
     """One problem in a spec, located at ``file:line:col`` (1-based) and a dotted field path."""
 
     file: str

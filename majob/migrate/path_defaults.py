@@ -11,7 +11,6 @@ Parameter defaults and config values stay fixed by hand.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import replace
 
 from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
@@ -54,7 +53,7 @@ def plan_defaults(plan: PathPlan) -> None:
             fixes = [fix] if fix else []
             if kind == "input" and _hub_model(plan, default):
                 rule = "MA108"
-                fixes = [replace(f, rule=rule) for f in fixes]
+                fixes = [f._replace(rule=rule) for f in fixes]
         elif default.origin == "dataclass":
             fixes = []  # read as model_args.<field>: moved by hand
             if kind == "input" and _hub_model(plan, default):

@@ -12,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 PathKind = Literal["input", "output"]
 
@@ -160,8 +160,7 @@ def is_local_path_literal(value: str) -> bool:
 # ------------------------------------------------------------------ routing paths through args
 
 
-@dataclass(frozen=True)
-class PathUse:
+class PathUse(NamedTuple):
     """One hard-coded path literal in a path position."""
 
     value: str

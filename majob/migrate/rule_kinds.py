@@ -4,7 +4,7 @@ code should run on, and the rule record itself. ``rules`` holds the table."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -43,8 +43,7 @@ class Target(str, enum.Enum):
     NPU = "npu"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One check: its id, a short name, the default severity, a fix hint, the codemods fixing it."""
 
     id: str

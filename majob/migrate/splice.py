@@ -17,7 +17,6 @@ import re
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
 from majob.migrate.findings import Fix, Span
 from majob.migrate.source_text import source_lines, top_level_ranges
@@ -177,8 +176,7 @@ def apply_fixes(
             continue
         shift = start - 1
         local = [
-            replace(
-                f,
+            f._replace(
                 span=Span(f.span.line - shift, f.span.col, f.span.end_line - shift, f.span.end_col),
             )
             for f in group

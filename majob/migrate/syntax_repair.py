@@ -20,6 +20,7 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from majob.migrate.findings import Span
 from majob.migrate.source_text import source_lines
@@ -37,8 +38,7 @@ _PYTHON2_HINTS = (
 )
 
 
-@dataclass(frozen=True)
-class SyntaxProblem:
+class SyntaxProblem(NamedTuple):
     """One syntax error: where, what, and (for a keyword argument) the text that fixes it."""
 
     span: Span

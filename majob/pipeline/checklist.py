@@ -8,7 +8,7 @@ Statuses: ``done``, ``todo`` (with what to do), ``not needed`` (e.g. DDP for one
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from majob.errors import MajobError
@@ -59,7 +59,7 @@ def _findings(spec: JobSpec) -> tuple[list[Finding], int]:
                 shown = Path(finding.path).resolve().relative_to(root.resolve()).as_posix()
             except ValueError:
                 shown = finding.path
-            found.append(replace(finding, path=shown))
+            found.append(finding._replace(path=shown))
     return found, sum(report.per_epoch_saves for report in reports)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from majob.migrate import patterns as pt
 from majob.migrate.findings import Fix, Span
@@ -137,8 +138,7 @@ class Save:
     scope: Scope | None = None
 
 
-@dataclass(frozen=True)
-class CallSite:
+class CallSite(NamedTuple):
     """A call of a function defined in the file (``f(...)``, ``self.f(...)``) and its guard."""
 
     callee: str
@@ -168,8 +168,7 @@ class NpuCandidate:
     fix: Fix | None = None
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     """A place a rule reports as is, with the detail its message shows."""
 
     span: Span
@@ -181,8 +180,7 @@ class Site:
         return self.span.line
 
 
-@dataclass(frozen=True)
-class ParseArgsCall:
+class ParseArgsCall(NamedTuple):
     """A ``parse_args()`` call; ``whole`` when it is the whole value of ``name = ...``."""
 
     span: Span
@@ -190,8 +188,7 @@ class ParseArgsCall:
     receiver: str | None = None  # the parser's name, when it is a name
 
 
-@dataclass(frozen=True)
-class ArgsAlias:
+class ArgsAlias(NamedTuple):
     """``args, text = _parse_args()``: the parsed arguments are ``name`` in ``scope`` from
     ``line`` on."""
 
@@ -213,8 +210,7 @@ class ArgsPass:
     scope: Scope
 
 
-@dataclass(frozen=True)
-class HelperCall:
+class HelperCall(NamedTuple):
     """A call of a local function with a path parameter default: which parameters it passes."""
 
     callee: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from majob.migrate.facts.records import EpochLoop, Scope
 from majob.migrate.facts.state import FactsBase
@@ -39,8 +40,7 @@ class CheckpointSave:
     in_steps: bool = False  # in a loop over training steps (``for iteration in range(...)``)
 
 
-@dataclass(frozen=True)
-class LoopCall:
+class LoopCall(NamedTuple):
     """A call of a function of the file inside an epoch loop (``train(epoch)``, ``save(m)``)."""
 
     callee: str
