@@ -12,6 +12,7 @@ saved, the output channel, which is where ModelArts' resumable training keeps th
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -170,13 +171,20 @@ def plan_roots(plan: PathPlan) -> None:
             )
 
 
+# A field of a str.format template or a %-format (with the escapes, matched to be skipped).
+_FIELDS = re.compile(
+    r"\{\{|%%|\{|%(?:\([^)]*\))?[-#0 +]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[diouxXeEfFgGcrsa]"
+)
+
+
 def _folder_before_fields(value: str) -> str | None:
     """The folder a template path starts with (``"checkpoints/{api}/{time}"`` ->
-    ``checkpoints``; ``"run_{}.pt"`` -> ``.``), or None for a path with no ``{}`` field."""
-    fixed, field_start, _ = value.partition("{")
-    if not field_start:
+    ``checkpoints``; ``"out/run_%d"`` -> ``out``; ``"run_{}.pt"`` -> ``.``), or None for a path
+    with no ``{}`` or ``%`` field (``{{`` and ``%%`` are text)."""
+    first = next((m for m in _FIELDS.finditer(value) if m.group() not in ("{{", "%%")), None)
+    if first is None:
         return None
-    return posixpath.dirname(fixed) or "."
+    return posixpath.dirname(value[: first.start()]) or "."
 
 
 def _tested_root(sites: list[PathSite], kind: pt.PathKind, root: str) -> str:

@@ -50,6 +50,10 @@ def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
                 node = func.value  # Path(x).resolve()
             elif name == "format" and args and _formats_first(func.value, "{"):
                 node, joined = args[0], True
+            elif named_template(node) is not None:
+                node = func.value  # FOLDER.format(epoch): a path named after the template FOLDER
+            elif name == "strftime" and args:
+                node = args[0]  # time.strftime(RUNS), now.strftime("runs/%Y%m%d"): the same
             else:
                 return node, joined
         elif kind is ast.BinOp:
@@ -68,6 +72,8 @@ def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
                 if not elements:
                     return node, joined
                 node, joined = elements[0], True
+            elif op is ast.Mod and type(node.left) is ast.Name:  # type: ignore[attr-defined]
+                node = node.left  # type: ignore[attr-defined]  # FOLDER % epoch: the same
             else:
                 return node, joined
         elif kind is ast.JoinedStr and node.values:  # type: ignore[attr-defined]
@@ -78,6 +84,17 @@ def path_root(node: ast.AST) -> tuple[ast.AST, bool]:
         else:
             return node, joined
     return node, joined
+
+
+def named_template(node: ast.AST) -> ast.Name | None:
+    """``FOLDER.format(epoch)``: the name of the template a formatted path is named after (its
+    fields fill in a name, they are no folder the path is built under)."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Attribute:
+        return None
+    func = node.func
+    if func.attr != "format" or type(func.value) is not ast.Name:
+        return None
+    return func.value
 
 
 def _formats_first(template: ast.AST, marker: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from majob.migrate import patterns as pt
-from majob.migrate.facts.flow import FlowFacts, path_root
+from majob.migrate.facts.flow import FlowFacts, named_template, path_root
 from majob.migrate.facts.records import CallLiteral, HelperCall, PathSite, Site
 from majob.migrate.findings import Span
 
@@ -190,6 +190,8 @@ class PathFacts(FlowFacts):
         while type(head) in (ast.Call, ast.BinOp):
             if type(head) is ast.BinOp:
                 head = head.left
+            elif (template := named_template(head)) is not None:
+                head = template  # FOLDER.format(tag): tag fills in a name, it is no root
             elif type(head) is ast.Call and head.args:
                 head = head.args[0]
             else:

@@ -339,6 +339,11 @@ main(args, "7")
             'folder + "/m.txt"',
             "7",
         ),
+        # a template whose name says nothing, formatted into a local: .format, % and a tuple
+        ('FOLDER = "out/run_{}"', "folder = FOLDER.format(tag)", 'folder + "/m.txt"', "run_7"),
+        ('FOLDER = "out/run_%s"', "folder = FOLDER % tag", 'folder + "/m.txt"', "run_7"),
+        ('NAME = "out/{}.txt"', "name = NAME.format(tag)", "name", "7.txt"),
+        ('NAME = "out/%s-%s.txt"', "name = NAME % (tag, tag)", "name", "7-7.txt"),
     ],
 )
 def test_a_built_path_lands_inside_the_channel_after_the_rewrite(
@@ -361,3 +366,42 @@ def test_a_built_path_lands_inside_the_channel_after_the_rewrite(
     assert done.returncode == 0, done.stderr + migrated
     assert [p.name for p in train.iterdir()] == [written], migrated
     assert [p.name for p in work.iterdir()] == ["train.py"]  # nothing beside the channel
+
+
+STRFTIME_RUNS = """
+import argparse
+import os
+import time
+
+RUNS = "runs/%Y%m%d-%H%M%S"
+
+def main(args):
+    folder = time.strftime(RUNS)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "log.txt"), "w") as handle:
+        handle.write("x")
+
+parser = argparse.ArgumentParser()
+args = parser.parse_args()
+main(args)
+"""
+
+
+def test_a_time_stamped_folder_keeps_its_stamp_under_the_channel(tmp_path: Path) -> None:
+    # "runs/%Y%m%d-%H%M%S": the channel takes the place of "runs", strftime still fills the rest
+    migrated = migrate_source(STRFTIME_RUNS, Codemod.CLOUD_PATHS)[0]
+    assert '"%Y%m%d-%H%M%S"' in migrated, migrated
+    train = tmp_path / "train"
+    train.mkdir()
+    (tmp_path / "train.py").write_text(migrated)
+    done = subprocess.run(
+        [sys.executable, "train.py", f"--train_url={train}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + migrated
+    (stamped,) = train.iterdir()
+    assert stamped.name[:8].isdigit() and (stamped / "log.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train", "train.py"]
