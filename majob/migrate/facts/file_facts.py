@@ -20,6 +20,7 @@ from majob.migrate.facts.args_flow import ArgsFlowFacts
 from majob.migrate.facts.calls import CallFacts
 from majob.migrate.facts.distributed import guard_words, unwrap_tested
 from majob.migrate.facts.imports import ImportFacts
+from majob.migrate.facts.nodes import subnodes
 from majob.migrate.facts.records import EpochLoop, PathSite, Scope, Site
 from majob.migrate.findings import Span
 
@@ -85,7 +86,7 @@ class FileFacts(CallFacts, ImportFacts):
 
     def _if(self, node: ast.If) -> None:
         self.visit(node.test)
-        subs = list(ast.walk(node.test))  # one walk for every question about the test
+        subs = subnodes(node.test)  # one walk for every question about the test
         words = guard_words(node.test, self.words(node.test, subs), subs)
         kind = self.guard_kind(words)
         if kind and not node.orelse and type(node.body[-1]) in (ast.Return, ast.Continue):
@@ -103,7 +104,7 @@ class FileFacts(CallFacts, ImportFacts):
 
     def _if_exp(self, node: ast.IfExp) -> None:
         # `m.module.state_dict() if hasattr(m, "module") else m.state_dict()` unwraps already.
-        tested = unwrap_tested(list(ast.walk(node.test)))
+        tested = unwrap_tested(subnodes(node.test))
         self.unwrap_tested.extend(tested)
         self.children(node)
         del self.unwrap_tested[len(self.unwrap_tested) - len(tested) :]
@@ -128,7 +129,7 @@ class FileFacts(CallFacts, ImportFacts):
 
     def _for(self, node: ast.For | ast.AsyncFor) -> None:
         self.scope.loops_or_syncs = True
-        names = [n.id for n in ast.walk(node.target) if type(n) is ast.Name]
+        names = [n.id for n in subnodes(node.target) if type(n) is ast.Name]
         if not any("epoch" in n.lower() for n in names):
             steps = any("iter" in n.lower() or "step" in n.lower() for n in names)
             self.step_loops += steps  # a loop over training steps saves checkpoints too

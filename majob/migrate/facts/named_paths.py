@@ -8,6 +8,7 @@ import ast
 
 from majob.migrate import frameworks as fw
 from majob.migrate import patterns as pt
+from majob.migrate.facts.nodes import subnodes
 from majob.migrate.facts.records import DefaultPath, PathConstant, Scope
 from majob.migrate.facts.state import FactsBase
 from majob.migrate.findings import Span
@@ -77,7 +78,7 @@ class NamedPathFacts(FactsBase):
             if type(stmt) is not ast.Assign:
                 continue
             for target in stmt.targets:
-                for sub in ast.walk(target):
+                for sub in subnodes(target):
                     if type(sub) is ast.Name:
                         seen[sub.id] = seen.get(sub.id, 0) + 1
             only = stmt.targets[0] if len(stmt.targets) == 1 else None

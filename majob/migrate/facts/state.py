@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from majob.migrate import patterns as pt
+from majob.migrate.facts.nodes import subnodes
 from majob.migrate.facts.records import (
     ArgsAlias,
     ArgsPass,
@@ -181,7 +182,7 @@ class FactsBase:
     def words(node: ast.AST, subs: Iterable[ast.AST] | None = None) -> frozenset[str]:
         """The names in ``node`` (``subs``: its nodes, when the caller walked it already)."""
         found: set[str] = set()
-        for sub in ast.walk(node) if subs is None else subs:
+        for sub in subnodes(node) if subs is None else subs:
             if type(sub) is ast.Name:
                 found.add(sub.id.lower())
             elif type(sub) is ast.Attribute:

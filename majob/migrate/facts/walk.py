@@ -11,27 +11,10 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from majob.migrate.facts.nodes import CHILD_FIELDS, NODE_TYPES, fields_of
 from majob.migrate.facts.state import FactsBase
 
 _STMT_TYPES = frozenset(ast.stmt.__subclasses__())
-# Fields that never hold a node worth visiting: ctx is Load/Store, op an operator, and the rest
-# are identifiers, strings and ints (skipping them is most of what makes the walk cheap).
-_LEAF_FIELDS = frozenset(
-    {"ctx", "op", "ops", "type_comment", "kind", "conversion", "lineno", "level", "is_async"}
-    | {"id", "attr", "arg", "name", "module", "simple", "tag"}
-)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _all_node_types(base: type) -> set[type]:
-    found: set[type] = {base}
-    sub: type
-    for sub in base.__subclasses__():
-        found |= _all_node_types(sub)
-    return found
-
-
-_NODE_TYPES = frozenset(_all_node_types(ast.AST))
 
 
 class TreeWalk(FactsBase):
@@ -54,10 +37,9 @@ class TreeWalk(FactsBase):
     def children(self, node: ast.AST) -> None:
         # visit() inlined: this loop runs for most of the ~6 nodes per source line.
         handlers = self.handlers
-        kind = type(node)
-        fields = _CHILD_FIELDS.get(kind)
+        fields = CHILD_FIELDS.get(type(node))
         if fields is None:
-            fields = _CHILD_FIELDS[kind] = tuple(f for f in node._fields if f not in _LEAF_FIELDS)
+            fields = fields_of(type(node))
         for name in fields:
             value = getattr(node, name, None)
             if value is None:
@@ -70,12 +52,12 @@ class TreeWalk(FactsBase):
                     handler = handlers.get(child)
                     if handler is not None:
                         handler(self, item)
-                    elif child in _NODE_TYPES:
+                    elif child in NODE_TYPES:
                         self.children(item)
             else:
                 child = type(value)
                 handler = handlers.get(child)
                 if handler is not None:
                     handler(self, value)
-                elif child in _NODE_TYPES:
+                elif child in NODE_TYPES:
                     self.children(value)
