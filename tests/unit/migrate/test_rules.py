@@ -676,6 +676,28 @@ def test_python2_async_is_reported_with_its_fix_and_the_rest_is_checked() -> Non
     assert set(ma000.fixed_by) == set(Codemod) and "non_blocking=True" in ma000.message
 
 
+def test_only_async_keywords_in_code_are_read_as_placeholders() -> None:
+    """Strings and comments that spell ``async=`` stay as they are; a keyword split over lines,
+    after a CRLF line or behind a raw string's escaped quote is still found."""
+    source = (
+        "import torch\n"
+        "s = 'x.cuda(async=True)'  # cuda(async=True)\r\n"
+        'doc = """\nasync=1\n"""\n'
+        "raw = r'\\'async=1'\n"
+        "x = torch.zeros(1).cuda(\n    async\n    =True)\n"
+        'y = f"{doc}async="; z = torch.zeros(1).cuda(async = True)\n'
+    )
+    report = check_source(source, "old.py", NPU)
+    places = [(f.line, f.col) for f in report.findings if f.rule == "MA000" and f.fixable]
+    assert places == [(8, 5), (10, 45)]
+    assert report.repaired_source is not None
+    assert report.repaired_source.count("non_blocking") == 2
+    assert "'x.cuda(async=True)'  # cuda(async=True)" in report.repaired_source
+    assert "\nasync=1\n" in report.repaired_source
+    compared = check_source("same = async == 1\n", "old.py", NPU)  # a comparison: no keyword
+    assert [(f.rule, f.fixable) for f in compared.findings] == [("MA000", False)]
+
+
 def test_a_python2_print_is_reported_the_rest_is_checked_and_its_call_is_the_fix() -> None:
     source = 'print "epoch %d" % 1, 2  # note\nimport torch\nx = torch.zeros(1).cuda()\n'
     report = check_source(source, "p.py", NPU)
