@@ -50,6 +50,22 @@ def test_json_has_files_and_findings() -> None:
     assert {f["rule"] for f in document["findings"]} >= {"MA000", "MA201", "MA303", "MA305"}
 
 
+def test_each_json_record_is_json_dumps_of_its_finding() -> None:
+    """The records are assembled from pieces encoded once per rule: the text must still be what
+    ``json.dumps`` makes of each finding, odd characters in paths and messages included."""
+    odd = 'import torch\nopen("d\u00e9j\u00e0/{x}\\"q\\".csv").read()\nx = y.cuda()\n'
+    reports = [
+        *_reports(),
+        check_source(odd, 'caf\u00e9/\u65e5\u672c/t"r\\ain {1}.py', Target.NPU),
+    ]
+    findings = [f for report in reports for f in report.findings]
+    findings.sort(key=lambda f: f.sort_key())
+    text = render_json(reports)
+    records = text.split('"findings": [\n    ', 1)[1].rsplit("\n  ]", 1)[0].split(",\n    ")
+    assert records == [json.dumps(f.to_dict()) for f in findings]
+    assert len({f.rule for f in findings}) > 3 and any(not f.fixed_by for f in findings)
+
+
 def test_sarif_has_the_2_1_0_shape() -> None:
     log = json.loads(render_sarif(_reports(), "1.2.3"))
     assert log["version"] == "2.1.0"
