@@ -4,7 +4,9 @@ Only the rule tables are imported at start-up; the checker, the rewriter and lib
 the command bodies.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: Typer reads these commands' annotations at
+# every start of ``majob check``, and each one written as a string costs it an ``eval``
+# (callgrind: 11 M instructions, 3% of a check of one file).
 
 import enum
 import sys
