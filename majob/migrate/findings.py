@@ -12,12 +12,12 @@ from typing import NamedTuple
 
 from majob.migrate.rules import RULES, Codemod, Severity, Target, rule_severity
 
-# The immutable records of the check (here, in ``rules``, ``patterns``, ``facts.records``) are
-# named tuples, not frozen dataclasses: on Python 3.11 a dataclass compiles each generated method
-# (ten for an ordered frozen one) when its module is imported, and a frozen one sets every field
-# through ``object.__setattr__``. Measured with callgrind, that was a tenth of the instructions of
-# ``majob check FILE`` on a small file. A record with a field called ``index`` stays a dataclass
-# (it would hide ``tuple.index``).
+# The records of the check that are not changed once made (here, in ``rules``, ``patterns``,
+# ``facts.records``) are named tuples, not dataclasses: on Python 3.11 a dataclass compiles each
+# generated method (ten for an ordered frozen one) when its module is imported, and a frozen one
+# sets every field through ``object.__setattr__``. Measured with callgrind, that was a tenth of
+# the instructions of ``majob check FILE`` on a small file. (A position is called ``position``:
+# a field called ``index`` would hide ``tuple.index``.)
 
 
 class Span(NamedTuple):

@@ -88,7 +88,7 @@ class Channels:
                 if passed.keyword is not None:
                     param: str | None = passed.keyword
                 else:
-                    index = passed.index + shift
+                    index = passed.position + shift
                     param = params[index] if index < len(params) else None
                 if param is not None:
                     self.in_functions[passed.callee] = param

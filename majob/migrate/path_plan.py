@@ -15,6 +15,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from majob.migrate import patterns as pt
 from majob.migrate.facts import FileFacts
@@ -25,8 +26,7 @@ from majob.migrate.path_channels import Channels
 RULE_OF_KIND: dict[pt.PathKind, str] = {"input": "MA101", "output": "MA102"}
 
 
-@dataclass
-class PlannedFinding:
+class PlannedFinding(NamedTuple):
     """A path finding with the fixes that move it to its channel (none: fixed by hand)."""
 
     kind: pt.PathKind
@@ -251,7 +251,7 @@ def bound_parameter(
         param = literal.keyword if literal.keyword in [*params, *keywords] else None
     else:
         shift = 1 if literal.method and params[:1] in (["self"], ["cls"]) else 0
-        index = literal.index + shift
+        index = literal.position + shift
         param = params[index] if index < len(params) else None
     kind = kinds.get(param) if param else None
     return param, "output" if kind == "output" else "input" if kind == "input" else None

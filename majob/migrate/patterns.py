@@ -11,25 +11,23 @@ import ast
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 PathKind = Literal["input", "output"]
 
 
-@dataclass(frozen=True)
-class PathArg:
-    """Where a call takes its path: the positional index and the keyword name."""
+class PathArg(NamedTuple):
+    """Where a call takes its path: the position (0-based) and the keyword name."""
 
-    index: int
+    position: int
     keyword: str
     kind: PathKind
     is_dir: bool  # the path names a directory (a dataset root, a log dir), not a file
 
     def argument(self, call: ast.Call) -> ast.expr | None:
         """The path ``call`` passes here: at ``index``, else as ``keyword``; None if neither."""
-        if 0 <= self.index < len(call.args):
-            return call.args[self.index]
+        if 0 <= self.position < len(call.args):
+            return call.args[self.position]
         return next((k.value for k in call.keywords if k.arg == self.keyword), None)
 
 

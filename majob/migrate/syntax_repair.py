@@ -20,7 +20,6 @@ import itertools
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from majob.migrate.findings import Span
@@ -61,8 +60,7 @@ class SyntaxProblem(NamedTuple):
         return bool(self.new)
 
 
-@dataclass
-class Parsed:
+class Parsed(NamedTuple):
     """A module parsed from ``text``: the source itself, or a copy with its errors read around."""
 
     tree: ast.Module

@@ -137,8 +137,8 @@ class FrameworkFacts(PathFacts):
 
 
 def _argument(node: ast.Call, spec: pt.PathArg) -> ast.expr | None:
-    if 0 <= spec.index < len(node.args):
-        return node.args[spec.index]
+    if 0 <= spec.position < len(node.args):
+        return node.args[spec.position]
     return next((k.value for k in node.keywords if k.arg == spec.keyword), None)
 
 

@@ -27,8 +27,7 @@ class Scope:
     class_name: str | None = None  # a class body: its __init__ is called by the class's name
 
 
-@dataclass
-class ParseSite:
+class ParseSite(NamedTuple):
     """``args = parser.parse_args()`` (or ``parse_known_args``): where the parsed arguments live."""
 
     scope: Scope
@@ -85,13 +84,12 @@ class DefaultPath:
     plain: bool = True  # a flag holding one str (no type= conversion, no nargs list)
 
 
-@dataclass(frozen=True)
-class CallLiteral:
+class CallLiteral(NamedTuple):
     """A string literal (or a path formatted from one) passed to a function of the file
     (``f("./out")``, ``save(m, filename="ckpt_{}.pt".format(e))``)."""
 
     callee: str
-    index: int  # the position, -1 for a keyword argument
+    position: int  # -1 for a keyword argument
     keyword: str | None
     method: bool  # called as ``obj.f(...)``: a ``self`` parameter comes first
     value: str  # the literal's text (a formatted path: its text up to the first field)
@@ -104,8 +102,7 @@ class CallLiteral:
     rest: str | None = None
 
 
-@dataclass
-class Loader:
+class Loader(NamedTuple):
     """A ``DataLoader(...)`` call."""
 
     span: Span
@@ -128,8 +125,7 @@ class EpochLoop:
     node: ast.For | ast.AsyncFor | None = None  # the statement (``--to resume`` rewrites it)
 
 
-@dataclass
-class Save:
+class Save(NamedTuple):
     """A ``torch.save(...)`` call and the rank guard around it."""
 
     span: Span
@@ -146,8 +142,7 @@ class CallSite(NamedTuple):
     caller: str | None  # the calling function's name, None at module level
 
 
-@dataclass
-class DataParallelCall:
+class DataParallelCall(NamedTuple):
     """A ``DataParallel(module)`` call; ``module_src``: what the wrapped name becomes under DDP."""
 
     span: Span
@@ -158,8 +153,7 @@ class DataParallelCall:
     line: int
 
 
-@dataclass
-class NpuCandidate:
+class NpuCandidate(NamedTuple):
     """An NPU finding kept until the end: whether it is reported depends on later imports."""
 
     rule: str
@@ -198,12 +192,11 @@ class ArgsAlias(NamedTuple):
     source: str  # the function that returned them
 
 
-@dataclass(frozen=True)
-class ArgsPass:
+class ArgsPass(NamedTuple):
     """A call passing parsed arguments on: ``callee``'s parameter at ``index`` (or ``keyword``)."""
 
     callee: str
-    index: int
+    position: int
     keyword: str | None
     method: bool
     name: str

@@ -5,7 +5,6 @@ atomic. ``rules_resume`` decides the findings."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from majob.migrate.facts.records import EpochLoop, Scope
@@ -27,8 +26,7 @@ def _saver(name: str) -> bool:
     return "save" in name.lower()
 
 
-@dataclass
-class CheckpointSave:
+class CheckpointSave(NamedTuple):
     """A save call: ``torch.save`` (``torch``), a saver named for saving (``saver``)."""
 
     node: ast.Call
