@@ -5,9 +5,11 @@ files can be shared out to worker processes and their reports put back in order.
 for itself only with enough source to check: under ``MIN_BYTES_PER_WORKER`` per worker the
 start of a process and the pickling of reports cost more than they save.
 
-Where a fork is safe (Linux, one thread) the files are split by size into one share per worker
-before any starts; this process checks the first share while forked children check the others
-and send back their reports through a pipe. A child ends with ``os._exit``, skipping the
+Where a fork is safe (Linux, one thread) the work is dealt from a pipe: the numbers of the
+tasks, the largest files first, are written into it before any child starts, and this process
+and its forked children each read the next number when they are free (a read of a few bytes
+from a pipe is whole), so whichever CPU is faster does more and all end together. The children
+send back their reports through a pipe of their own and end with ``os._exit``, skipping the
 interpreter's teardown (each file's tree is freed as the file is done, as in one process).
 Elsewhere the workers are spawned by ``concurrent.futures``, which is imported only then.
 """
@@ -15,13 +17,12 @@ Elsewhere the workers are spawned by ``concurrent.futures``, which is imported o
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
 import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -42,6 +43,7 @@ __all__ = [
 # lines) 19% faster. (With a process pool, which took ~30 ms to import and start, two paid only
 # from about 256 KB.)
 MIN_BYTES_PER_WORKER = 32 * 1024
+_NUMBER = 4  # bytes per task number in the pipe the tasks are dealt from
 _FILES_PER_TASK = 16  # spawned workers: small enough to balance uneven files, large enough to batch
 
 Item = TypeVar("Item")
@@ -102,12 +104,12 @@ def map_in_workers(
     weights: Sequence[int] | None = None,
 ) -> list[Result]:
     """``[function(item) for item in items]`` on ``workers`` processes, in the order of
-    ``items``; ``weights`` (each item's size) balance the shares. ``function`` must be a
+    ``items``; ``weights`` (each item's size): the heaviest are dealt first. ``function`` must be a
     module-level function where the workers are spawned (it is pickled by name)."""
     if workers <= 1 or len(items) <= 1:
         return [function(item) for item in items]
     if _fork_is_safe():
-        return _map_forked(function, items, shares(weights or [1] * len(items), workers))
+        return _map_forked(function, items, workers, weights or [1] * len(items))
     from concurrent.futures import ProcessPoolExecutor
 
     tasks = [list(items[i : i + _FILES_PER_TASK]) for i in range(0, len(items), _FILES_PER_TASK)]
@@ -116,50 +118,69 @@ def map_in_workers(
         return [result for chunk in chunks for result in chunk]
 
 
-def shares(weights: Sequence[int], count: int) -> list[list[int]]:
-    """The indexes of ``weights`` in ``count`` shares of about equal total weight (the heaviest
-    first, each to the lightest share so far), each share in ascending order; none empty."""
-    count = max(1, min(count, len(weights)))
-    loads = [(0, share) for share in range(count)]
-    split: list[list[int]] = [[] for _ in range(count)]
-    for index in sorted(range(len(weights)), key=lambda i: -weights[i]):
-        load, share = heapq.heappop(loads)
-        split[share].append(index)
-        heapq.heappush(loads, (load + max(1, weights[index]), share))
-    return [sorted(share) for share in split]
-
-
 class WorkerFailed(RuntimeError):
     """A forked worker ended without sending its results (killed, or out of memory)."""
 
 
 def _map_forked(
-    function: Callable[[Item], Result], items: Sequence[Item], split: list[list[int]]
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    workers: int,
+    weights: Sequence[int],
 ) -> list[Result]:
     results: dict[int, Result] = {}
     for stream in (sys.stdout, sys.stderr):  # a child must not write what this one had buffered
         if stream is not None:  # None under pythonw
             stream.flush()
-    children = {
-        number: _fork_share(function, items, split[number]) for number in range(1, len(split))
-    }
+    tasks, dealt = _deal(weights)
+    children: list[tuple[int, int]] = []
     try:
-        for index in split[0]:
+        children.extend(_fork_worker(function, items, tasks, dealt) for _ in range(workers - 1))
+        for index in _taken(tasks, dealt):
             results[index] = function(items[index])
-        for number in range(1, len(split)):
-            pid, pipe = children.pop(number)
-            results.update(zip(split[number], _results_of(pid, pipe), strict=True))
+        while children:
+            pid, pipe = children.pop(0)
+            results.update(_results_of(pid, pipe))
     finally:
-        for pid, pipe in children.values():  # an error here, or Ctrl-C: no child is left running
+        os.close(dealt)
+        for pid, pipe in children:  # an error here, or Ctrl-C: no child is left running
             os.close(pipe)
             _end(pid)
     return [results[index] for index in range(len(items))]
 
 
-def _fork_share(
-    function: Callable[[Item], Result], items: Sequence[Item], share: list[int]
+def _deal(weights: Sequence[int]) -> tuple[list[list[int]], int]:
+    """The tasks (item indexes, the heaviest items first) and the read end of a pipe holding
+    their numbers, ``_NUMBER`` bytes each. Its write end is closed: a reader that finds it empty
+    is done. More tasks than the pipe holds numbers for are grouped, a few items to a number."""
+    import fcntl  # Linux only, as the fork
+
+    order = sorted(range(len(weights)), key=lambda i: -weights[i])
+    read_end, write_end = os.pipe()
+    try:
+        room = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ) // _NUMBER
+        per_task = -(-len(order) // room)  # ceiling division: the numbers all fit at once
+        tasks = [order[i : i + per_task] for i in range(0, len(order), per_task)]
+        os.write(write_end, b"".join(n.to_bytes(_NUMBER, "little") for n in range(len(tasks))))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return tasks, read_end
+
+
+def _taken(tasks: list[list[int]], dealt: int) -> Iterator[int]:
+    """The item indexes of the tasks this process takes from ``dealt``, one task at a time."""
+    while number := os.read(dealt, _NUMBER):
+        yield from tasks[int.from_bytes(number, "little")]
+
+
+def _fork_worker(
+    function: Callable[[Item], Result], items: Sequence[Item], tasks: list[list[int]], dealt: int
 ) -> tuple[int, int]:
-    """Start a child that computes ``share``; returns its pid and the pipe its results come on."""
+    """Start a child that computes the tasks it takes from ``dealt``; returns its pid and the
+    pipe its results come on, as (index, result) pairs."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:
@@ -169,7 +190,8 @@ def _fork_share(
     try:  # the child: whatever happens, it leaves by os._exit below
         os.close(read_end)
         try:
-            payload = pickle.dumps((True, [function(items[i]) for i in share]), protocol=-1)
+            done = [(index, function(items[index])) for index in _taken(tasks, dealt)]
+            payload = pickle.dumps((True, done), protocol=-1)
         except BaseException as error:  # every error goes back to the parent
             status = 1
             payload = _pickled_error(error)
@@ -196,7 +218,7 @@ def _pickled_error(error: BaseException) -> bytes:
         return pickle.dumps((False, (text, where)), protocol=-1)
 
 
-def _results_of(pid: int, pipe: int) -> list[Result]:
+def _results_of(pid: int, pipe: int) -> list[tuple[int, Result]]:
     with open(pipe, "rb") as stream:
         payload = stream.read()
     _, status = os.waitpid(pid, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -153,29 +154,36 @@ def test_a_check_leaves_no_garbage_per_file(tmp_path: Path) -> None:
     assert unreachable[1] <= unreachable[0] + 5
 
 
-def test_shares_balance_the_sizes_and_cover_every_file_once() -> None:
-    sizes = [900, 10, 10, 10, 500, 400, 10, 10]
-    split = workers.shares(sizes, 2)
-    assert sorted(i for share in split for i in share) == list(range(len(sizes)))
-    loads = sorted(sum(sizes[i] for i in share) for share in split)
-    assert loads[1] - loads[0] <= 10  # 900 + 10 + 10 against 500 + 400 + 10 + 10
-    assert all(share == sorted(share) for share in split)
-    assert workers.shares([5, 5], 8) == [[0], [1]]  # never an empty share
+@pytest.mark.skipif(sys.platform != "linux", reason="the work is dealt from a pipe on Linux only")
+@pytest.mark.parametrize("count", [1, 8, 70_000])
+def test_the_tasks_are_dealt_heaviest_first_and_every_item_once(count: int) -> None:
+    weights = [(i * 7919) % 1000 for i in range(count)]
+    tasks, dealt = workers._deal(weights)
+    try:
+        taken = list(workers._taken(tasks, dealt))
+    finally:
+        os.close(dealt)
+    assert sorted(taken) == list(range(count))  # each item once, the pipe read to its end
+    assert [weights[i] for i in taken] == sorted(weights, reverse=True)
+    # more tasks than a pipe holds numbers for (64 KiB, 4 bytes each): a few items to a task
+    assert len(tasks) == count if count < 16_384 else 1 < len(tasks[0]) <= 8
 
 
 # Run in a fresh interpreter: the test session may have other threads by now (servers of other
 # tests), and then majob rightly spawns instead of forking.
 FORKED_MAP = """
-import os, signal, sys
+import os, signal, sys, time
 from pathlib import Path
 from majob.migrate import workers
 
 MAIN = os.getpid()
 
 def square_or_fail(value):
-    if value == 13:
+    if os.getpid() == MAIN:
+        time.sleep(0.2)  # this process is slow: the forked workers take the other items
+    elif value == 13:
         raise ValueError("thirteen is unlucky")
-    if value == 99 and os.getpid() != MAIN:
+    elif value == 99:
         os.kill(os.getpid(), signal.SIGKILL)  # a worker killed (out of memory) mid-task
     return value * value
 
@@ -186,7 +194,7 @@ def children():
 assert workers._fork_is_safe()
 values = [v for v in range(40) if v != 13]
 assert workers.map_in_workers(square_or_fail, values, 3, weights=values) == [v * v for v in values]
-try:  # the heaviest item is this process's own; 13 goes to a forked worker
+try:  # the heaviest item is dealt first, to this process; 13 to a forked worker
     workers.map_in_workers(square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
 except ValueError as error:
     assert "thirteen" in str(error) and "in a check worker" in str(error.__cause__), error
