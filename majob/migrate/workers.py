@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -128,6 +127,11 @@ def _map_forked(
     workers: int,
     weights: Sequence[int],
 ) -> list[Result]:
+    # pickle is loaded here, before the fork, so that each child finds it loaded; a check in one
+    # process never needs it (~2 ms of every start, when it was imported with this module).
+    import pickle
+
+    del pickle  # the children and _results_of use it through their own imports
     results: dict[int, Result] = {}
     for stream in (sys.stdout, sys.stderr):  # a child must not write what this one had buffered
         if stream is not None:  # None under pythonw
@@ -188,6 +192,8 @@ def _fork_worker(
         return pid, read_end
     status = 0
     try:  # the child: whatever happens, it leaves by os._exit below
+        import pickle
+
         os.close(read_end)
         try:
             done = [(index, function(items[index])) for index in _taken(tasks, dealt)]
@@ -208,6 +214,7 @@ class WorkerTraceback(Exception):
 
 
 def _pickled_error(error: BaseException) -> bytes:
+    import pickle
     import traceback  # only on an error
 
     where = "".join(traceback.format_exception(error))
@@ -219,6 +226,8 @@ def _pickled_error(error: BaseException) -> bytes:
 
 
 def _results_of(pid: int, pipe: int) -> list[tuple[int, Result]]:
+    import pickle
+
     with open(pipe, "rb") as stream:
         payload = stream.read()
     _, status = os.waitpid(pid, 0)
