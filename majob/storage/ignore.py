@@ -20,11 +20,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majob.text import printable
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_IGNORES: tuple[str, ...] = (
     ".git/",
@@ -92,10 +93,39 @@ def withheld_line(names: Sequence[str], what: str) -> str:
     )
 
 
+class _Verdict(NamedTuple):
+    include: bool | None  # pathspec's word: True when a rule ignores the path, None when none says
+
+
+class _DefaultRules:
+    """``DEFAULT_IGNORES`` without pathspec: each is one name or glob with no slash inside, which
+    in gitignore matches any one segment of the path (a directory's, with a trailing ``/``,
+    also everything under it). So a walk of a tree with no ignore file of its own (a subfolder,
+    a single project) does not import pathspec (~15 ms of every ``majob check DIR``)."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self._any = _one_of(p for p in patterns if not p.endswith("/"))
+        self._dirs = _one_of(p[:-1] for p in patterns if p.endswith("/"))
+
+    def check_file(self, rel_path: str) -> _Verdict:
+        segments = rel_path.rstrip("/").split("/")
+        folders = segments if rel_path.endswith("/") else segments[:-1]
+        hit = any(self._any.match(s) for s in segments) or any(self._dirs.match(s) for s in folders)
+        return _Verdict(True if hit else None)
+
+
+def _one_of(globs: Iterable[str]) -> re.Pattern[str]:
+    """One regular expression for a segment matching any of ``globs`` (none: matches nothing)."""
+    return re.compile("|".join(fnmatch.translate(g) for g in globs) or "(?!)")
+
+
+_DEFAULTS = _DefaultRules(DEFAULT_IGNORES)
+
+
 @dataclass(frozen=True)
 class _Scoped:
     base: str  # directory (relative, "" for the root, else ending with "/") the rules apply below
-    spec: pathspec.PathSpec[Any]
+    spec: pathspec.PathSpec[Any] | _DefaultRules
     own: bool = False  # majob's own rules (.majobignore, code.ignore): they may let a secret in
 
 
@@ -111,11 +141,14 @@ class IgnoreRules:
 
     def __init__(self, root: Path, extra_patterns: Iterable[str] = ()) -> None:
         self.root = root
-        self._scoped: list[_Scoped] = [_Scoped("", self._spec(DEFAULT_IGNORES))]
-        self._extra = _Scoped("", self._spec(extra_patterns), own=True)
+        self._scoped: list[_Scoped] = [_Scoped("", _DEFAULTS)]
+        extra = list(extra_patterns)
+        self._extra = _Scoped("", self._spec(extra), own=True) if extra else None
 
     @staticmethod
     def _spec(lines: Iterable[str]) -> pathspec.PathSpec[Any]:
+        import pathspec  # only for a tree with ignore rules of its own
+
         return pathspec.PathSpec.from_lines("gitignore", lines)
 
     def enter(self, rel_dir: str) -> int:
@@ -133,10 +166,13 @@ class IgnoreRules:
         if count:
             del self._scoped[-count:]
 
+    def _scopes(self) -> list[_Scoped]:
+        return [*self._scoped, self._extra] if self._extra is not None else self._scoped
+
     def ignored(self, rel_path: str) -> bool:
         """Whether ``rel_path`` (``dir/`` for directories) is ignored; the last match wins."""
         verdict = False
-        for scope in (*self._scoped, self._extra):
+        for scope in self._scopes():
             if not rel_path.startswith(scope.base):
                 continue
             result = scope.spec.check_file(rel_path[len(scope.base) :])
@@ -147,7 +183,7 @@ class IgnoreRules:
     def let_in(self, rel_path: str) -> bool:
         """Whether majob's own rules name ``rel_path`` in an un-ignore (``!``) rule last."""
         verdict = False
-        for scope in (*self._scoped, self._extra):
+        for scope in self._scopes():
             if not scope.own or not rel_path.startswith(scope.base):
                 continue
             result = scope.spec.check_file(rel_path[len(scope.base) :])
