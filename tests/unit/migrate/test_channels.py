@@ -305,6 +305,19 @@ def test_a_config_attribute_whose_name_says_nothing_is_a_path_when_its_uses_say_
     assert not [line for line, _ in found if line == 10]  # never used as a path: a name
 
 
+def _run_with_train_url(migrated: str, work: Path, train: Path) -> None:
+    """Run the migrated script as ``train.py`` in ``work``, its output channel ``train``."""
+    (work / "train.py").write_text(migrated)
+    done = subprocess.run(
+        [sys.executable, "train.py", f"--train_url={train}"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr + migrated
+
+
 CONCATENATED = """
 import argparse
 import os
@@ -355,15 +368,7 @@ def test_a_built_path_lands_inside_the_channel_after_the_rewrite(
     work, train = tmp_path / "work", tmp_path / "train"
     work.mkdir()
     train.mkdir()
-    (work / "train.py").write_text(migrated)
-    done = subprocess.run(
-        [sys.executable, "train.py", f"--train_url={train}"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr + migrated
+    _run_with_train_url(migrated, work, train)
     assert [p.name for p in train.iterdir()] == [written], migrated
     assert [p.name for p in work.iterdir()] == ["train.py"]  # nothing beside the channel
 
@@ -393,15 +398,7 @@ def test_a_time_stamped_folder_keeps_its_stamp_under_the_channel(tmp_path: Path)
     assert '"%Y%m%d-%H%M%S"' in migrated, migrated
     train = tmp_path / "train"
     train.mkdir()
-    (tmp_path / "train.py").write_text(migrated)
-    done = subprocess.run(
-        [sys.executable, "train.py", f"--train_url={train}"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr + migrated
+    _run_with_train_url(migrated, tmp_path, train)
     (stamped,) = train.iterdir()
     assert stamped.name[:8].isdigit() and (stamped / "log.txt").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train", "train.py"]
