@@ -30,6 +30,7 @@ from majob.spec.models import JobSpec, Stage
 from majob.spec.set_checks import SetWarning, sweep_set_warnings
 from majob.spec.sweep import Sweep as SweepBlock
 from majob.sweep import control, store
+from majob.sweep.ctrl_c import ctrl_c_kept
 from majob.sweep.results import SweepResult, rows_of
 from majob.sweep.space import SWEEP_ANNOTATION, job_name, shown, suggest, trial_spec
 from majob.sweep.trial import ActiveTrial
@@ -203,21 +204,8 @@ class _Loop:
 
         service = open_service(self.profile)
         try:
-            self._adopt(service)
-            while True:
-                while len(self.active) < self.info.parallel and self._asked() < self.info.trials:
-                    self._start(service)
-                if not self.active:
-                    break
-                began = time.monotonic()
-                if any([t.poll(service, self.study) for t in self.active]):
-                    self._ended()
-                    self._changed()
-                if self._slot_free():
-                    continue  # a trial ended: the next starts (or the sweep ends) now
-                # One round every POLL_SECONDS, however long the round's requests took: a
-                # trial's end is seen as soon as a wait on its own job would see it.
-                time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - began)))
+            with ctrl_c_kept():
+                self._rounds(service)
         except (KeyboardInterrupt, MajobError) as stopped:
             # Ctrl-C, or a trial that could not be submitted: the running ones go on.
             running = ", ".join(t.job.name for t in self.active) or "none"
@@ -233,6 +221,24 @@ class _Loop:
         result = self.result()
         self.sweep.report(f"[majob] {result.summary}")
         return result
+
+    def _rounds(self, service: TrainingService) -> None:
+        """Start trials while slots are free, and poll the running ones, until all have ended."""
+        self._adopt(service)
+        while True:
+            while len(self.active) < self.info.parallel and self._asked() < self.info.trials:
+                self._start(service)
+            if not self.active:
+                return
+            began = time.monotonic()
+            if any([t.poll(service, self.study) for t in self.active]):
+                self._ended()
+                self._changed()
+            if self._slot_free():
+                continue  # a trial ended: the next starts (or the sweep ends) now
+            # One round every POLL_SECONDS, however long the round's requests took: a
+            # trial's end is seen as soon as a wait on its own job would see it.
+            time.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - began)))
 
     def result(self) -> SweepResult:
         phases = {t.number: t.phase for t in self.active}
