@@ -61,10 +61,9 @@ def _finding_json(finding: Finding, rules: dict[str, tuple[str, str]]) -> str:
     says is encoded once per rule (kept in ``rules``), the rest per finding."""
     said = rules.get(finding.rule)
     if said is None:
-        record = finding.to_dict()
         said = rules[finding.rule] = (
-            f'"rule": {_text(finding.rule)}, "name": {_text(str(record["name"]))}',
-            _text(str(record["hint"])),
+            f'"rule": {_text(finding.rule)}, "name": {_text(finding.name)}',
+            _text(finding.hint),
         )
     named, hint = said
     fixed_by = json.dumps([c.value for c in finding.fixed_by])
