@@ -5,9 +5,16 @@ state is in the user's data dir)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# One intra-op thread per torch process. Its extra threads spin while they wait for work: with
+# test workers side by side on two cores (pytest-xdist) each one burns a core for nothing, and
+# the MNIST example took three times the CPU it takes alone. torchrun sets the same for several
+# processes on one machine. A value set by whoever runs the tests is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from majob.pipeline.ledger import LEDGER_VARIABLE
 from majob.spec.emulator_state import STATE_DIR_VARIABLE
@@ -18,6 +25,17 @@ def _own_ledger(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     path = tmp_path_factory.mktemp("ledger") / "ledger.db"
     monkeypatch.setenv(LEDGER_VARIABLE, str(path))
     return path
+
+
+@pytest.fixture(autouse=True)
+def _own_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Caches (file hashes, upload records, offerings) and configuration (profiles, credentials)
+    of the test's own: tests run side by side in several workers, and none may read or write the
+    user's (a developer's own profiles.yaml would change what a test sees)."""
+    monkeypatch.setenv("MAJOB_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +89,11 @@ def chromium() -> Chromium:
         pytest.skip("chromium is not installed: what the HTML pages look like is NOT checked "
                     "(apt-get install chromium; .ci/run installs it)")  # fmt: skip
     return Chromium(executable)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first (those marked ``slow``: multi-process, torch). With workers side by
+    side (``make test`` runs pytest-xdist, handing out two tests at a time), a long test started
+    last keeps the whole run waiting for it; started first, the short ones fill the other
+    workers around it. Every worker sorts the same collection the same way."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

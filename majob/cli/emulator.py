@@ -6,6 +6,7 @@ The ``obs`` command and the fake OBS's options are declared in ``majob.emulator.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +24,11 @@ emulator_app = typer.Typer(
     name="emulator",
     help="Run local emulators of the cloud services (no account needed).",
     no_args_is_help=True,
+)
+
+STARTING_NOTICE = (
+    "starting the emulator (a fake OBS and a fake ModelArts on 127.0.0.1); on a busy machine "
+    "this takes a few seconds"
 )
 
 StateDirOption = Annotated[
@@ -82,13 +88,20 @@ def start_command(
             announce=announce,
         )
         return
-    started = daemon.start(
-        directory,
-        buckets=buckets,
-        obs_port=obs_port,
-        modelarts_port=modelarts_port,
-        request_timeout=request_timeout,
-    )
+    # A first start on a loaded machine can take seconds (a new interpreter imports the fakes):
+    # past one, say what is being waited for (on stderr: stdout is the endpoints, for scripts).
+    notice = threading.Timer(1.0, typer.echo, (STARTING_NOTICE,), {"err": True})
+    notice.start()
+    try:
+        started = daemon.start(
+            directory,
+            buckets=buckets,
+            obs_port=obs_port,
+            modelarts_port=modelarts_port,
+            request_timeout=request_timeout,
+        )
+    finally:
+        notice.cancel()
     if started.already_running:
         typer.echo(f"the emulator is already running (pid {started.pid})")
     else:

@@ -137,7 +137,7 @@ def test_start_status_stop_the_daemon(tmp_path: Path, monkeypatch: pytest.Monkey
     restarted = runner.invoke(app, ["emulator", "start"])
     try:
         assert restarted.exit_code == 0, restarted.output
-        job = wait_phase(client_for(running_emulator()), job_id, ("Abnormal",), timeout=5)
+        job = wait_phase(client_for(running_emulator()), job_id, ("Abnormal",))
         assert job.status.secondary_phase == "Lost"
     finally:
         runner.invoke(app, ["emulator", "stop"])

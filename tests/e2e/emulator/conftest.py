@@ -13,7 +13,10 @@ import pytest
 from huaweicloudsdkcore.auth.credentials import BasicCredentials
 from huaweicloudsdkcore.http.http_config import HttpConfig
 from huaweicloudsdkmodelarts.v1 import ModelArtsClient
-from huaweicloudsdkmodelarts.v1.model import ShowTrainingJobDetailsRequest
+from huaweicloudsdkmodelarts.v1.model import (
+    ShowTrainingJobDetailsRequest,
+    ShowTrainingJobLogsPreviewRequest,
+)
 
 from majob.emulator.cloud import EmulatedCloud
 from majob.emulator.obs.models import Blob, ObsBackend
@@ -150,6 +153,14 @@ class Harness:
 
     def wait(self, job_id: str, phases: tuple[str, ...] = TERMINAL, timeout: float = 60) -> Any:
         return wait_phase(self.client, job_id, phases, timeout)
+
+    def log(self, job_id: str, task: str = "worker-0") -> str:
+        """The task's log preview; "" while the job has no log yet (ModelArts answers 204 with no
+        body, ModelArts.2776, and the SDK's ``content`` is then None): an answer, not an error."""
+        answer = self.client.show_training_job_logs_preview(
+            ShowTrainingJobLogsPreviewRequest(training_job_id=job_id, task_id=task)
+        )
+        return answer.content or ""
 
 
 @pytest.fixture

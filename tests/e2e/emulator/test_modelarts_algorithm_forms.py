@@ -10,7 +10,6 @@ import pytest
 from huaweicloudsdkcore.exceptions.exceptions import ClientRequestException
 from huaweicloudsdkmodelarts.v1.model import (
     CreateTrainingJobRequest,
-    ShowTrainingJobLogsPreviewRequest,
 )
 
 from tests.e2e.emulator.conftest import ENGINE, Harness
@@ -29,9 +28,7 @@ def test_a_custom_image_with_a_command_needs_no_code_dir(harness: Harness) -> No
     del body["algorithm"]["code_dir"], body["algorithm"]["boot_file"]
     job = created(harness, body)
     assert job.status.phase == "Completed"
-    log = harness.client.show_training_job_logs_preview(
-        ShowTrainingJobLogsPreviewRequest(training_job_id=job.metadata.id, task_id="worker-0")
-    ).content
+    log = harness.log(job.metadata.id)
     assert "from-the-image" in log
     assert "no code dir" in log
 

@@ -14,7 +14,6 @@ from huaweicloudsdkmodelarts.v1.model import (
     CreateTrainingJobRequest,
     ListTrainingJobEventsRequest,
     ListTrainingJobsRequest,
-    ShowTrainingJobLogsPreviewRequest,
     StopTrainingJobRequest,
 )
 
@@ -37,10 +36,7 @@ def create(harness: Harness, body: dict[str, object]) -> str:
 
 
 def preview(harness: Harness, job_id: str, task: str = "worker-0") -> str:
-    content: str = harness.client.show_training_job_logs_preview(
-        ShowTrainingJobLogsPreviewRequest(training_job_id=job_id, task_id=task)
-    ).content
-    return content
+    return harness.log(job_id, task)
 
 
 def events(harness: Harness, job_id: str) -> list[str]:
@@ -150,7 +146,7 @@ def test_a_job_running_when_the_emulator_stops_is_abnormal_after_a_restart(
     assert gone(pid)
     with EmulatedCloud(state) as cloud:
         client = client_for(cloud.endpoints)
-        job = wait_phase(client, job_id, ("Abnormal",), timeout=5)
+        job = wait_phase(client, job_id, ("Abnormal",))
         assert job.status.secondary_phase == "Lost"
         messages = [
             e.message

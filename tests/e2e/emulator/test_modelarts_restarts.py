@@ -14,7 +14,6 @@ from huaweicloudsdkcore.exceptions.exceptions import ClientRequestException
 from huaweicloudsdkmodelarts.v1.model import (
     CreateTrainingJobRequest,
     ListTrainingJobEventsRequest,
-    ShowTrainingJobLogsPreviewRequest,
     StopTrainingJobRequest,
 )
 
@@ -63,11 +62,7 @@ def _events(harness: Harness, job_id: str) -> list[str]:
 
 
 def _log(harness: Harness, job_id: str, task: str = "worker-0") -> str:
-    return str(
-        harness.client.show_training_job_logs_preview(
-            ShowTrainingJobLogsPreviewRequest(training_job_id=job_id, task_id=task)
-        ).content
-    )
+    return harness.log(job_id, task)
 
 
 def test_a_node_that_dies_restarts_the_job_which_resumes_and_completes(harness: Harness) -> None:

@@ -29,5 +29,6 @@ def test_a_queued_then_running_debug_stage_has_a_live_line(
     )
     assert result.exit_code == 0, result.output
     drawn = set(re.findall(r"tiny-debug \([0-9a-f]{8}\): ([^\r\n]*)", result.output))
-    assert "Pending (Queuing), waiting 0m01s" in drawn, drawn
-    assert "Running, 0m01s · loss 1" in drawn, drawn
+    # The seconds drawn depend on how loaded this machine is; that each phase counts does not.
+    assert any(re.fullmatch(r"Pending \(Queuing\), waiting 0m0[1-9]s", d) for d in drawn), drawn
+    assert any(re.fullmatch(r"Running, 0m0[1-9]s · loss 1(\.0+)?", d) for d in drawn), drawn

@@ -172,16 +172,23 @@ def test_the_tasks_are_dealt_heaviest_first_and_every_item_once(count: int) -> N
 # Run in a fresh interpreter: the test session may have other threads by now (servers of other
 # tests), and then majob rightly spawns instead of forking.
 FORKED_MAP = """
-import os, signal, sys, time
+import os, signal, sys, tempfile, time
 from pathlib import Path
 from majob.migrate import workers
 
 MAIN = os.getpid()
+TAKEN = ""  # a fresh directory per map: a forked worker marks it when it takes an item
 
 def square_or_fail(value):
     if os.getpid() == MAIN:
-        time.sleep(0.2)  # this process is slow: the forked workers take the other items
-    elif value == 13:
+        # This process holds its item until a forked worker has taken one, so the next items go
+        # to the workers however slow or loaded the machine is (a fixed sleep raced with forks).
+        deadline = time.monotonic() + 120
+        while not os.listdir(TAKEN) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return value * value
+    open(os.path.join(TAKEN, str(os.getpid())), "w").close()
+    if value == 13:
         raise ValueError("thirteen is unlucky")
     elif value == 99:
         os.kill(os.getpid(), signal.SIGKILL)  # a worker killed (out of memory) mid-task
@@ -193,13 +200,16 @@ def children():
 
 assert workers._fork_is_safe()
 values = [v for v in range(40) if v != 13]
+TAKEN = tempfile.mkdtemp()
 assert workers.map_in_workers(square_or_fail, values, 3, weights=values) == [v * v for v in values]
+TAKEN = tempfile.mkdtemp()
 try:  # the heaviest item is dealt first, to this process; 13 to a forked worker
     workers.map_in_workers(square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
 except ValueError as error:
     assert "thirteen" in str(error) and "in a check worker" in str(error.__cause__), error
 else:
     raise AssertionError("the worker's error was lost")
+TAKEN = tempfile.mkdtemp()
 try:
     workers.map_in_workers(square_or_fail, [1, 99, 2, 3], 2, weights=[100, 1, 1, 1])
 except workers.WorkerFailed as error:
