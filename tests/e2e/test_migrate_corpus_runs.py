@@ -165,8 +165,15 @@ def _chain(source: str, chain: tuple[Codemod, ...], name: str) -> str:
     return source
 
 
+# A port written in the script (MA207, left by hand) is one port for every copy of it: copies
+# run side by side on other xdist workers would collide on it (EADDRINUSE). Each copy reads
+# MASTER_PORT from its environment instead, where each run puts a free port.
+HARD_CODED_PORT = re.compile(r"""(os\.environ\[(["'])MASTER_PORT\2\]\s*=\s*)(["'])\d+\3""")
+
+
 def _code_dir(root: Path, source: str) -> Path:
     root.mkdir(parents=True)
+    source = HARD_CODED_PORT.sub(r'\1os.environ["MASTER_PORT"]', source)
     (root / "train.py").write_text("import _count_saves  # test counter\n" + source, "utf-8")
     (root / "_count_saves.py").write_text(COUNTER_MODULE, encoding="utf-8")
     (root / "saves").mkdir()
