@@ -90,7 +90,9 @@ def test_rm_r_of_nothing_says_what_it_looked_for(
     _seed(obs_store, "awk")
     result = runner.invoke(app, ["obs", "rm", "-r", "-y", _obs("aw")])
     assert result.exit_code == 0, result.output
-    assert result.stdout == f"nothing to remove: nothing in {_obs('aw')}/ and no object {_obs('aw')}\n"
+    assert (
+        result.stdout == f"nothing to remove: nothing in {_obs('aw')}/ and no object {_obs('aw')}\n"
+    )
     assert len(_keys(obs_store)) == 8
 
 
