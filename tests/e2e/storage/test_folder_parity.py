@@ -34,8 +34,9 @@ def _world(name: str, exact: bool) -> list[str]:
 
 
 def _seed(store: ObsObjectStore, keys: list[str]) -> None:
-    for key in store.list_all(FAKE_BUCKET, ""):
-        store.delete_many(FAKE_BUCKET, [key.key])
+    there = [info.key for info in store.list_all(FAKE_BUCKET, "")]
+    if there:
+        store.delete_many(FAKE_BUCKET, there)
     for key in keys:
         store.put_bytes(FAKE_BUCKET, key, b"" if key.endswith("/") else key.encode())
 

@@ -23,6 +23,7 @@ from majob.storage.listing import LIST_PAGE, iter_folder, list_folder, list_name
 from majob.storage.obs import ObsObjectStore
 from majob.storage.sync import sync_dir
 from majob.storage.uri import ObsUri
+from majob.sweep.space import trial_spec
 from majob.testing import FAKE_BUCKET
 
 DEMO = "majob-demo"  # the emulated cloud's bucket
@@ -116,6 +117,22 @@ def test_cloud_outputs_are_the_output_folder_only(
     assert missing == [] and [(f.path, f.uri) for f in files] == [
         ("model.pth", f"obs://{DEMO}/tiny/out/model.pth")
     ]
+
+
+def test_a_sweep_trial_is_judged_on_its_own_folder(
+    tmp_path: Path, profile: Profile, store: ObsObjectStore
+) -> None:
+    # Trial 1's folder is out/tiny-t1/; trial 10's out/tiny-t10/ starts with the same letters.
+    spec = _spec(tmp_path, outputs=[{"name": "train_url", "obs": f"obs://{DEMO}/out/"}])
+    first, tenth = (trial_spec(spec, "debug", number, {}) for number in (0, 9))
+    assert [o.obs.key for o in (*first.outputs, *tenth.outputs)] == [
+        "out/tiny-t1/",
+        "out/tiny-t10/",
+    ]
+    _put(store, DEMO, ["out/tiny-t10/model.pth", "out/tiny-t1.log"])
+    assert cloud_outputs(first, profile) == ([], [f"obs://{DEMO}/out/tiny-t1/"])
+    files, missing = cloud_outputs(tenth, profile)
+    assert missing == [] and [f.path for f in files] == ["model.pth"]
 
 
 def test_a_precision_fetch_downloads_the_folder_only(
