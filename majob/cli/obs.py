@@ -136,7 +136,7 @@ HEAD_LINES = 20  # files a dry run lists without -v (rclone-style: a head, then 
 @obs_app.command("ls")
 @user_errors
 def ls(
-    uri: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    uri: Annotated[str, typer.Argument(help="obs://bucket/folder/ (or obs://bucket/name)")],
     recursive: Annotated[
         bool, typer.Option("--recursive", "-r", help="Every object below, not one level.")
     ] = False,
@@ -144,7 +144,7 @@ def ls(
     region: Region = None,
     profile: ObsProfile = None,
 ) -> None:
-    """List the object URI names and the folder URI/ (one level; every object with -r).
+    """List an object and what is in its folder (one level; every object in it with -r).
 
     obs://b/x lists the object x, if there is one, and what is in the folder x/; never xy.
     """
@@ -161,7 +161,7 @@ def cp(
     src: Annotated[str, typer.Argument(help="A local path or obs://bucket/key.")],
     dst: Annotated[str, typer.Argument(help="A local path or obs://bucket/key (dir/ for a dir).")],
     recursive: Annotated[
-        bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole prefix.")
+        bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole folder.")
     ] = False,
     jobs: Jobs = None,
     part_size: PartSize = 16,
@@ -171,7 +171,7 @@ def cp(
     profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
-    """Copy a file or (with -r) a directory to OBS, or an object or prefix from OBS."""
+    """Copy a file or (with -r) a directory to OBS, or an object or (with -r) a folder from OBS."""
     if _is_obs(src) == _is_obs(dst):
         raise UserInputError(
             f"cp copies between a local path and OBS, got {src!r} and {dst!r}",
@@ -193,12 +193,12 @@ def cp(
 @user_errors
 def sync(
     src: Annotated[Path, typer.Argument(help="Local directory.")],
-    dst: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    dst: Annotated[str, typer.Argument(help="obs://bucket/folder/")],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; upload and delete nothing.")
     ] = False,
     delete: Annotated[
-        bool, typer.Option("--delete", help="Delete objects under the prefix not in the source.")
+        bool, typer.Option("--delete", help="Delete objects in the folder not in the source.")
     ] = False,
     exclude: Annotated[
         list[str] | None,
@@ -220,7 +220,7 @@ def sync(
     profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
-    """Make an OBS prefix hold the files of a local directory (only what changed moves).
+    """Make an OBS folder hold the files of a local directory (only what changed moves).
 
     Honours .gitignore and .majobignore at every level; prints the plan before anything moves.
     """
