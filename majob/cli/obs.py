@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from majob.cli.common import print_sync_plan, user_errors
-from majob.errors import ConfigError, StorageNotFound, UserInputError
-from majob.text import counted, printable
+from majob.errors import ConfigError, UserInputError
+from majob.text import counted
 
 if TYPE_CHECKING:
     from majob.storage.base import ObjectStore
@@ -112,12 +112,6 @@ def _opened_store(
         store.close()
 
 
-def _no_such_object(location: ObsUri) -> StorageNotFound:
-    return StorageNotFound(
-        "no such object", code="NoSuchKey", bucket=location.bucket, key=location.key
-    )
-
-
 def _parse_obs(text: str) -> ObsUri:
     from majob.storage.uri import ObsUri
 
@@ -142,7 +136,7 @@ HEAD_LINES = 20  # files a dry run lists without -v (rclone-style: a head, then 
 @obs_app.command("ls")
 @user_errors
 def ls(
-    uri: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    uri: Annotated[str, typer.Argument(help="obs://bucket/folder/ (or obs://bucket/name)")],
     recursive: Annotated[
         bool, typer.Option("--recursive", "-r", help="Every object below, not one level.")
     ] = False,
@@ -150,24 +144,15 @@ def ls(
     region: Region = None,
     profile: ObsProfile = None,
 ) -> None:
-    """List the objects (and, without -r, the folders) below an OBS prefix."""
+    """List an object and what is in its folder (one level; every object in it with -r).
+
+    obs://b/x lists the object x, if there is one, and what is in the folder x/; never xy.
+    """
+    from majob.cli.obs_paths import print_listing
+
     location = _parse_obs(uri)
     with _opened_store(endpoint, region, profile) as store:
-        prefix = location.key
-        folders: set[str] = set()
-        count = 0
-        for info in store.list_all(location.bucket, prefix):
-            rest = info.key[len(prefix) :]
-            if not recursive and "/" in rest.rstrip("/"):
-                folder = rest.split("/", 1)[0] + "/"
-                if folder not in folders:
-                    folders.add(folder)
-                    typer.echo(f"{'DIR':>12}  {printable(prefix + folder)}")
-                continue
-            count += 1
-            typer.echo(f"{info.size:>12}  {printable(info.key)}")
-        if not count and not folders and not location.is_dir:
-            raise _no_such_object(location)
+        print_listing(store, location, recursive)
 
 
 @obs_app.command("cp")
@@ -176,7 +161,7 @@ def cp(
     src: Annotated[str, typer.Argument(help="A local path or obs://bucket/key.")],
     dst: Annotated[str, typer.Argument(help="A local path or obs://bucket/key (dir/ for a dir).")],
     recursive: Annotated[
-        bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole prefix.")
+        bool, typer.Option("--recursive", "-r", help="Copy a directory or a whole folder.")
     ] = False,
     jobs: Jobs = None,
     part_size: PartSize = 16,
@@ -186,105 +171,34 @@ def cp(
     profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
-    """Copy a file or (with -r) a directory to OBS, or an object or prefix from OBS."""
+    """Copy a file or (with -r) a directory to OBS, or an object or (with -r) a folder from OBS."""
     if _is_obs(src) == _is_obs(dst):
         raise UserInputError(
             f"cp copies between a local path and OBS, got {src!r} and {dst!r}",
             hint="one of the two must start with obs://",
         )
+    from majob.cli.obs_paths import download, upload
+
     options = _options(jobs, part_size, multipart_threshold)
     with _opened_store(endpoint, region, profile) as store:
         if _is_obs(dst):
-            _upload(store, Path(src), _parse_obs(dst), recursive, options, allow_secrets)
+            upload(store, Path(src), _parse_obs(dst), recursive, options, allow_secrets)
         else:
             # "out/" names a directory even before it exists (Path drops the slash).
             into_dir = dst.endswith(("/", os.sep))
-            _download(store, _parse_obs(src), Path(dst), recursive, options, into_dir)
-
-
-def _upload(
-    store: ObjectStore,
-    src: Path,
-    dst: ObsUri,
-    recursive: bool,
-    options: TransferOptions,
-    allow_secrets: bool = False,
-) -> None:
-    from majob.storage.localstate import file_md5
-    from majob.storage.plan import LocalFile, plan_sync
-    from majob.storage.sync import sync_dir
-    from majob.storage.transfer import apply_plan
-    from majob.storage.uri import ObsUri
-
-    if src.is_dir():
-        if not recursive:
-            raise UserInputError(f"{src} is a directory", hint="pass --recursive (-r)")
-        _, result = sync_dir(
-            store,
-            src,
-            dst.as_dir(),
-            options=options,
-            on_plan=print_sync_plan,
-            allow_secrets=allow_secrets,
-        )
-        assert result is not None
-        typer.echo(result.summary_line())
-        return
-    if not src.is_file():
-        raise UserInputError(f"{src} does not exist or is not a file")
-    target = dst.join(src.name) if dst.is_dir else dst
-    parent_key, _, name = target.key.rpartition("/")
-    stat = src.stat()
-    # A file sent in parts is hashed part by part as it is sent: not read beforehand.
-    big = stat.st_size >= options.multipart_threshold
-    local = LocalFile(name, src, stat.st_size, None if big else file_md5(src), stat.st_mtime_ns)
-    parent = ObsUri(dst.bucket, parent_key + "/" if parent_key else "")
-    plan = plan_sync(src.parent, [local], parent, [])
-    result = apply_plan(store, plan, options)
-    typer.echo(f"{printable(str(src))} -> {printable(str(target))}")
-    typer.echo(result.summary_line())
-
-
-def _download(
-    store: ObjectStore,
-    src: ObsUri,
-    dst: Path,
-    recursive: bool,
-    options: TransferOptions,
-    into_dir: bool,
-) -> None:
-    from majob.storage.download import download_object, download_tree
-
-    if recursive or src.is_dir:
-        if not recursive:
-            raise UserInputError(f"{src} is a prefix", hint="pass --recursive (-r)")
-        from majob.storage.transfer import REMOTE_JOBS
-
-        result = download_tree(store, src, dst, jobs=options.jobs or REMOTE_JOBS)
-        typer.echo(
-            f"downloaded {counted(result.downloaded, 'file')} "
-            f"({counted(result.bytes, 'byte')}) to {printable(str(dst))}"
-        )
-        for key in result.unverified:
-            typer.echo(f"warning: no MD5 known for {printable(key)}: not verified", err=True)
-        return
-    target = dst / src.name if into_dir or dst.is_dir() else dst
-    _, verified = download_object(store, src, target)
-    typer.echo(f"{printable(str(src))} -> {printable(str(target))}")
-    if not verified:
-        typer.echo(f"warning: no MD5 known for {printable(str(src))}: not verified", err=True)
+            download(store, _parse_obs(src), Path(dst), recursive, options, into_dir)
 
 
 @obs_app.command("sync")
 @user_errors
 def sync(
     src: Annotated[Path, typer.Argument(help="Local directory.")],
-    dst: Annotated[str, typer.Argument(help="obs://bucket/prefix/")],
+    dst: Annotated[str, typer.Argument(help="obs://bucket/folder/")],
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; upload and delete nothing.")
     ] = False,
     delete: Annotated[
-        bool, typer.Option("--delete", help="Delete objects under the prefix not in the source.")
+        bool, typer.Option("--delete", help="Delete objects in the folder not in the source.")
     ] = False,
     exclude: Annotated[
         list[str] | None,
@@ -306,7 +220,7 @@ def sync(
     profile: ObsProfile = None,
     allow_secrets: AllowSecrets = False,
 ) -> None:
-    """Make an OBS prefix hold the files of a local directory (only what changed moves).
+    """Make an OBS folder hold the files of a local directory (only what changed moves).
 
     Honours .gitignore and .majobignore at every level; prints the plan before anything moves.
     """
@@ -337,40 +251,41 @@ def sync(
 @obs_app.command("rm")
 @user_errors
 def rm(
-    uri: Annotated[str, typer.Argument(help="obs://bucket/key, or a prefix with -r")],
+    uri: Annotated[str, typer.Argument(help="obs://bucket/key, or a folder with -r")],
     recursive: Annotated[
-        bool, typer.Option("--recursive", "-r", help="Remove every object below the prefix.")
+        bool,
+        typer.Option(
+            "--recursive", "-r", help="Remove the folder URI/ (and the object URI) entirely."
+        ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     endpoint: Endpoint = None,
     region: Region = None,
     profile: ObsProfile = None,
 ) -> None:
-    """Remove an object, or (with -r) every object below a prefix."""
+    """Remove an object or an empty folder's marker; with -r, a folder and all in it.
+
+    obs://b/x with -r removes the folder x/ and the object x; never xy or x.txt.
+    """
+    from majob.cli.obs_paths import keys_to_remove, what_is_removed
+
     location = _parse_obs(uri)
     with _opened_store(endpoint, region, profile) as store:
-        if recursive:
-            keys = [o.key for o in store.list_all(location.bucket, location.key)]
-        else:
-            if location.is_dir:
-                raise UserInputError(f"{location} is a prefix", hint="pass --recursive (-r)")
-            if store.head(location.bucket, location.key) is None:
-                raise _no_such_object(location)
-            keys = [location.key]
+        keys = keys_to_remove(store, location, recursive)
         if not keys:
-            typer.echo(f"nothing to remove under {location}")
+            typer.echo(f"nothing to remove: {what_is_removed(location, keys)}")
             return
+        what = what_is_removed(location, keys)
         if not yes:
             if not sys.stdin.isatty():
                 raise ConfigError(
-                    f"refusing to remove {counted(len(keys), 'object')} without confirmation",
-                    hint="pass --yes",
+                    f"refusing to remove {what} without confirmation", hint="pass --yes"
                 )
-            if not typer.confirm(f"remove {counted(len(keys), 'object')} under {location}?"):
+            if not typer.confirm(f"remove {what}?"):
                 raise typer.Exit(1)
         for start in range(0, len(keys), 1000):
             store.delete_many(location.bucket, keys[start : start + 1000])
-        typer.echo(f"removed {counted(len(keys), 'object')}")
+        typer.echo(f"removed {counted(len(keys), 'object')}: {what}")
 
 
 @obs_app.command("mb")

@@ -95,6 +95,7 @@ def cloud_outputs(
     """The files in each output's OBS directory written since ``since`` (epoch seconds), and
     the outputs that hold none."""
     from majob.service.connect import open_store
+    from majob.storage.listing import iter_folder
 
     store = open_store(profile)
     files: list[StoredOutput] = []
@@ -109,7 +110,7 @@ def cloud_outputs(
                     f"obs://{location.bucket}/{info.key}",
                     info.size,
                 )
-                for info in store.list_all(location.bucket, location.key)
+                for info in iter_folder(store, location)
                 if not info.key.endswith("/")
                 and (not info.last_modified or info.last_modified >= since)
             ]

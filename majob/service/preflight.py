@@ -34,6 +34,7 @@ from majob.service.jobnames import jobs_named_like
 from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
 from majob.storage.base import ObjectStore
+from majob.storage.listing import iter_folder, object_named
 from majob.storage.uri import ObsUri
 from majob.text import did_you_mean
 
@@ -148,13 +149,9 @@ def check_offerings(spec: JobSpec, offerings: Offerings, findings: Findings) -> 
 def _holds_data(store: ObjectStore, uri: ObsUri) -> bool:
     """An object at ``uri``, or one under it that is not a folder marker: the zero-byte
     ``dir/`` objects the console and other tools create hold no data."""
-    if not uri.is_dir and uri.key and store.head(uri.bucket, uri.key) is not None:
+    if object_named(store, uri) is not None:
         return True
-    prefix = uri.as_dir().key if uri.key else ""
-    return any(
-        not (item.key.endswith("/") and item.size == 0)
-        for item in store.list_all(uri.bucket, prefix)
-    )
+    return any(not (item.key.endswith("/") and item.size == 0) for item in iter_folder(store, uri))
 
 
 def check_inputs(

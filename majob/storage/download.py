@@ -22,7 +22,7 @@ from pathlib import Path
 
 from majob.errors import StorageIntegrityError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
-from majob.storage.listing import list_remote
+from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
@@ -109,9 +109,10 @@ def download_object(store: ObjectStore, src: ObsUri, target: Path) -> tuple[Obje
 
 
 def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8) -> DownloadResult:
-    """Download every object below directory ``src`` into ``dest`` (created if missing)."""
+    """Download every object of the folder ``src`` names (``x/`` for ``obs://B/x``, never
+    ``xy``) into ``dest`` (created if missing)."""
     prefix = src.as_dir().key
-    listing = list_remote(store, src.bucket, prefix)
+    listing = list_folder(store, src)
     objects = [o for o in listing if not o.key.endswith("/")]
     # Check every key and target first: a malicious listing, or a name this file system cannot
     # hold, fails before a single byte is written.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from majob.errors import UserInputError
 from majob.storage.base import ObjectStore
 from majob.storage.dirs import default_cache_dir
-from majob.storage.listing import list_remote
+from majob.storage.listing import list_folder
 from majob.storage.localstate import HashCache, UploadRecords
 from majob.storage.plan import CachedDigests, LocalFile, SyncPlan, plan_sync, scan_local
 from majob.storage.transfer import SyncResult, TransferOptions, apply_plan
@@ -82,7 +82,7 @@ def _plan(
         )
     )
     dest = dest.as_dir()
-    remote = list_remote(store, dest.bucket, dest.key)
+    remote = list_folder(store, dest)
     return plan_sync(
         source,
         local,

@@ -118,10 +118,10 @@ def test_ls_cp_and_rm(
     [
         (["cp", "a", "b"], "between a local path and OBS"),
         (["cp", "{src}", PREFIX], "is a directory"),
-        (["cp", PREFIX, "{tmp}"], "is a prefix"),
+        (["cp", PREFIX, "{tmp}"], "is a folder"),
         (["sync", "{tmp}/nope", PREFIX], "is not a directory"),
         (["ls", "s3://bucket/x"], "scheme 's3' is not 'obs'"),
-        (["rm", PREFIX, "--yes"], "is a prefix"),
+        (["rm", f"obs://{FAKE_BUCKET}", "--yes"], "is a bucket, not an object"),
     ],
 )
 def test_bad_input_is_one_error_line_exit_2(

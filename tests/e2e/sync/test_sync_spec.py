@@ -81,3 +81,16 @@ def test_code_obs_at_a_bucket_root_is_one_clear_line(project: Path, store: ObsOb
     result = runner.invoke(app, ["sync", str(spec), "--profile", "emulator"])
     assert result.exit_code != 0
     assert result.stderr.startswith("error: code.obs is the root of bucket"), result.output
+
+
+def test_sync_deletes_under_code_obs_only(project: Path, store: ObsObjectStore) -> None:
+    # Keys that start like code.obs but are not in its folder: another version's code, the
+    # folder's name as an object, a neighbour with a space. The sync mirrors tiny/code/ only.
+    neighbours = ["tiny/code", "tiny/code-old/train.py", "tiny/codex/x", "tiny/code y/z"]
+    for key in [*neighbours, PREFIX + "stale.py"]:
+        store.put_bytes(BUCKET, key, b"x")
+    synced = runner.invoke(app, ["sync", str(project / "spec.yaml"), "--profile", "emulator"])
+    assert synced.exit_code == 0, synced.output
+    assert PREFIX + "stale.py" not in _keys(store)
+    left = {o.key for o in store.list_all(BUCKET, "tiny/")} - _keys(store)
+    assert left == set(neighbours)

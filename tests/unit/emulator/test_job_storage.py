@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from majob.emulator.modelarts.storage import FakeObsStorage
+from majob.emulator.obs.blobs import Blob
 from majob.emulator.obs.models import ObsBackend
 from majob.storage.uri import ObsUri
 
@@ -50,3 +51,23 @@ def test_every_file_of_a_tree_is_uploaded(storage: FakeObsStorage, tmp_path: Pat
         (tmp_path / name).write_text(name)
     assert storage.upload_tree(tmp_path, ObsUri.parse("obs://bkt/out/")) == 3
     assert _keys(storage) == ["out/a.txt", "out/sub/b.txt", "out/sub/deeper/c.txt"]
+
+
+def test_a_folder_input_is_the_folder_not_the_keys_that_start_alike(
+    storage: FakeObsStorage, tmp_path: Path
+) -> None:
+    """A job's input ``/bkt/data/`` is what is in ``data/``; ``data-old/``, ``data.csv`` and
+    ``datax/`` only start with the same letters (the ModelArts API writes dirs with a '/')."""
+    for key in ("data/", "data/a.txt", "data/sub/b.txt", "data", "data.csv", "datax/c", "data y/d"):
+        storage.backend.put_object("bkt", key, _blob(storage, key))
+    assert storage.download(ObsUri.parse("obs://bkt/data/"), tmp_path / "in") == 2
+    found = sorted(p.relative_to(tmp_path / "in").as_posix() for p in (tmp_path / "in").rglob("*"))
+    assert found == ["a.txt", "sub", "sub/b.txt"]
+    assert storage.exists(ObsUri.parse("obs://bkt/data/"))
+    assert not storage.exists(ObsUri.parse("obs://bkt/dat/"))  # dat... keys, but no dat/
+
+
+def _blob(storage: FakeObsStorage, key: str) -> Blob:
+    writer = storage.backend.new_writer()
+    writer.write(key.encode())
+    return writer.finish()
