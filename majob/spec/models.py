@@ -9,6 +9,7 @@ stage. Field types: ``spec/fields.py``; ``expect:``, ``sweep:``: ``spec/expect.p
 from __future__ import annotations
 
 import os.path
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -37,7 +38,9 @@ from majob.spec.rules import (
     flavor_is_ascend,
     metric_problems,
 )
+from majob.spec.stage_outputs import room_problems, stage_folders, stage_output_problems
 from majob.spec.sweep import Sweep, sweep_problems
+from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
@@ -152,6 +155,11 @@ class StageOverride(SpecModel):
     hyperparameters: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
     timeout: Duration | None = Field(None, description="Stop the stage after this long.")
+    outputs: dict[str, ObsDir] = Field(
+        default_factory=dict,
+        description="An exact OBS folder per output name, for this stage only (debug, formal); "
+        "without one the stage writes under <output obs>/<stage>/.",
+    )
 
 
 class Stages(SpecModel):
@@ -206,6 +214,8 @@ class JobSpec(SpecModel):
     # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
     # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
     _from_environ: FromEnviron = PrivateAttr(default_factory=FromEnviron)
+    # Set by ``at_stage`` on the spec it returns: the stage whose folders its outputs are.
+    _stage: Stage | None = PrivateAttr(default=None)
 
     @property
     def from_environ(self) -> FromEnviron:
@@ -255,7 +265,14 @@ class JobSpec(SpecModel):
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:
-        problems = channel_problems(
+        folders = [(c.name, c.obs) for c in self.outputs]
+        if room_problems(folders):  # every stage's spec below needs its folders
+            raise SpecRuleErrors(room_problems(folders))
+        named: dict[str, Mapping[str, ObsUri]] = {
+            s: o.outputs for s in STAGES if (o := self.stages.get(s)) and o.outputs
+        }
+        problems = stage_output_problems(folders, named)
+        problems += channel_problems(
             (
                 ("inputs", [c.name for c in self.inputs]),
                 ("outputs", [c.name for c in self.outputs]),
@@ -323,27 +340,36 @@ class JobSpec(SpecModel):
         return self.resources.cards or cards_in_flavor(self.resources.flavor or "")
 
     def at_stage(self, stage: Stage) -> JobSpec:
-        """The spec as ``stage`` runs it: its overrides applied, ``stages`` kept as written."""
-        override = self.stages.get(stage)
-        if override is None:
+        """The spec as ``stage`` runs it: its overrides applied, each output in the stage's own
+        folder (``spec/stage_outputs.py``), ``stages`` kept as written. A stage's spec is its
+        own ``at_stage`` (not a folder further down)."""
+        if self._stage is not None:
+            if self._stage != stage:
+                raise ValueError(f"this is the {self._stage} stage's spec, not {stage}'s")
             return self
-        resources = self.resources.model_copy(
-            update={
-                k: v
-                for k, v in (("nodes", override.nodes), ("flavor", override.flavor))
-                if v is not None
-            }
+        override = self.stages.get(stage)
+        folders = stage_folders(
+            [(o.name, o.obs) for o in self.outputs], stage, override.outputs if override else {}
         )
-        merged = self.model_copy(
-            update={
-                "resources": resources,
-                "hyperparameters": {**self.hyperparameters, **override.hyperparameters},
-                "env": {**self.env, **override.env},
-            }
-        )
-        overridden = [("hyperparameters", name) for name in override.hyperparameters]
-        overridden += [("env", name) for name in override.env]
-        return merged.with_from_environ(self._from_environ.at_stage(stage, overridden))
+        update: dict[str, object] = {
+            "outputs": tuple(o.model_copy(update={"obs": folders[o.name]}) for o in self.outputs)
+        }
+        overridden: list[tuple[str, str]] = []
+        if override is not None:
+            update["resources"] = self.resources.model_copy(
+                update={
+                    k: v
+                    for k, v in (("nodes", override.nodes), ("flavor", override.flavor))
+                    if v is not None
+                }
+            )
+            update["hyperparameters"] = {**self.hyperparameters, **override.hyperparameters}
+            update["env"] = {**self.env, **override.env}
+            overridden += [("hyperparameters", name) for name in override.hyperparameters]
+            overridden += [("env", name) for name in override.env]
+        staged = self.model_copy(update=update)
+        staged._stage = stage
+        return staged.with_from_environ(self._from_environ.at_stage(stage, overridden))
 
     def timeout(self, stage: Stage) -> int | None:
         """The stage's timeout in seconds, if any."""
