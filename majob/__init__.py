@@ -61,11 +61,11 @@ if TYPE_CHECKING:
     from majob.runner.local import run_local as run_local
     from majob.runner.result import RunResult as RunResult
     from majob.service.base import Job as Job
+    from majob.spec.job_image import Image as Image
     from majob.spec.load import load_spec as load_spec
     from majob.spec.models import Channel as Channel
     from majob.spec.models import Code as Code
     from majob.spec.models import Distributed as Distributed
-    from majob.spec.models import Image as Image
     from majob.spec.models import Input as Input
     from majob.spec.models import JobSpec as JobSpec
     from majob.spec.models import Output as Output

@@ -35,8 +35,11 @@ def submit(
     overrides: Sequence[str] = (),
     upload_inputs: bool = False,
     report: Callable[[str], None] | None = None,
+    resume_from: str | None = None,
 ) -> Job:
-    """Check, upload and submit ``spec`` (a ``JobSpec`` or a spec file) as ``stage``."""
+    """Check, upload and submit ``spec`` (a ``JobSpec`` or a spec file) as ``stage``;
+    ``resume_from`` (``debug``, ``formal`` or an ``obs://`` folder): the checkpoints the job
+    starts from, copied into the stage's own checkpoint folder first (``--resume-from``)."""
     from majob.service.submit import cloud_stage, plan_submit, submit_plan
     from majob.spec.models import JobSpec
 
@@ -49,7 +52,7 @@ def submit(
         spec = load_spec(Path(spec), overrides=overrides, profile=selected, check_files="code_dir")
         warn_overrides(spec, overrides, [chosen])
     return submit_plan(
-        plan_submit(spec, chosen),
+        plan_submit(spec, chosen, resume_from=resume_from),
         selected,
         upload_inputs=upload_inputs,
         report=report or (lambda line: None),

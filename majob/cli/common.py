@@ -38,6 +38,16 @@ LedgerOption = Annotated[
         "top level or else the spec's directory).",
     ),
 ]
+ResumeFromOption = Annotated[
+    str | None,
+    typer.Option(
+        "--resume-from",
+        metavar="SOURCE",
+        help="Resume from these checkpoints: a stage (debug, formal: its checkpoint folder) or "
+        "an obs:// folder, copied into this stage's own checkpoint folder before the job is "
+        "created; the stage's own folder: accept what it holds.",
+    ),
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -14,6 +14,7 @@ import typer
 from majob.cli.common import (
     LedgerOption,
     ProfileOption,
+    ResumeFromOption,
     SetOption,
     sigterm_as_ctrl_c,
     user_errors,
@@ -59,14 +60,17 @@ def pipeline(
     overrides: SetOption = None,
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
+    resume_from: ResumeFromOption = None,
 ) -> None:
     """Run local → debug → formal, each after the one before passed; re-runs skip passed stages.
 
-    A stage passed only for the same code and spec counts; a re-run skips what already passed."""
+    A stage passed only for the same code and spec counts; a re-run skips what already passed.
+    Each cloud stage writes under its own folder of every output (<output obs>/<stage>/);
+    --resume-from gives each cloud stage it runs SOURCE's checkpoints."""
     from majob.service.connect import naming_profile
 
     _check_force(force, reason, start)
-    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs)
+    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs, resume_from)
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     # A cloud stage's configuration error names the profile, as submit's does (the spec file
     # was loaded with the profile, so naming it loads nothing more).
@@ -86,7 +90,12 @@ def pipeline(
 
 
 def _pipeline(
-    spec: Path, profile: str | None, overrides: list[str], ledger: Path | None, upload: bool
+    spec: Path,
+    profile: str | None,
+    overrides: list[str],
+    ledger: Path | None,
+    upload: bool,
+    resume_from: str | None = None,
 ) -> Pipeline:
     """The pipeline the command runs, drawing the CLI's live status line (the command warns
     about its --set flags itself, for the stages it runs)."""
@@ -101,6 +110,7 @@ def _pipeline(
         upload_inputs=upload,
         live=live_status,
         warn=False,
+        resume_from=resume_from,
     )
 
 

@@ -21,7 +21,7 @@ from majob.cli.common import (
     warn_about_sets,
 )
 from majob.errors import ConfigError, SpecError, UserInputError
-from majob.text import counted
+from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.spec.models import JobSpec
@@ -127,7 +127,12 @@ def compile_(
     set_: SetOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Print what ModelArts would receive for SPEC (a dry run: nothing is sent)."""
+    """Print what ModelArts would receive for SPEC (a dry run: nothing is sent).
+
+    Each cloud stage writes under its own folder of every output (<output obs>/debug/,
+    <output obs>/formal/) unless stages.<stage>.outputs names one; the folders are said on
+    stderr, so stdout stays the JSON or the snippet."""
+    from majob.compile.common import stage_folder_notes
     from majob.spec.load import load_spec
 
     spec = load_spec(spec_path, overrides=set_ or (), profile=profile)
@@ -135,9 +140,11 @@ def compile_(
     # A dry run shows what is sent, but not the values the spec took from the environment.
     masker = spec.from_environ.masker()
     chosen = output_format or Format.json
+    if target is CompileTarget.rest and chosen is Format.python:
+        raise UserInputError("--format python is for --target sdk; the REST body is JSON")
+    for note in stage_folder_notes(spec, stage.value):
+        sys.stderr.write(f"note: {printable(note)}\n")
     if target is CompileTarget.rest:
-        if chosen is Format.python:
-            raise UserInputError("--format python is for --target sdk; the REST body is JSON")
         from majob.compile.rest import to_rest_body
 
         document = masker.data(to_rest_body(spec, stage.value))

@@ -19,6 +19,7 @@ import typer
 from majob.cli.common import (
     LedgerOption,
     ProfileOption,
+    ResumeFromOption,
     SetOption,
     SpecFileArgument,
     sigterm_as_ctrl_c,
@@ -28,7 +29,7 @@ from majob.cli.common import (
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
 from majob.errors import UserInputError
-from majob.text import counted
+from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.pipeline.digests import Fingerprint
@@ -91,11 +92,13 @@ def submit(
     force: ForceOption = False,
     reason: ReasonOption = None,
     ledger_path: LedgerOption = None,
+    resume_from: ResumeFromOption = None,
 ) -> None:
     """Check SPEC, upload its code, and create the ModelArts training job (exactly once).
 
     formal needs the debug stage passed for the same code and spec (or --force --reason); a
-    submit that waits records its stage in the ledger, as `majob pipeline` does."""
+    submit that waits records its stage in the ledger, as `majob pipeline` does. The job writes
+    under its stage's own folder of every output (<output obs>/<stage>/)."""
     from majob.pipeline.digests import Fingerprint
     from majob.pipeline.ledger import Ledger
     from majob.service.connect import naming_profile
@@ -119,12 +122,12 @@ def submit(
         fingerprint = Fingerprint.of(job_spec)
         if dry_run:
             gate_line = _gate_line(ledger, job_spec, chosen, fingerprint)
-            plan = _plan(job_spec, chosen, fingerprint, dump)
+            plan = _plan(job_spec, chosen, fingerprint, dump, resume_from)
             _print_dry_run(plan, selected, upload_inputs, gate_line)
             return
         forced = (reason or "") if force else None
         override = _override(ledger, job_spec, fingerprint, chosen, forced, spec)
-        plan = _plan(job_spec, chosen, fingerprint, dump)
+        plan = _plan(job_spec, chosen, fingerprint, dump, resume_from)
         recorder = (
             _recorder(ledger, job_spec, chosen, fingerprint, spec, override)
             if wait and not dump  # a dump run is a precision run, not the stage itself
@@ -182,17 +185,21 @@ def _override(
     return override
 
 
-def _plan(spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool) -> SubmitPlan:
+def _plan(
+    spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool, resume_from: str | None
+) -> SubmitPlan:
     from majob.service.submit import plan_submit
 
     if not dump:
-        return plan_submit(spec, stage, files=fingerprint.files)
+        return plan_submit(spec, stage, files=fingerprint.files, resume_from=resume_from)
     from majob.precision.record import PRECISION_DIR
     from majob.precision.staging import staged_for_dump
 
     # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
     staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
-    return plan_submit(staged_for_dump(spec, staging, stage), stage)
+    # A dump run is a run of the stage: its checkpoint folder is the stage's, for the user's spec.
+    staged = staged_for_dump(spec, staging, stage)
+    return plan_submit(staged, stage, resume_from=resume_from, digest=fingerprint.spec_digest)
 
 
 def _recorder(
@@ -295,12 +302,18 @@ def _follow_and_record(
 def _print_dry_run(
     plan: SubmitPlan, profile: Profile, upload_inputs: bool, gate_line: str = ""
 ) -> None:
+    from majob.compile.common import stage_folder_notes
+
     out = typer.echo
     out(f"dry run: nothing is uploaded or created ({plan.stage} stage, job {plan.job_name})")
     for problem in plan.problems:
         out(f"problem: {problem}")
     if gate_line:
         out(gate_line)
+    for note in stage_folder_notes(plan.spec, plan.stage):
+        out(printable(note))
+    if (resume := plan.resume) is not None:
+        out(f"resume from {resume.text}: the job starts from {resume.folder}'s checkpoints")
     if plan.spec.code.obs is not None:
         _print_code_plan(plan, profile)
     if upload_inputs:

@@ -1,5 +1,5 @@
 """What both compilers decide the same way: the stage's spec, the job name, where the code is,
-how long the job may run, and the rendered hyperparameters and env.
+how long the job may run, where the stage's outputs go, and the rendered hyperparameters and env.
 
 Pure: no I/O, no third-party imports. The SDK and REST compilers only differ in how they spell
 these decisions (``obs://bucket/dir/`` against ``/bucket/dir/``, kwargs against a JSON body).
@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from majob import container
+from majob.compile.fault_tolerance import checkpoint_uri
 from majob.errors import CompileError
 from majob.spec.fields import render_scalar
 from majob.spec.models import JobSpec, Stage
@@ -95,6 +96,34 @@ def auto_stop_hours(spec: JobSpec, stage: Stage) -> int | None:
     if not limits:
         return None
     return max(1, math.ceil(min(limits) / 3600))
+
+
+def stage_folder_notes(spec: JobSpec, stage: Stage) -> list[str]:
+    """Where ``stage`` writes each output, one line each (``majob compile`` prints them on
+    stderr, ``majob submit --dry-run`` with the plan): the stage's own folder, one the stage
+    names, or for the local stage the stand-in."""
+    effective = spec.at_stage(stage)
+    override = spec.stages.get(stage)
+    named = override.outputs if override is not None else {}
+    notes = []
+    for output in effective.outputs:
+        if stage == "local":
+            where = f"{output.local} (its local stand-in)" if output.local else "the run directory"
+        else:
+            how = (
+                f"named by stages.{stage}.outputs"
+                if output.name in named
+                else "the stage's own folder"
+            )
+            where = f"{output.obs} ({how})"
+        notes.append(f"outputs of stage {stage}: {output.name} -> {where}")
+    checkpoints = checkpoint_uri(effective)
+    if checkpoints is not None and stage != "local":
+        notes.append(
+            f"checkpoints of stage {stage}: {checkpoints} (downloaded into the container before "
+            "the job starts)"
+        )
+    return notes
 
 
 def rendered_parameters(spec: JobSpec) -> list[dict[str, str]]:

@@ -12,7 +12,13 @@ sent. Pure: no I/O.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from majob.spec.fault_tolerance import FaultTolerance
+
+if TYPE_CHECKING:
+    from majob.spec.models import JobSpec
+    from majob.storage.uri import ObsUri
 
 RETRY_NUM = "fault-tolerance/job-retry-num"
 UNCONDITIONAL_RETRY = "fault-tolerance/job-unconditional-retry"
@@ -38,6 +44,17 @@ def is_predownloaded(block: FaultTolerance, output_name: str) -> bool:
     """Whether the output ``output_name`` holds the checkpoints, so its files are downloaded
     into the container before the job (and each restart of it) starts."""
     return block.checkpoint_output == output_name
+
+
+def checkpoint_uri(spec: JobSpec) -> ObsUri | None:
+    """The checkpoint folder on OBS of ``spec``, a stage's spec (``JobSpec.at_stage``): inside
+    that stage's own folder of the output (``obs://b/out/formal/ckpt/``); None without one."""
+    block = spec.fault_tolerance
+    output = next((o for o in spec.outputs if o.name == block.checkpoint_output), None)
+    if output is None:
+        return None
+    folder = block.checkpoint_folder
+    return output.obs.join(f"{folder}/") if folder else output.obs
 
 
 def estimator_notes(block: FaultTolerance) -> list[str]:

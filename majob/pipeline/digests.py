@@ -1,51 +1,24 @@
 """What a stage's gate compares: the spec digest and the code digest, and their diffs.
 
-The spec digest is taken over the normalised spec *without* ``stages`` (the per-stage
-overrides): a debug stage that runs one epoch checks the same spec the formal stage runs. It is
-the spec as written where a ``${VAR}`` filled a hyperparameter or env value
-(``JobSpec.as_written``): the ledger keeps ``${TOKEN}``, never the token, and a rotated token
-leaves the digest, and so the gates, as they were. The
-code digest covers exactly the files the upload sends (``majob.service.code``: the one scan a
-submit makes serves both), so a file the upload leaves out never closes a gate.
+The spec digest (``spec/digest.py``) is taken over the normalised spec *without* ``stages``
+(the per-stage overrides): a debug stage that runs one epoch checks the same spec the formal
+stage runs. The code digest covers exactly the files the upload sends (``majob.service.code``:
+the one scan a submit makes serves both), so a file the upload leaves out never closes a gate.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.service.code import code_digest, file_digests, scan_code
-from majob.spec.expect import NO_EXPECT
-from majob.spec.fault_tolerance import NO_FAULT_TOLERANCE
+from majob.spec.digest import normalised_spec, spec_digest
 from majob.spec.models import JobSpec
 
 if TYPE_CHECKING:
     from majob.storage.plan import LocalFile
-
-
-def normalised_spec(spec: JobSpec) -> dict[str, Any]:
-    """The spec as JSON, without its stage overrides, its values from the environment as the
-    references that filled them. Without its ``sweep:`` block too: how many trials search what
-    changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
-    and the specs recorded before sweeps existed keep their digests. Without the fields added
-    since (``fault_tolerance``, ``expect.resumes``) while they hold their defaults, for the same
-    reason: an upgrade of majob must not reopen every gate of an existing ledger."""
-    written = spec.as_written()
-    dumped = written.model_dump(mode="json", exclude={"stages", "sweep"})
-    if written.fault_tolerance == NO_FAULT_TOLERANCE:
-        del dumped["fault_tolerance"]
-    if written.expect.resumes == NO_EXPECT.resumes:
-        del dumped["expect"]["resumes"]
-    return dumped
-
-
-def spec_digest(spec: JobSpec) -> str:
-    canonical = json.dumps(normalised_spec(spec), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,9 @@ class Pipeline:
     ``report`` sees every line of progress and log (default: printed, which in Jupyter
     streams into the cell as the stage runs); ``live`` shows a followed cloud job's status
     line (the CLI's, drawn under the log); ``warn``: each of ``overrides`` that would not do
-    what it says is a ``SetWarning`` (the CLI, which says them itself, turns that off)."""
+    what it says is a ``SetWarning`` (the CLI, which says them itself, turns that off);
+    ``resume_from`` (``--resume-from``: ``debug``, ``formal`` or an ``obs://`` folder) gives
+    each cloud stage it runs those checkpoints (``service/checkpoints.py``)."""
 
     def __init__(
         self,
@@ -143,6 +145,7 @@ class Pipeline:
         report: Report | None = None,
         live: Live | None = None,
         warn: bool = True,
+        resume_from: str | None = None,
     ) -> None:
         self._profile_ref = profile
         self._profile: Profile | None = None
@@ -165,6 +168,7 @@ class Pipeline:
             else Ledger(Path(ledger) if ledger else None, spec_file=anchor)
         )
         self.upload_inputs = upload_inputs
+        self.resume_from = resume_from
         self.report: Report = report or _print
         self.live = live
         self._services: list[TrainingService] = []
@@ -316,6 +320,7 @@ class Pipeline:
                     self.report,
                     files=fingerprint.files or None,
                     upload_inputs=self.upload_inputs,
+                    resume_from=self.resume_from,
                     resume_job=resume,
                     on_job=lambda job: self._started(recorder, job),
                     live=self.live,

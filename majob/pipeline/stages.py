@@ -124,12 +124,14 @@ def run_cloud_stage(
     *,
     files: tuple[LocalFile, ...] | None = None,
     upload_inputs: bool = False,
+    resume_from: str | None = None,
     resume_job: str | None = None,
     on_job: Callable[[Job], None] | None = None,
     live: Live | None = None,
 ) -> Outcome:
-    """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted),
-    or follow the job ``resume_job`` a killed pipeline left running, and wait for it to end.
+    """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted;
+    ``resume_from``: the checkpoints it starts from, ``--resume-from``), or follow the job
+    ``resume_job`` a killed pipeline left running, and wait for it to end.
     The job stays bound to its open client, so that ``outcome.job.logs()`` and ``.refresh()``
     work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
     clock that ticks, the last metric values) while it is followed: the CLI draws it under the
@@ -141,7 +143,7 @@ def run_cloud_stage(
     job = _left_running(resume_job, profile, report) if resume_job else None
     if job is None:
         job = submit_plan(
-            plan_submit(spec, stage, files=files),
+            plan_submit(spec, stage, files=files, resume_from=resume_from),
             profile,
             upload_inputs=upload_inputs,
             report=lambda line: report(f"[majob] {line}"),

@@ -12,7 +12,8 @@ and byte-compiles; the flavor and engine exist in the service's own lists, with 
 the node count is within the flavor's ``max_num``; an Ascend flavor goes with an Ascend engine
 (and the other way round); each input's OBS path holds data (or, with ``--upload-inputs``, its
 ``local`` stand-in exists to be uploaded); the output, log and code buckets exist and take
-writes; no job (active or ended) has the same name.
+writes; no job (active or ended) has the same name; the stage's checkpoint folder holds nothing
+another stage or spec wrote (``service/checkpoints.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from majob.errors import (
     StorageNotFound,
 )
 from majob.service.base import Job, TrainingService
+from majob.service.checkpoints import WHERE, CheckpointClaim, claim_problem
 from majob.service.jobnames import jobs_named_like
 from majob.service.offerings import Offerings
 from majob.spec.models import JobSpec
@@ -271,6 +273,14 @@ def _named(service: TrainingService, name: str) -> Iterator[Job]:
     return (job for job in jobs_named_like(service, name) if job.name == name)
 
 
+def check_claim(claim: CheckpointClaim, store: ObjectStore, findings: Findings) -> None:
+    """The checkpoint folder holds nothing another stage, another spec or an unknown writer
+    left there (or ``--resume-from`` says what to resume from)."""
+    problem = claim_problem(claim, store)
+    if problem is not None:
+        findings.add(problem)
+
+
 def run_preflight(
     spec: JobSpec,
     *,
@@ -284,12 +294,14 @@ def run_preflight(
     profile_flag: str = "",
     make_buckets: bool = False,
     named: Sequence[Job] | None = None,
+    claim: CheckpointClaim | None = None,
 ) -> list[str]:
     """Every problem found, one line each (``earlier``: problems found before, e.g. while
     compiling). ``spec`` is the stage's effective spec; ``profile_flag`` (`` --profile x``)
     goes into the commands the problems suggest; ``make_buckets``: the submit makes the
     buckets that do not exist (the emulator's, with ``--upload-inputs``); ``named``: the jobs
-    a search for ``job_name`` found already (``check_name``)."""
+    a search for ``job_name`` found already (``check_name``); ``claim``: what the submit asks
+    of its checkpoint folder (``service/checkpoints.py``)."""
     findings = Findings(list(earlier))
     check_boot_file(spec, uploaded, findings)  # a plan's own finding of it is not repeated
 
@@ -302,6 +314,8 @@ def run_preflight(
         check_inputs(spec, store, findings, upload_inputs=upload_inputs, profile_flag=profile_flag)
         check_buckets(spec, store, findings, profile_flag=profile_flag, made_later=make_buckets)
         check_name(job_name, service, findings, named)
+        if claim is not None:
+            findings.guard(WHERE, lambda: check_claim(claim, store, findings))
     except (StorageAuthError, ServiceAuthError) as error:
         refused = error
     if refused is not None:

@@ -25,6 +25,8 @@ from majob.spec.models import JobSpec, Stage
 from majob.text import counted
 
 if TYPE_CHECKING:
+    from majob.service.checkpoints import CheckpointClaim, ResumeSource
+    from majob.service.ckpt_owner import Owner
     from majob.spec.profiles import Profile
     from majob.storage.base import ObjectStore
     from majob.storage.plan import LocalFile, SyncPlan
@@ -54,6 +56,15 @@ class SubmitPlan:
     submit_id: str
     code_files: tuple[LocalFile, ...]
     problems: tuple[str, ...] = ()  # found while planning; pre-flight reports them too
+    spec_digest: str = ""  # of the spec without its stage overrides (spec/digest.py)
+    resume: ResumeSource | None = None  # --resume-from
+
+    @property
+    def claim(self) -> CheckpointClaim | None:
+        """What this submit asks of its checkpoint folder (``service/checkpoints.py``)."""
+        from majob.service.checkpoints import CheckpointClaim
+
+        return CheckpointClaim.of(self.spec, self.stage, self.spec_digest, self.resume)
 
     @property
     def job_name(self) -> str:
@@ -81,13 +92,21 @@ def plan_submit(
     *,
     files: Sequence[LocalFile] | None = None,
     cache_dir: Path | None = None,
+    resume_from: str | None = None,
+    digest: str | None = None,
 ) -> SubmitPlan:
     """Compile ``spec`` for ``stage`` and digest its code (``files``: its scan, when the caller
     made it; read-only, local); what is wrong here (the spec does not compile, the boot file is
-    not in the upload) is in ``problems``."""
+    not in the upload) is in ``problems``. ``resume_from``: ``--resume-from`` (a stage or an
+    ``obs://`` folder; a ``UserInputError`` when it is neither); ``digest``: the spec digest
+    the checkpoint folder's owner is recorded with, when not ``spec``'s own (a dump run is the
+    stage of the user's spec)."""
     from majob.compile.rest import to_rest_body
+    from majob.service.checkpoints import resume_source
     from majob.service.preflight import Findings, check_boot_file
+    from majob.spec.digest import spec_digest
 
+    resume = resume_source(spec, stage, resume_from) if resume_from is not None else None
     problems: list[str] = []
     try:
         body = to_rest_body(spec, stage)
@@ -98,8 +117,16 @@ def plan_submit(
     boot = Findings(problems)
     check_boot_file(spec, [f.rel for f in files], boot)
     sid = submit_id(body, code_digest(file_digests(files)), stage)
+    effective = spec.at_stage(stage)
     return SubmitPlan(
-        spec.at_stage(stage), stage, tagged(body, sid), sid, files, tuple(boot.problems)
+        effective,
+        stage,
+        tagged(body, sid),
+        sid,
+        files,
+        tuple(boot.problems),
+        digest or spec_digest(spec),
+        resume,
     )
 
 
@@ -140,6 +167,7 @@ class Submitter:
             else f" --profile {self.profile.name}",
             make_buckets=self.makes_buckets(upload_inputs),
             named=named,
+            claim=plan.claim,
         )
 
     def makes_buckets(self, upload_inputs: bool) -> bool:
@@ -207,12 +235,18 @@ class Submitter:
         return plan.renamed(chosen), seen
 
     def submit(self, plan: SubmitPlan, *, upload_inputs: bool = False) -> Job:
+        from majob.service.checkpoints import take_claim
+
         plan, seen = self.with_free_name(plan)
         problems = self.preflight(plan, upload_inputs=upload_inputs, named=seen)
         if problems:
             raise PreflightError(problems)
         if self.makes_buckets(upload_inputs):
             self.make_buckets(plan)
+        claim = plan.claim
+        owner = claim.owner(plan.job_name, plan.submit_id) if claim is not None else None
+        if claim is not None and owner is not None:  # before any upload: a copy may fail
+            take_claim(claim, self.store, owner, self.report)
         if upload_inputs:
             self.upload_inputs(plan)
         sync_plan = self.sync_code(plan)
@@ -225,11 +259,24 @@ class Submitter:
         for note in unsaid(plan.body) if unsaid is not None else ():
             self.report(f"note: {note}")
         try:
-            return create_once(
+            job = create_once(
                 self.service, plan.body, landing_window=self._create_wait(), report=self.report
             )
         except ServiceError as error:
             raise _explained(error, plan) from None
+        if owner is not None:
+            self._record_job(owner, job)
+        return job
+
+    def _record_job(self, owner: Owner, job: Job) -> None:
+        """The checkpoint folder's owner gains the job's id (it was recorded before the create,
+        with the submit id, so a lost answer still leaves the folder accounted for)."""
+        from majob.service.ckpt_owner import write_owner
+
+        try:
+            write_owner(self.store, owner.with_job(job.name, job.id))
+        except MajobError as error:
+            self.report(f"note: the checkpoint folder's owner record keeps no job id: {error}")
 
 
 def _explained(error: ServiceError, plan: SubmitPlan) -> MajobError:

@@ -9,6 +9,7 @@ stage. Field types: ``spec/fields.py``; ``expect:``, ``sweep:``: ``spec/expect.p
 from __future__ import annotations
 
 import os.path
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -25,6 +26,7 @@ from majob.spec.fields import (
     Scalar,
     SpecModel,
 )
+from majob.spec.job_image import Image
 from majob.spec.rules import (
     Problem,
     SpecRuleErrors,
@@ -36,7 +38,9 @@ from majob.spec.rules import (
     flavor_is_ascend,
     metric_problems,
 )
+from majob.spec.stage_outputs import room_problems, stage_folders, stage_output_problems
 from majob.spec.sweep import Sweep, sweep_problems
+from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
 STAGES: tuple[Stage, ...] = ("local", "debug", "formal")
@@ -62,49 +66,6 @@ class Code(SpecModel):
         if not value or value.startswith("/") or ".." in value.split("/"):
             raise ValueError(f"{value!r} must be a path inside code.dir, like 'train.py'")
         return value
-
-
-class Image(SpecModel):
-    """A preset engine (``engine`` + ``version``) or a custom SWR image (``swr`` + ``command``)."""
-
-    engine: str | None = Field(None, description="Preset engine name, e.g. PyTorch.")
-    version: str | None = Field(
-        None,
-        description="Preset engine version id, e.g. "
-        "pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64.",
-    )
-    swr: str | None = Field(
-        None, description="Custom image in SWR, e.g. swr.cn-north-4.myhuaweicloud.com/org/img:tag."
-    )
-    command: str | None = Field(
-        None,
-        description="Boot command of a custom image (one line; ${VAR} is expanded in the "
-        "container, e.g. python ${MA_JOB_DIR}/code/train.py).",
-    )
-    uid: int | None = Field(None, ge=0, le=65535, description="User id a custom image runs as.")
-
-    @model_validator(mode="after")
-    def _one_kind(self) -> Image:
-        if (self.engine is None) != (self.version is None):
-            missing = "version" if self.version is None else "engine"
-            raise ValueError(f"image.engine and image.version go together: add image.{missing}")
-        if self.engine is None and self.swr is None:
-            raise ValueError(
-                "image needs a preset engine (engine + version) or a custom image (swr + command)"
-            )
-        if self.swr is not None and self.engine is None and not self.command:
-            raise ValueError("a custom image needs image.command, e.g. 'python ${MA_JOB_DIR}/...'")
-        if self.command is not None and self.swr is None:
-            raise ValueError("image.command is only for custom images (image.swr); remove it")
-        if self.command is not None and "\n" in self.command:
-            raise ValueError("image.command must be one line: join commands with '&&' or ';'")
-        if self.uid is not None and self.swr is None:
-            raise ValueError("image.uid is only for custom images (image.swr); remove it")
-        return self
-
-    @property
-    def is_custom(self) -> bool:
-        return self.swr is not None
 
 
 class Resources(SpecModel):
@@ -194,6 +155,11 @@ class StageOverride(SpecModel):
     hyperparameters: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
     timeout: Duration | None = Field(None, description="Stop the stage after this long.")
+    outputs: dict[str, ObsDir] = Field(
+        default_factory=dict,
+        description="An exact OBS folder per output name, for this stage only (debug, formal); "
+        "without one the stage writes under <output obs>/<stage>/.",
+    )
 
 
 class Stages(SpecModel):
@@ -248,6 +214,8 @@ class JobSpec(SpecModel):
     # Set by the loader: the hyperparameters and env values a ${VAR} filled in, which majob
     # masks wherever it writes (spec/envrefs.py). Not a field: not in the digest or the schema.
     _from_environ: FromEnviron = PrivateAttr(default_factory=FromEnviron)
+    # Set by ``at_stage`` on the spec it returns: the stage whose folders its outputs are.
+    _stage: Stage | None = PrivateAttr(default=None)
 
     @property
     def from_environ(self) -> FromEnviron:
@@ -297,7 +265,14 @@ class JobSpec(SpecModel):
 
     @model_validator(mode="after")
     def _cross_field_rules(self) -> JobSpec:
-        problems = channel_problems(
+        folders = [(c.name, c.obs) for c in self.outputs]
+        if room_problems(folders):  # every stage's spec below needs its folders
+            raise SpecRuleErrors(room_problems(folders))
+        named: dict[str, Mapping[str, ObsUri]] = {
+            s: o.outputs for s in STAGES if (o := self.stages.get(s)) and o.outputs
+        }
+        problems = stage_output_problems(folders, named)
+        problems += channel_problems(
             (
                 ("inputs", [c.name for c in self.inputs]),
                 ("outputs", [c.name for c in self.outputs]),
@@ -365,27 +340,36 @@ class JobSpec(SpecModel):
         return self.resources.cards or cards_in_flavor(self.resources.flavor or "")
 
     def at_stage(self, stage: Stage) -> JobSpec:
-        """The spec as ``stage`` runs it: its overrides applied, ``stages`` kept as written."""
-        override = self.stages.get(stage)
-        if override is None:
+        """The spec as ``stage`` runs it: its overrides applied, each output in the stage's own
+        folder (``spec/stage_outputs.py``), ``stages`` kept as written. A stage's spec is its
+        own ``at_stage`` (not a folder further down)."""
+        if self._stage is not None:
+            if self._stage != stage:
+                raise ValueError(f"this is the {self._stage} stage's spec, not {stage}'s")
             return self
-        resources = self.resources.model_copy(
-            update={
-                k: v
-                for k, v in (("nodes", override.nodes), ("flavor", override.flavor))
-                if v is not None
-            }
+        override = self.stages.get(stage)
+        folders = stage_folders(
+            [(o.name, o.obs) for o in self.outputs], stage, override.outputs if override else {}
         )
-        merged = self.model_copy(
-            update={
-                "resources": resources,
-                "hyperparameters": {**self.hyperparameters, **override.hyperparameters},
-                "env": {**self.env, **override.env},
-            }
-        )
-        overridden = [("hyperparameters", name) for name in override.hyperparameters]
-        overridden += [("env", name) for name in override.env]
-        return merged.with_from_environ(self._from_environ.at_stage(stage, overridden))
+        update: dict[str, object] = {
+            "outputs": tuple(o.model_copy(update={"obs": folders[o.name]}) for o in self.outputs)
+        }
+        overridden: list[tuple[str, str]] = []
+        if override is not None:
+            update["resources"] = self.resources.model_copy(
+                update={
+                    k: v
+                    for k, v in (("nodes", override.nodes), ("flavor", override.flavor))
+                    if v is not None
+                }
+            )
+            update["hyperparameters"] = {**self.hyperparameters, **override.hyperparameters}
+            update["env"] = {**self.env, **override.env}
+            overridden += [("hyperparameters", name) for name in override.hyperparameters]
+            overridden += [("env", name) for name in override.env]
+        staged = self.model_copy(update=update)
+        staged._stage = stage
+        return staged.with_from_environ(self._from_environ.at_stage(stage, overridden))
 
     def timeout(self, stage: Stage) -> int | None:
         """The stage's timeout in seconds, if any."""

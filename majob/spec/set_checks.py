@@ -93,13 +93,22 @@ def shadowed_sets(
             override = spec.stages.get(stage)
             if parts is None or override is None:
                 continue
-            for field, value in _replaced(parts, override):
+            for field, value in _replaced(_named_output(parts, spec), override):
                 where = f"stages.{stage}.{field}"
                 warnings.append(
                     f"{flag} {text}: the {stage} stage runs with {where}={value!r} from the spec "
                     f"(a stage's override wins); to change it there, {flag} {where}={raw}"
                 )
     return warnings
+
+
+def _named_output(parts: list[str], spec: JobSpec) -> list[str]:
+    """``outputs.0.obs`` as ``outputs.train_url.obs``: a stage names its folders by output."""
+    if len(parts) >= 2 and parts[0] == "outputs" and parts[1].isdigit():
+        index = int(parts[1])
+        if index < len(spec.outputs):
+            return ["outputs", spec.outputs[index].name, *parts[2:]]
+    return parts
 
 
 def _replaced(parts: list[str], override: StageOverride) -> Iterator[tuple[str, Any]]:
@@ -115,6 +124,8 @@ def _replaced(parts: list[str], override: StageOverride) -> Iterator[tuple[str, 
             value = getattr(override, name)
             if value is not None:
                 yield name, value
+    elif head == "outputs" and rest and rest[1:] in ([], ["obs"]) and rest[0] in override.outputs:
+        yield f"outputs.{rest[0]}", override.outputs[rest[0]].uri
 
 
 def undefined_hyperparameters(

@@ -118,4 +118,18 @@ class ObjectStore(Protocol):
 
     def abort_multipart(self, bucket: str, upload: MultipartUpload) -> None: ...
 
+    # Server-side copies (the bytes stay in OBS): a whole object up to 5 GB, or a byte range of
+    # one (first..last, inclusive) as a part of a multipart upload.
+    def copy_object(self, bucket: str, key: str, to_bucket: str, to_key: str) -> str: ...
+
+    def copy_part(
+        self,
+        bucket: str,
+        upload: MultipartUpload,
+        number: int,
+        source: tuple[str, str],
+        first: int,
+        last: int,
+    ) -> UploadedPart: ...
+
     def close(self) -> None: ...

@@ -2,9 +2,10 @@
 
 The store is built in floors, one purpose each: ``obs_connection`` holds the SDK client and sends
 every request through one path (failure mapping in ``obs_failures``, the retry rule of
-``storage/retry.py``); ``obs_multipart`` adds the multipart uploads; this module the listings,
-single-request transfers and deletes. ``obs_answers`` reads what the SDK hands back. Listings ask
-for ``encoding-type=url``: keys with control characters cannot travel raw in XML.
+``storage/retry.py``); ``obs_multipart`` adds the multipart uploads, ``obs_copy`` the server-side
+copies; this module the listings, single-request transfers and deletes. ``obs_answers`` reads
+what the SDK hands back. Listings ask for ``encoding-type=url``: keys with control characters
+cannot travel raw in XML.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from majob.storage.obs_answers import (
     read_list_page,
     stream_to_file,
 )
+from majob.storage.obs_copy import ObsCopy
 from majob.storage.obs_failures import malformed
-from majob.storage.obs_multipart import ObsMultipart
 from majob.text import counted
 
 _DELETE_BATCH = 1000
@@ -45,7 +46,7 @@ def xml_carries(key: str) -> bool:
     return "\r" not in key and _XML_CHAR.fullmatch(key) is not None
 
 
-class ObsObjectStore(ObsMultipart):
+class ObsObjectStore(ObsCopy):
     """``ObjectStore`` on one shared, keep-alive ``ObsClient`` (safe to use from threads)."""
 
     # -- listing and metadata ----------------------------------------------------------------

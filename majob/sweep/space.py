@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from majob.compile.common import STAGE_SUFFIX
 from majob.pipeline.metrics import Series, node_order
 from majob.spec.fields import Scalar
-from majob.spec.models import JobSpec, Stage
+from majob.spec.models import STAGES, JobSpec, Stage, StageOverride
 from majob.spec.sweep import Objective, Param
 
 if TYPE_CHECKING:
@@ -50,9 +50,11 @@ def job_name(name: str, number: int, stage: Stage) -> str:
 def trial_spec(spec: JobSpec, stage: Stage, number: int, values: Mapping[str, Scalar]) -> JobSpec:
     """``spec`` as trial ``number`` runs it: its name, the trial's values (over the stage's own
     overrides too, which would otherwise win), and no ``sweep:`` (a trial is one job). Each
-    output gets a folder of the trial's own (``<output>/<name>-t<k>/``): trials running at once
-    would otherwise overwrite each other's files, and a predownloaded checkpoint folder
-    (``fault_tolerance.checkpoints``) would hand one trial another's checkpoint to resume."""
+    output gets a folder of the trial's own (``<output>/<name>-t<k>/``, and the stage's folder
+    under it: ``<output>/<name>-t<k>/<stage>/``; a folder a stage names exactly gets the trial's
+    below it): trials running at once would otherwise overwrite each other's files, and a
+    predownloaded checkpoint folder (``fault_tolerance.checkpoints``) would hand one trial
+    another's checkpoint to resume."""
     name = trial_name(spec.name, number)
     update: dict[str, object] = {
         "name": name,
@@ -63,11 +65,18 @@ def trial_spec(spec: JobSpec, stage: Stage, number: int, values: Mapping[str, Sc
             for output in spec.outputs
         ),
     }
-    override = spec.stages.get(stage)
-    if override is not None:
-        hyperparameters = {**override.hyperparameters, **values}
-        staged = override.model_copy(update={"hyperparameters": hyperparameters})
-        update["stages"] = spec.stages.model_copy(update={stage: staged})
+    staged: dict[str, StageOverride] = {}
+    for each in STAGES:
+        override = spec.stages.get(each)
+        if override is None:
+            continue
+        changed: dict[str, object] = {
+            "outputs": {k: folder.join(f"{name}/") for k, folder in override.outputs.items()}
+        }
+        if each == stage:
+            changed["hyperparameters"] = {**override.hyperparameters, **values}
+        staged[each] = override.model_copy(update=changed)
+    update["stages"] = spec.stages.model_copy(update=staged)
     return spec.model_copy(update=update).with_from_environ(spec.from_environ)
 
 

@@ -170,6 +170,39 @@ def test_compile_rest_and_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert json.loads(sdk_json.stdout)["fit"]["job_name"] == "demo"
 
 
+def test_compile_says_each_stages_output_folders_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path))
+    spec = _write_project(tmp_path)
+    spec.write_text(
+        spec.read_text().replace(
+            "stages: {debug:", "stages: {formal: {outputs: {train_url: 'obs://bkt/v1/'}}, debug:"
+        )
+        + "fault_tolerance: {retries: 1, checkpoints: train_url/ckpt/}\n"
+    )
+    folders = {}
+    for stage in ("debug", "formal"):
+        result = runner.invoke(app, ["compile", str(spec), "--stage", stage])
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.stdout)  # stdout stays the JSON alone
+        (output,) = body["algorithm"]["outputs"]
+        folders[stage] = output["remote"]["obs"]["obs_url"]
+        assert result.stderr.splitlines() == [
+            f"note: outputs of stage {stage}: train_url -> obs:/{folders[stage]} "
+            + (
+                "(named by stages.formal.outputs)"
+                if stage == "formal"
+                else "(the stage's own folder)"
+            ),
+            f"note: checkpoints of stage {stage}: obs:/{folders[stage]}ckpt/ (downloaded into "
+            "the container before the job starts)",
+        ]
+    assert folders == {"debug": "/bkt/out/debug/", "formal": "/bkt/v1/"}
+    local = runner.invoke(app, ["compile", str(spec), "--stage", "local", "--target", "sdk"])
+    assert local.stderr == "note: outputs of stage local: train_url -> the run directory\n"
+
+
 def test_compile_refuses_python_for_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MAJOB_CONFIG_DIR", str(tmp_path))
     spec = _write_project(tmp_path)
@@ -200,13 +233,15 @@ def test_a_set_the_debug_stage_overrides_is_said_and_the_stage_wins() -> None:
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert {"name": "epochs", "value": "1"} in body["algorithm"]["parameters"]
-    assert result.stderr == (
+    warnings = [line for line in result.stderr.splitlines() if not line.startswith("note: ")]
+    assert warnings == [
         "warning: --set hyperparameters.epochs=3: the debug stage runs with "
         "stages.debug.hyperparameters.epochs=1 from the spec (a stage's override wins); to "
-        "change it there, --set stages.debug.hyperparameters.epochs=3\n"
-    )
+        "change it there, --set stages.debug.hyperparameters.epochs=3"
+    ]
     formal = runner.invoke(app, ["compile", spec, "--set", "hyperparameters.epochs=3"])
-    assert formal.exit_code == 0 and formal.stderr == ""  # formal has no override: it wins
+    assert formal.exit_code == 0  # formal has no override: it wins, and nothing is warned
+    assert all(line.startswith("note: ") for line in formal.stderr.splitlines())
 
 
 def test_a_hyperparameter_the_boot_files_argparse_lacks_is_said() -> None:

@@ -26,9 +26,10 @@ HOMES = {
     "majob.runner.local": ["run_local"],
     "majob.runner.result": ["RunResult"],
     "majob.service.base": ["Job"],
+    "majob.spec.job_image": ["Image"],
     "majob.spec.load": ["load_spec"],
     "majob.spec.models": [
-        "Channel", "Code", "Distributed", "Image", "Input", "JobSpec", "Output", "Resources",
+        "Channel", "Code", "Distributed", "Input", "JobSpec", "Output", "Resources",
         "StageOverride", "Stages",
     ],
     "majob.spec.profiles": ["Profile", "load_profile"],

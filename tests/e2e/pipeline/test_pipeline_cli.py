@@ -29,9 +29,13 @@ def test_three_stages_pass_and_an_unchanged_rerun_runs_nothing(
     assert "[majob] local: passed" in result.output
     assert "[majob] debug: runs (follows the stage before it)" in lines
     assert "[majob] phase: Completed" in lines
-    assert "[majob] train_url in OBS: obs://majob-demo/tiny/out/model.pth (4 bytes)" in lines
+    # Each cloud stage lists its own folder of the output, and only that.
+    assert "[majob] train_url in OBS: obs://majob-demo/tiny/out/debug/model.pth (3 bytes)" in lines
+    assert "[majob] train_url in OBS: obs://majob-demo/tiny/out/formal/model.pth (4 bytes)" in lines
+    assert len([line for line in lines if "train_url in OBS" in line]) == 2
     assert lines[-1] == "[majob] pipeline passed: local, debug and formal"
-    assert store.get_bytes("majob-demo", "tiny/out/model.pth") == b"0.25"
+    assert store.get_bytes("majob-demo", "tiny/out/formal/model.pth") == b"0.25"
+    assert store.get_bytes("majob-demo", "tiny/out/debug/model.pth") == b"1.0"  # one epoch
     assert (project / "out" / "model.pth").read_text() == "0.25"
 
     with Ledger() as ledger:

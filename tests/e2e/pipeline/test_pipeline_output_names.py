@@ -26,6 +26,7 @@ def test_output_object_names_are_escaped(project: Path, cloud: EmulatedCloud) ->
     )
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output
-    assert "[majob] train_url in OBS: obs://majob-demo/tiny/out/clear\\x1b[2J.txt (1 bytes)" in (
-        result.output.splitlines()
+    assert (
+        "[majob] train_url in OBS: obs://majob-demo/tiny/out/debug/clear\\x1b[2J.txt (1 bytes)"
+        in (result.output.splitlines())
     )

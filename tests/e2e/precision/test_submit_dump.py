@@ -51,9 +51,9 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     submitted = runner.invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
     assert submitted.stdout.splitlines()[-1] == (
-        f"[majob] precision dump: obs://{BUCKET}/m/out/precision-dump/ with the train_url output "
-        "(msprobe's messages in its msprobe-rank<R>.log); a precision run, not recorded in the "
-        f"ledger; compare it: majob compare OTHER_RUN obs://{BUCKET}/m/out/"
+        f"[majob] precision dump: obs://{BUCKET}/m/out/debug/precision-dump/ with the train_url "
+        "output (msprobe's messages in its msprobe-rank<R>.log); a precision run, not recorded "
+        f"in the ledger; compare it: majob compare OTHER_RUN obs://{BUCKET}/m/out/debug/"
     )
     assert "Completed" in submitted.stdout.splitlines()[-2]  # stderr: the engine warning
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
@@ -76,7 +76,7 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
         [
             "compare",
             str(local.run_dir),
-            f"obs://{BUCKET}/m/out/",
+            f"obs://{BUCKET}/m/out/debug/",  # the debug stage's own folder
             "--format",
             "json",
             "--profile",

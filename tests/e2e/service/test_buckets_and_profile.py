@@ -115,4 +115,6 @@ def test_upload_inputs_on_the_emulator_makes_the_specs_buckets(
     )
     assert result.exit_code == 0, result.output
     assert result.output.count("made bucket obs://my-bucket on the emulator") == 1
-    assert store.get_bytes("my-bucket", "tiny/out/out.txt") == b"PAYLOAD"
+    assert (
+        store.get_bytes("my-bucket", "tiny/out/debug/out.txt") == b"PAYLOAD"
+    )  # the debug stage's own folder

@@ -53,7 +53,9 @@ def test_submit_wait_status_logs_list_delete_go_through_the_sdk(
     assert result.exit_code == 0, result.output
     assert "[worker-0] step 2" in result.output and "[worker-0] done" in result.output
     assert "phase: Completed" in result.output
-    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+    assert (
+        store.get_bytes("majob-demo", "tiny/out/debug/out.txt") == b"PAYLOAD"
+    )  # the debug stage's own folder
     job_id = job_id_of(result.output)
     status = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])
     assert status.exit_code == 0, status.output

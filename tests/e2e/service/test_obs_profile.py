@@ -25,15 +25,22 @@ def test_the_outputs_of_a_job_are_listed_and_fetched_through_the_profile(
     assert submitted.exit_code == 0, submitted.output
 
     listed = runner.invoke(
-        app, ["obs", "ls", "obs://majob-demo/tiny/out/", "-r", "--profile", "emulator"]
+        app, ["obs", "ls", "obs://majob-demo/tiny/out/debug/", "-r", "--profile", "emulator"]
     )
     assert listed.exit_code == 0, listed.output
-    assert listed.output.split() == ["7", "tiny/out/out.txt"]
+    assert listed.output.split() == ["7", "tiny/out/debug/out.txt"]
 
     target = tmp_path / "fetched.txt"
     fetched = runner.invoke(
         app,
-        ["obs", "cp", "obs://majob-demo/tiny/out/out.txt", str(target), "--profile", "emulator"],
+        [
+            "obs",
+            "cp",
+            "obs://majob-demo/tiny/out/debug/out.txt",
+            str(target),
+            "--profile",
+            "emulator",
+        ],
     )
     assert fetched.exit_code == 0, fetched.output
     assert target.read_text() == "PAYLOAD"

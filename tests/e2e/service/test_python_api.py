@@ -51,7 +51,9 @@ def test_submit_wait_logs_refresh_and_jobs(project: Path, profile: Profile, stor
         assert "1 job, newest first" in (listed._repr_html_() or "")
     finally:
         job.service.close()
-    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+    assert (
+        store.get_bytes("majob-demo", "tiny/out/debug/out.txt") == b"PAYLOAD"
+    )  # the debug stage's own folder
 
 
 def test_stop_a_running_job(project: Path, profile: Profile) -> None:

@@ -38,7 +38,9 @@ def test_every_endpoint(project: Path, profile: Profile, service, store) -> None
     done = wait_until(lambda: (j := service.get(job.id)).finished and j, "the job to end")
     assert done.phase == "Completed", done
     assert done.task_statuses and done.task_statuses[0].exit_code == 0
-    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+    assert (
+        store.get_bytes("majob-demo", "tiny/out/debug/out.txt") == b"PAYLOAD"
+    )  # the debug stage's own folder
 
     chunk = service.log_lines(job.id, "worker-0", 0, 500)
     assert "step 2" in chunk.lines and chunk.end_line >= len(chunk.lines)

@@ -53,7 +53,9 @@ def test_submit_wait_trains_and_uploads_the_output(project: Path, service, store
     completed, recorded = result.stdout.splitlines()[-2:]
     assert completed.startswith("job ") and "(tiny-debug) Completed in" in completed
     assert recorded.startswith("[majob] debug passed: ledger record #1")
-    assert store.get_bytes("majob-demo", "tiny/out/out.txt") == b"PAYLOAD"
+    assert (
+        store.get_bytes("majob-demo", "tiny/out/debug/out.txt") == b"PAYLOAD"
+    )  # the debug stage's own folder
     job_id = job_id_of(result.output)
 
     status = runner.invoke(app, ["status", "tiny-debug", "--profile", "emulator"])

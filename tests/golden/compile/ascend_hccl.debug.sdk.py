@@ -11,7 +11,7 @@ estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/npu/code/', boot_file='train.py'),
     outputs=[
-        OutputData(obs_path='obs://majob-golden/npu/ckpt/', name='ckpt_dir', access_method='env'),
+        OutputData(obs_path='obs://majob-golden/npu/ckpt/debug/', name='ckpt_dir', access_method='env'),
     ],
     parameters=[
         {'name': 'max_steps', 'value': '1000'},

@@ -12,7 +12,7 @@ estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/custom/demo-code/'),
     outputs=[
-        OutputData(obs_path='obs://majob-golden/custom/out/', name='train_url'),
+        OutputData(obs_path='obs://majob-golden/custom/out/formal/', name='train_url'),
     ],
     parameters=[
         {'name': 'mode', 'value': 'fast'},

@@ -10,7 +10,7 @@ estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/resnet/code/', boot_file='src/train_ddp.py'),
     outputs=[
-        OutputData(obs_path='obs://majob-golden/resnet/output/', name='train_url'),
+        OutputData(obs_path='obs://majob-golden/resnet/output/formal/', name='train_url'),
     ],
     parameters=[
         {'name': 'epochs', 'value': '90'},

@@ -11,7 +11,7 @@ estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/mnist/code/', boot_file='train.py'),
     outputs=[
-        OutputData(obs_path='obs://majob-golden/mnist/output/', name='train_url'),
+        OutputData(obs_path='obs://majob-golden/mnist/output/formal/', name='train_url'),
     ],
     parameters=[
         {'name': 'epochs', 'value': '3'},

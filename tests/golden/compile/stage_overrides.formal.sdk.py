@@ -10,6 +10,9 @@ session = Session()
 estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/long/code/', boot_file='train.py'),
+    outputs=[
+        OutputData(obs_path='obs://majob-golden/long/release/', name='train_url'),
+    ],
     parameters=[
         {'name': 'epochs', 'value': '100'},
         {'name': 'seed', 'value': '0'},

@@ -9,6 +9,9 @@ session = Session()
 estimator = Estimator(
     session=session,
     training_files=TrainingFiles(code_dir='obs://majob-golden/long/code/', boot_file='train.py'),
+    outputs=[
+        OutputData(obs_path='obs://majob-golden/long/out/', name='train_url'),
+    ],
     parameters=[
         {'name': 'epochs', 'value': '10'},
         {'name': 'seed', 'value': '0'},

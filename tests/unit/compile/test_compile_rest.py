@@ -102,7 +102,11 @@ def test_channels_paths_and_pool() -> None:
         }
     ]
     assert body["algorithm"]["outputs"] == [
-        {"name": "out", "access_method": "env", "remote": {"obs": {"obs_url": "/bucket-a/o/"}}}
+        {  # the formal stage's own folder of the output
+            "name": "out",
+            "access_method": "env",
+            "remote": {"obs": {"obs_url": "/bucket-a/o/formal/"}},
+        }
     ]
     assert body["spec"]["resource"] == {
         "flavor_id": "modelarts.pool.visual.xlarge",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from majob.pipeline.digests import normalised_spec, spec_digest
+from majob.spec.digest import normalised_spec, spec_digest
 from majob.spec.models import JobSpec
 
 SPEC: dict[str, Any] = {

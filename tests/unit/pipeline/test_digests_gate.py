@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from majob.pipeline.digests import Fingerprint, changed_fields, changed_files, spec_digest
+from majob.pipeline.digests import Fingerprint, changed_fields, changed_files
 from majob.pipeline.gate import gate, plan_stages
 from majob.pipeline.ledger import Ledger
+from majob.spec.digest import spec_digest
 from majob.spec.load import load_spec
 
 SPEC = """\

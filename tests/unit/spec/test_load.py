@@ -40,7 +40,9 @@ def test_stage_overrides_merge(project: Path) -> None:
     assert local.hyperparameters["lr"] == 0.001
     assert spec.timeout("local") == 600
     assert spec.at_stage("debug").resources.flavor == "modelarts.vm.cpu.2u"
-    assert spec.at_stage("formal") is spec
+    formal = spec.at_stage("formal")  # no overrides: the spec, its outputs in formal's folders
+    assert formal.model_dump(exclude={"outputs"}) == spec.model_dump(exclude={"outputs"})
+    assert [o.obs.uri for o in formal.outputs] == [o.obs.join("formal/").uri for o in spec.outputs]
 
 
 def test_set_overrides_any_field_and_selects_items_by_name(project: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from majob.pipeline.digests import spec_digest
+from majob.spec.digest import spec_digest
 from majob.spec.load import load_spec
 
 BASE = """\

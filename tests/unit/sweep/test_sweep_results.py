@@ -114,6 +114,23 @@ def test_each_trial_writes_its_outputs_to_a_folder_of_its_own(spec_file: Path) -
     assert first.outputs[0].obs.uri == "obs://my-bucket/out/tiny-t1/"
     assert second.outputs[0].obs.uri == "obs://my-bucket/out/tiny-t2/"
     assert spec.outputs[0].obs.uri == "obs://my-bucket/out/"  # the spec itself is unchanged
+    # The stage's folder is below the trial's: a trial's debug job never sees another's.
+    assert first.at_stage("debug").outputs[0].obs.uri == "obs://my-bucket/out/tiny-t1/debug/"
+    assert second.at_stage("formal").outputs[0].obs.uri == "obs://my-bucket/out/tiny-t2/formal/"
+
+
+def test_a_folder_a_stage_names_gets_each_trials_below_it(spec_file: Path) -> None:
+    spec_file.write_text(
+        spec_file.read_text().replace(
+            "stages:\n", "stages:\n  formal: {outputs: {train_url: 'obs://my-bucket/release/'}}\n"
+        )
+        + "outputs: [{name: train_url, obs: 'obs://my-bucket/out/'}]\n"
+    )
+    spec = load_spec(spec_file)
+    first, second = (trial_spec(spec, "formal", n, {"lr": 0.1}) for n in (0, 1))
+    assert first.at_stage("formal").outputs[0].obs.uri == "obs://my-bucket/release/tiny-t1/"
+    assert second.at_stage("formal").outputs[0].obs.uri == "obs://my-bucket/release/tiny-t2/"
+    assert second.at_stage("formal").hyperparameters["lr"] == 0.1
 
 
 def test_the_plot_draws_the_objective_over_trials_and_against_each_parameter(

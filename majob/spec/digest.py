@@ -1,0 +1,40 @@
+"""The spec digest: what a stage's gate compares (``pipeline/digests.py``) and what a checkpoint
+folder's owner is recorded with (``service/checkpoints.py``).
+
+It is taken over the normalised spec *without* ``stages`` (the per-stage overrides, the stages'
+own output folders included): a debug stage that runs one epoch checks the same spec the formal
+stage runs. It is the spec as written where a ``${VAR}`` filled a hyperparameter or env value
+(``JobSpec.as_written``): the ledger keeps ``${TOKEN}``, never the token, and a rotated token
+leaves the digest, and so the gates, as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from majob.spec.expect import NO_EXPECT
+from majob.spec.fault_tolerance import NO_FAULT_TOLERANCE
+from majob.spec.models import JobSpec
+
+
+def normalised_spec(spec: JobSpec) -> dict[str, Any]:
+    """The spec as JSON, without its stage overrides, its values from the environment as the
+    references that filled them. Without its ``sweep:`` block too: how many trials search what
+    changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
+    and the specs recorded before sweeps existed keep their digests. Without the fields added
+    since (``fault_tolerance``, ``expect.resumes``) while they hold their defaults, for the same
+    reason: an upgrade of majob must not reopen every gate of an existing ledger."""
+    written = spec.as_written()
+    dumped = written.model_dump(mode="json", exclude={"stages", "sweep"})
+    if written.fault_tolerance == NO_FAULT_TOLERANCE:
+        del dumped["fault_tolerance"]
+    if written.expect.resumes == NO_EXPECT.resumes:
+        del dumped["expect"]["resumes"]
+    return dumped
+
+
+def spec_digest(spec: JobSpec) -> str:
+    canonical = json.dumps(normalised_spec(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
