@@ -131,11 +131,10 @@ def run_cloud_stage(
 ) -> Outcome:
     """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted;
     ``resume_from``: the checkpoints it starts from, ``--resume-from``), or follow the job
-    ``resume_job`` a killed pipeline left running, and wait for it to end.
-    The job stays bound to its open client, so that ``outcome.job.logs()`` and ``.refresh()``
-    work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
-    clock that ticks, the last metric values) while it is followed: the CLI draws it under the
-    log lines."""
+    ``resume_job`` a killed pipeline left running, and wait for it to end. The job stays bound
+    to its open client (``outcome.job.logs()``, ``.refresh()`` work); ``on_job`` receives it.
+    ``live`` shows the job's status line (phase, a clock that ticks, the last metric values)
+    while it is followed: the CLI draws it under the log lines."""
     from majob.service.submit import plan_submit, submit_plan
 
     log = StageLog(spec, report)

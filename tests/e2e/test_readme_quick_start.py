@@ -87,5 +87,8 @@ def test_the_readme_quick_start_runs_top_to_bottom_on_a_fresh_copy(
         line for line in block.splitlines() if line.strip() and not line.strip().startswith("#")
     ]
     assert len(ran) == len(commands)  # every command ran, in order
-    assert "majob/mnist/output/model.pth" in done.stdout  # `majob obs ls`: what the jobs wrote
+    # `majob obs ls`: what the jobs wrote, each stage in its own folder of the output
+    assert "majob/mnist/output/debug/model.pth" in done.stdout
+    assert "majob/mnist/output/formal/model.pth" in done.stdout
+    assert "majob/mnist/output/model.pth" not in done.stdout
     assert (project / "majob.schema.json").is_file()

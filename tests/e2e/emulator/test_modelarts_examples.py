@@ -52,7 +52,8 @@ def test_the_mnist_example_trains_as_an_emulated_job(harness: Harness) -> None:
     )
     job = harness.wait(created.metadata.id, timeout=240)
     assert job.status.phase == "Completed", job.status
-    output = spec.outputs[0].obs.key
+    output = spec.at_stage("debug").outputs[0].obs.key  # the debug stage's own folder
+    assert output.endswith("/debug/")
     metrics = json.loads(harness.read(output + "metrics.json"))
     assert metrics["epochs"] == 1 and metrics["test_accuracy"] > 0.5
     assert harness.read(output + "model.pth")
