@@ -85,11 +85,13 @@ COUNTER_MODULE = f"exec(compile({COUNTER!r}, '<count_saves>', 'exec'))\n"
 # it, as the end of its own process would. With argv[1] == "fork", each job runs in a process of
 # its own forked from this one after torch is imported (torch imported once, ~1.5 s of CPU per
 # job saved; no torch thread runs before the fork); otherwise all run in this process in turn.
+# torch._dynamo too: torch imports it lazily at the first optimizer.step() (its graph breaks),
+# another ~1.1 s of CPU that every job would pay again.
 HARNESS = """\
 import faulthandler, json, os, runpy, socket, sys, traceback
 FORK = sys.argv[1:] == ["fork"]
 if FORK:
-    import torch  # noqa: F401  (shared by every forked job)
+    import torch, torch._dynamo  # noqa: F401  (shared by every forked job)
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
