@@ -194,12 +194,13 @@ def _plan(
         return plan_submit(spec, stage, files=fingerprint.files, resume_from=resume_from)
     from majob.precision.record import PRECISION_DIR
     from majob.precision.staging import staged_for_dump
+    from majob.spec.digest import cloud_spec_digest
 
     # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
     staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
     # A dump run is a run of the stage: its checkpoint folder is the stage's, for the user's spec.
     staged = staged_for_dump(spec, staging, stage)
-    return plan_submit(staged, stage, resume_from=resume_from, digest=fingerprint.spec_digest)
+    return plan_submit(staged, stage, resume_from=resume_from, digest=cloud_spec_digest(spec))
 
 
 def _recorder(

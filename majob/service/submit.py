@@ -99,12 +99,12 @@ def plan_submit(
     made it; read-only, local); what is wrong here (the spec does not compile, the boot file is
     not in the upload) is in ``problems``. ``resume_from``: ``--resume-from`` (a stage or an
     ``obs://`` folder; a ``UserInputError`` when it is neither); ``digest``: the spec digest
-    the checkpoint folder's owner is recorded with, when not ``spec``'s own (a dump run is the
-    stage of the user's spec)."""
+    the checkpoint folder's owner is recorded with (``cloud_spec_digest``), when not ``spec``'s
+    own (a dump run is the stage of the user's spec)."""
     from majob.compile.rest import to_rest_body
     from majob.service.checkpoints import resume_source
     from majob.service.preflight import Findings, check_boot_file
-    from majob.spec.digest import spec_digest
+    from majob.spec.digest import cloud_spec_digest
 
     resume = resume_source(spec, stage, resume_from) if resume_from is not None else None
     problems: list[str] = []
@@ -125,7 +125,7 @@ def plan_submit(
         sid,
         files,
         tuple(boot.problems),
-        digest or spec_digest(spec),
+        digest or cloud_spec_digest(spec),
         resume,
     )
 

@@ -38,3 +38,18 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
 def spec_digest(spec: JobSpec) -> str:
     canonical = json.dumps(normalised_spec(spec), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def cloud_spec_digest(spec: JobSpec) -> str:
+    """The digest of the spec as a cloud job runs it: ``spec_digest`` without where this machine
+    keeps the code and the inputs' and outputs' stand-ins (``code.dir``, each ``local``). A
+    checkpoint folder's owner is recorded with it, so the same spec checked out elsewhere (a
+    second clone, a teammate's machine, CI) is the same spec to that folder; the files the code
+    is made of are the code digest's business. The gates keep ``spec_digest``."""
+    cloud = normalised_spec(spec)
+    del cloud["code"]["dir"]
+    for channel in (*cloud["inputs"], *cloud["outputs"]):
+        channel.pop("local", None)
+    canonical = json.dumps(cloud, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+

@@ -7,6 +7,7 @@ resumes. Real jobs on the emulated cloud, through the official clients."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from majob.pipeline.ledger import Ledger
 from majob.service.base import JobFilter
 from majob.service.ckpt_owner import OWNER_PREFIX, Owner, read_owner, write_owner
 from majob.service.rest import RestTrainingService
-from majob.spec.digest import spec_digest
+from majob.spec.digest import cloud_spec_digest
 from majob.spec.load import load_spec
 from majob.storage.obs import ObsObjectStore
 from majob.storage.uri import ObsUri
@@ -109,7 +110,7 @@ def test_a_formal_job_never_sees_the_debug_jobs_checkpoint(
     assert record.outputs == ("train_url/ckpt/epoch-0000.pt", "train_url/model.pth")
     owner = read_owner(store, FORMAL_CKPT)
     assert owner is not None and owner.job_id and (owner.stage, owner.state) == ("formal", "owned")
-    assert owner.spec_digest == spec_digest(load_spec(spec))
+    assert owner.spec_digest == cloud_spec_digest(load_spec(spec))
 
 
 def test_a_folder_an_unknown_writer_filled_is_refused_and_nothing_is_sent(
@@ -145,12 +146,27 @@ def test_a_folder_another_spec_wrote_is_refused(project: Path, store: ObsObjectS
     assert written is not None
     changed = _submit(spec, "formal", "--set", "hyperparameters.sleep=0.1")
     assert changed.exit_code == 2, changed.output
-    new_digest = spec_digest(load_spec(spec, overrides=["hyperparameters.sleep=0.1"]))
+    new_digest = cloud_spec_digest(load_spec(spec, overrides=["hyperparameters.sleep=0.1"]))
     assert (
         f"holds 1 object written by the formal stage (job tiny {written.job_id}, spec "
         f"{written.spec_digest[:8]}, {written.written}), for another spec: this one is "
         f"{new_digest[:8]}, and the formal job would download them" in changed.output
     )
+
+
+def test_the_same_spec_in_another_checkout_is_the_same_spec_to_the_folder(
+    project: Path, store: ObsObjectStore
+) -> None:
+    """A second clone of the project (another directory, so other local paths: another gate
+    digest) re-submitting the stage resumes from its checkpoints; it is not refused."""
+    spec = _project(project)
+    assert _submit(spec, "formal").exit_code == 0
+    clone = project.parent / "second-clone"
+    shutil.copytree(project, clone)
+    again = _submit(clone / "spec.yaml", "formal")
+    assert again.exit_code == 0, again.output
+    assert "holds 1 object (this stage and spec): the job resumes from them" in again.output
+    assert _found(again.output) == ["ckpt/epoch-0000.pt", "model.pth"]
 
 
 def test_resume_from_debug_copies_its_checkpoints_and_nothing_else(
@@ -252,7 +268,7 @@ def test_a_copy_made_before_a_refused_create_is_taken_as_it_is(
 
 def test_a_copy_that_did_not_finish_is_refused(project: Path, store: ObsObjectStore) -> None:
     spec = _project(project)
-    digest = spec_digest(load_spec(spec))
+    digest = cloud_spec_digest(load_spec(spec))
     stopped = Owner(FORMAL_CKPT.uri, "formal", "tiny", digest, "tiny", state="copying")
     write_owner(store, replace(stopped, resumed_from=DEBUG_CKPT.uri))
     store.put_bytes(BUCKET, FORMAL_CKPT.key + "epoch-0000.pt", b"half")
