@@ -52,4 +52,3 @@ def cloud_spec_digest(spec: JobSpec) -> str:
         channel.pop("local", None)
     canonical = json.dumps(cloud, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
-
