@@ -181,11 +181,15 @@ def take_claim(
     store: ObjectStore,
     owner: Owner,
     report: Callable[[str], None],
+    completed: Callable[[str], bool] = lambda job_id: False,
 ) -> Owner:
     """Copy the checkpoints ``--resume-from`` names (when they are not there yet) and record
-    ``owner`` as the folder's; the owner recorded. The pre-flight allowed ``claim``."""
+    ``owner`` as the folder's; the owner recorded. The pre-flight allowed ``claim``.
+    ``completed(job_id)``: whether that job completed (see ``_finished_run``)."""
     folder = claim.folder
     held = _listed(store, folder)
+    if held and claim.resume is None and _finished_run(store, folder, held, completed, report):
+        held = []
     if claim.copies and not held:
         assert claim.resume is not None
         source = claim.resume.folder
@@ -205,3 +209,27 @@ def take_claim(
         )
     write_owner(store, owner)
     return owner
+
+
+def _finished_run(
+    store: ObjectStore,
+    folder: ObsUri,
+    held: list[ObjectInfo],
+    completed: Callable[[str], bool],
+    report: Callable[[str], None],
+) -> bool:
+    """Removes the checkpoints of a job of this stage and spec that *completed*; whether it did.
+    Resuming from them would train nothing (the run they come from is over: a script resumes
+    past its last epoch and reports no loss), so a new job of the stage starts afresh, as its
+    outputs, which it overwrites in the same folder, do. A job that failed or was stopped left
+    checkpoints to resume from: they stay. ``--resume-from`` keeps them on purpose."""
+    owner = read_owner(store, folder)
+    if owner is None or not owner.job_id or not completed(owner.job_id):
+        return False
+    store.delete_many(folder.bucket, [info.key for info in held])
+    report(
+        f"checkpoints: {folder} held {counted(len(held), 'object')} of job {owner.job_name} "
+        f"({owner.job_id}), which completed: removed, this job starts afresh (to continue "
+        f"from a finished run's checkpoints, pass --resume-from {owner.stage})"
+    )
+    return True

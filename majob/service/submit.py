@@ -246,7 +246,7 @@ class Submitter:
         claim = plan.claim
         owner = claim.owner(plan.job_name, plan.submit_id) if claim is not None else None
         if claim is not None and owner is not None:  # before any upload: a copy may fail
-            take_claim(claim, self.store, owner, self.report)
+            take_claim(claim, self.store, owner, self.report, completed=self._completed)
         if upload_inputs:
             self.upload_inputs(plan)
         sync_plan = self.sync_code(plan)
@@ -267,6 +267,14 @@ class Submitter:
         if owner is not None:
             self._record_job(owner, job)
         return job
+
+    def _completed(self, job_id: str) -> bool:
+        """Whether the job ``job_id`` completed; not when it is gone or cannot be read (then
+        its checkpoints are resumed from, as those of a job that did not finish)."""
+        try:
+            return self.service.get(job_id).succeeded
+        except MajobError:
+            return False
 
     def _record_job(self, owner: Owner, job: Job) -> None:
         """The checkpoint folder's owner gains the job's id (it was recorded before the create,

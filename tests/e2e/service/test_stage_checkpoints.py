@@ -154,19 +154,27 @@ def test_a_folder_another_spec_wrote_is_refused(project: Path, store: ObsObjectS
     )
 
 
-def test_the_same_spec_in_another_checkout_is_the_same_spec_to_the_folder(
+def test_a_completed_jobs_checkpoints_are_removed_and_another_checkout_is_the_same_spec(
     project: Path, store: ObsObjectStore
 ) -> None:
     """A second clone of the project (another directory, so other local paths: another gate
-    digest) re-submitting the stage resumes from its checkpoints; it is not refused."""
+    digest) submitting the stage again is not refused as another spec; and as the job before
+    completed, its checkpoints are removed: the new job starts afresh, not past the last epoch."""
     spec = _project(project)
-    assert _submit(spec, "formal").exit_code == 0
+    first = _submit(spec, "formal")
+    assert first.exit_code == 0, first.output
+    written = read_owner(store, FORMAL_CKPT)
+    assert written is not None
     clone = project.parent / "second-clone"
     shutil.copytree(project, clone)
     again = _submit(clone / "spec.yaml", "formal")
     assert again.exit_code == 0, again.output
-    assert "holds 1 object (this stage and spec): the job resumes from them" in again.output
-    assert _found(again.output) == ["ckpt/epoch-0000.pt", "model.pth"]
+    assert (
+        f"checkpoints: obs://majob-demo/tiny/out/formal/ckpt/ held 1 object of job tiny "
+        f"({written.job_id}), which completed: removed, this job starts afresh"
+    ) in again.output
+    assert _found(again.output) == ["model.pth"]  # the last job's output, not its checkpoints
+    assert _keys(store, FORMAL_CKPT) == ["epoch-0000.pt"]  # the new job's own
 
 
 def test_resume_from_debug_copies_its_checkpoints_and_nothing_else(
