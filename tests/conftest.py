@@ -6,6 +6,7 @@ state is in the user's data dir)."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ import pytest
 # the MNIST example took three times the CPU it takes alone. torchrun sets the same for several
 # processes on one machine. A value set by whoever runs the tests is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# A suite started in the background by a shell without job control (`make test &` in a script,
+# some CI runners) inherits SIGINT ignored, and so would every majob a test starts: the tests of
+# Ctrl-C would then see it ignored (a sweep ran to its end, a run outlived its 30 s). An ignored
+# signal stays ignored across exec, a handled one does not: handled here, the children get the
+# default, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from majob.pipeline.ledger import LEDGER_VARIABLE
 from majob.spec.emulator_state import STATE_DIR_VARIABLE

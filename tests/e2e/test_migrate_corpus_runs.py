@@ -67,7 +67,14 @@ def _counted(obj, f, *args, **kwargs):
     node = os.environ.get("VC_TASK_INDEX", "0")
     with open(os.path.join(os.environ["SAVE_LOG"], "saves-" + node), "a") as log:
         log.write(str(f) + "\\n")
-    return _save(obj, f, *args, **kwargs)
+    if not isinstance(f, (str, os.PathLike)):
+        return _save(obj, f, *args, **kwargs)
+    # Whole or not at all: the local nodes share one output dir (ModelArts' each have their own
+    # container), so node 1 of a script that loads at its start what node 0 saves could read a
+    # file half-written (EOFError; seen on a loaded machine). TEMP_SAVE in the test's module.
+    part = os.fspath(f) + ".tmp" + node
+    _save(obj, part, *args, **kwargs)
+    os.replace(part, f)
 
 
 _counted.__wrapped__ = _save
@@ -311,6 +318,11 @@ def _by_hand_paths(source: str, left: list[Finding]) -> set[str]:
     }
 
 
+# The counter's temporary file beside each path a script saves to: the guard's finding for it
+# is the script's write of that path.
+TEMP_SAVE = re.compile(r"\.tmp\d+$")
+
+
 def _unexplained(record: dict[str, Any], by_hand: set[str], code_dir: str) -> list[str]:
     """The guard's findings that no path left by hand explains: every read, and every write
     outside the output channel that is not under one of ``by_hand`` (relative to the code dir,
@@ -319,7 +331,7 @@ def _unexplained(record: dict[str, Any], by_hand: set[str], code_dir: str) -> li
     run_code = home / container.JOB_DIR.relative_to(container.HOME) / code_dir
     found = []
     for finding in record["guard"]:
-        path = Path(finding["path"])
+        path = Path(TEMP_SAVE.sub("", finding["path"]))
         relative = str(path.relative_to(run_code)) if path.is_relative_to(run_code) else ""
         explained = finding["kind"] == "write" and any(
             relative == left or relative.startswith(left + "/") for left in by_hand
