@@ -346,3 +346,19 @@ def test_raw_version_refusals(open_fake: FakeObsServer) -> None:
     assert call(open_fake, "PUT", "/bkt/k", b"x")[0] == 200
     status, _, body = call(open_fake, "GET", "/bkt/k?versionId=3HL4kqtJlcpXroDTDmJ")
     assert (status, error_code(body)) == (400, "InvalidArgument")
+
+
+def test_boto3_multipart_upload_keeps_the_tags_it_was_started_with(server: FakeObsServer) -> None:
+    from boto3.s3.transfer import TransferConfig
+
+    client = boto3_client(server)
+    config = TransferConfig(multipart_threshold=PART, multipart_chunksize=PART)
+    client.upload_fileobj(
+        io.BytesIO(os.urandom(PART + 10)), "bkt", "tagged.bin", Config=config,
+        ExtraArgs={"Tagging": "stage=debug"},
+    )  # fmt: skip
+    assert server.backend.get_object("bkt", "tagged.bin").etag.endswith("-2")
+    assert client.get_object_tagging(Bucket="bkt", Key="tagged.bin")["TagSet"] == [
+        {"Key": "stage", "Value": "debug"}
+    ]
+    client.close()
