@@ -29,7 +29,9 @@ def obs_command(
     data: Annotated[
         Path | None, typer.Option(help="Keep objects in this directory (default: memory).")
     ] = None,
-    region: Annotated[str, typer.Option(help="Region the fake reports.")] = EMULATOR_REGION,
+    region: Annotated[
+        str, typer.Option(help="Region the fake reports and expects V4 signatures scoped to.")
+    ] = EMULATOR_REGION,
     bucket: Annotated[
         list[str] | None, typer.Option(help="Create this bucket at start. Repeatable.")
     ] = None,

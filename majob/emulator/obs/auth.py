@@ -17,9 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from majob.emulator.obs.errors import ObsServiceError
+from majob.emulator.obs.sigv4 import (
+    basic_time,
+    check_scope,
+    v4_canonical_requests,
+    v4_sign,
+    v4_signing_key,
+)
 
 MAX_SKEW_SECONDS = 15 * 60
 
@@ -62,12 +69,15 @@ def _denied(code: str, message: str, **extra: str) -> ObsServiceError:
     return ObsServiceError(403, code, message, **extra)
 
 
-def _signature_mismatch(access_key: str) -> ObsServiceError:
+def _signature_mismatch(access_key: str, **shown: str) -> ObsServiceError:
+    """403 SignatureDoesNotMatch; ``shown``: what S3 adds so a client can find the difference
+    (``StringToSign``, ``SignatureProvided``: neither holds a secret)."""
     return _denied(
         "SignatureDoesNotMatch",
         "The request signature we calculated does not match the signature you provided. "
         "Check your key and signing method.",
         AWSAccessKeyId=access_key,
+        **shown,
     )
 
 
@@ -75,15 +85,19 @@ def verify(
     request: SignedRequest,
     credentials: Mapping[str, str],
     tokens: Mapping[str, str] | None = None,
+    *,
+    region: str | None = None,
 ) -> str | None:
     """Check the request's signature; return its access key, None for anonymous requests.
 
     Raises ``ObsServiceError`` 403 ``InvalidAccessKeyId`` for an unknown key,
     ``SignatureDoesNotMatch`` when the signature was made with another secret key and
     ``InvalidToken`` when ``tokens`` wants a security token (temporary credentials) for the
-    access key and the request carries another one or none.
+    access key and the request carries another one or none; with ``region``, a V4 signature
+    scoped to another region is 400 (``AuthorizationHeaderMalformed`` in the header,
+    ``AuthorizationQueryParametersError`` in a presigned URL), as S3 refuses it.
     """
-    access_key = _verify_signature(request, credentials)
+    access_key = _verify_signature(request, credentials, region)
     wanted = (tokens or {}).get(access_key or "")
     if wanted is not None:
         sent = request.headers.get("x-obs-security-token") or request.headers.get(
@@ -96,17 +110,19 @@ def verify(
     return access_key
 
 
-def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) -> str | None:
+def _verify_signature(
+    request: SignedRequest, credentials: Mapping[str, str], region: str | None
+) -> str | None:
     authorization = request.headers.get("authorization", "")
     if not authorization:
         names = {name for name, _ in request.query}
         if "X-Amz-Signature" in names or "X-Amz-Credential" in names:
-            return _verify_v4_query(request, credentials)
+            return _verify_v4_query(request, credentials, region)
         if "Signature" in names:
             return _verify_v2_query(request, credentials)
         return None
     if authorization.startswith("AWS4-HMAC-SHA256 "):
-        return _verify_v4(request, authorization, credentials)
+        return _verify_v4(request, authorization, credentials, region)
     match = _V2_HEADER.match(authorization)
     if match is None:
         raise ObsServiceError(
@@ -116,11 +132,16 @@ def _verify_signature(request: SignedRequest, credentials: Mapping[str, str]) ->
     secret = _secret(access_key, credentials)
     _check_skew(request.headers, "x-obs-date" if family == "OBS" else "x-amz-date")
     prefix = "x-obs-" if family == "OBS" else "x-amz-"
-    for resource in _v2_resources(request):
+    resources = _v2_resources(request)
+    for resource in resources:
         wanted = v2_signature(request, secret, prefix=prefix, resource=resource)
         if hmac.compare_digest(wanted, signature):
             return str(access_key)
-    raise _signature_mismatch(access_key)
+    raise _signature_mismatch(
+        access_key,
+        StringToSign=v2_string_to_sign(request, prefix=prefix, resource=resources[0]),
+        SignatureProvided=signature,
+    )
 
 
 def _expired() -> ObsServiceError:
@@ -151,14 +172,23 @@ def _verify_v2_query(request: SignedRequest, credentials: Mapping[str, str]) -> 
         if name not in ("date", f"{prefix}date")
     }
     presigned = SignedRequest(request.method, request.raw_path, request.query, headers)
-    for resource in _v2_resources(request):
+    resources = _v2_resources(request)
+    for resource in resources:
         wanted = v2_signature(presigned, secret, prefix=prefix, resource=resource, date=expires)
         if hmac.compare_digest(wanted, query.get("Signature", "")):
             return access_key
-    raise _signature_mismatch(access_key)
+    raise _signature_mismatch(
+        access_key,
+        StringToSign=v2_string_to_sign(
+            presigned, prefix=prefix, resource=resources[0], date=expires
+        ),
+        SignatureProvided=query.get("Signature", ""),
+    )
 
 
-def _verify_v4_query(request: SignedRequest, credentials: Mapping[str, str]) -> str:
+def _verify_v4_query(
+    request: SignedRequest, credentials: Mapping[str, str], expected_region: str | None
+) -> str:
     """A V4 presigned URL (``X-Amz-Credential``, ``X-Amz-Date``, ``X-Amz-Expires``,
     ``X-Amz-SignedHeaders``, ``X-Amz-Signature``); the payload is ``UNSIGNED-PAYLOAD``."""
     query = dict(request.query)
@@ -183,25 +213,25 @@ def _verify_v4_query(request: SignedRequest, credentials: Mapping[str, str]) -> 
             "AuthorizationQueryParametersError",
             "X-Amz-Expires must be less than a week (in seconds) that is 604800",
         )
+    check_scope(region, expected_region, query=True)
     secret = _secret(access_key, credentials)
     if issued.timestamp() + expires < time.time():
         raise _expired()
     unsigned = [(name, value) for name, value in request.query if name != "X-Amz-Signature"]
-    presigned = SignedRequest(request.method, request.raw_path, unsigned, request.headers)
     scope = f"{date}/{region}/{service}/{terminal}"
-    key = _v4_signing_key(secret, date, region, service)
+    key = v4_signing_key(secret, date, region, service)
     payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
-    for canonical in _v4_canonical_requests(presigned, signed_headers, payload):
-        if hmac.compare_digest(_v4_sign(key, amz_date, scope, canonical), signature):
+    for canonical in v4_canonical_requests(
+        request.method,
+        request.raw_path,
+        unsigned,
+        request.headers,
+        signed_headers,
+        payload,
+    ):
+        if hmac.compare_digest(v4_sign(key, amz_date, scope, canonical), signature):
             return access_key
     raise _signature_mismatch(access_key)
-
-
-def _v4_sign(key: bytes, amz_date: str, scope: str, canonical: str) -> str:
-    to_sign = "\n".join(
-        ["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode("utf-8")).hexdigest()]
-    )
-    return hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def _secret(access_key: str, credentials: Mapping[str, str]) -> str:
@@ -261,6 +291,18 @@ def v2_signature(
     """Base64 HMAC-SHA1 of the V2/OBS string to sign (``prefix`` is ``x-amz-`` or ``x-obs-``;
     ``date``: what the Date line holds instead of the headers' date, a presigned URL's
     ``Expires``)."""
+    to_sign = v2_string_to_sign(request, prefix=prefix, resource=resource, date=date)
+    digest = hmac.new(secret.encode("utf-8"), to_sign.encode("utf-8"), hashlib.sha1).digest()
+    return b64encode(digest).decode("ascii")
+
+
+def v2_string_to_sign(
+    request: SignedRequest, *, prefix: str, resource: str, date: str | None = None
+) -> str:
+    """The V2/OBS string to sign: method, Content-MD5, Content-Type and date lines, then the
+    canonical ``x-amz-``/``x-obs-`` headers and resource. The Content-Type line is the header
+    the request carries (a presigned URL too): a client that adds one it did not sign, as
+    urllib does for a body (``application/x-www-form-urlencoded``), no longer matches."""
     headers = request.headers
     special = {
         name: value.strip()
@@ -277,12 +319,15 @@ def v2_signature(
         date,
     ]
     canonical_headers = "".join(f"{name}:{special[name]}\n" for name in sorted(special))
-    to_sign = "\n".join(lines) + "\n" + canonical_headers + resource
-    digest = hmac.new(secret.encode("utf-8"), to_sign.encode("utf-8"), hashlib.sha1).digest()
-    return b64encode(digest).decode("ascii")
+    return "\n".join(lines) + "\n" + canonical_headers + resource
 
 
-def _verify_v4(request: SignedRequest, authorization: str, credentials: Mapping[str, str]) -> str:
+def _verify_v4(
+    request: SignedRequest,
+    authorization: str,
+    credentials: Mapping[str, str],
+    expected_region: str | None,
+) -> str:
     fields = dict(_V4_FIELD.findall(authorization[len("AWS4-HMAC-SHA256 ") :]))
     try:
         access_key, date, region, service, terminal = fields["Credential"].split("/")
@@ -292,50 +337,16 @@ def _verify_v4(request: SignedRequest, authorization: str, credentials: Mapping[
         raise ObsServiceError(
             400, "AuthorizationHeaderMalformed", "The authorization header is malformed"
         ) from error
+    check_scope(region, expected_region, query=False)
     secret = _secret(access_key, credentials)
     _check_skew(request.headers, "x-amz-date")
-    amz_date = request.headers.get("x-amz-date") or _basic_time(request.headers.get("date", ""))
+    amz_date = request.headers.get("x-amz-date") or basic_time(request.headers.get("date", ""))
     scope = f"{date}/{region}/{service}/{terminal}"
-    key = _v4_signing_key(secret, date, region, service)
+    key = v4_signing_key(secret, date, region, service)
     payload = request.headers.get("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
-    for canonical in _v4_canonical_requests(request, signed_headers, payload):
-        if hmac.compare_digest(_v4_sign(key, amz_date, scope, canonical), signature):
+    for canonical in v4_canonical_requests(
+        request.method, request.raw_path, request.query, request.headers, signed_headers, payload
+    ):
+        if hmac.compare_digest(v4_sign(key, amz_date, scope, canonical), signature):
             return str(access_key)
     raise _signature_mismatch(access_key)
-
-
-def _basic_time(http_date: str) -> str:
-    """``20261202T134611Z`` from an HTTP date: what a client without x-amz-date signs."""
-    try:
-        return parsedate_to_datetime(http_date).strftime("%Y%m%dT%H%M%SZ")
-    except (TypeError, ValueError):
-        return http_date
-
-
-def _v4_signing_key(secret: str, date: str, region: str, service: str) -> bytes:
-    key = ("AWS4" + secret).encode("utf-8")
-    for part in (date, region, service, "aws4_request"):
-        key = hmac.new(key, part.encode("utf-8"), hashlib.sha256).digest()
-    return key
-
-
-def _v4_encode(text: str) -> str:
-    return quote(text, safe="-_.~")
-
-
-def _v4_canonical_requests(
-    request: SignedRequest, signed_headers: list[str], payload: str
-) -> list[str]:
-    """The canonical request, for the wire path and for the path re-encoded the AWS way."""
-    query = "&".join(
-        f"{name}={value}"
-        for name, value in sorted((_v4_encode(n), _v4_encode(v)) for n, v in request.query)
-    )
-    headers = "".join(
-        f"{name}:{' '.join(request.headers.get(name, '').split())}\n" for name in signed_headers
-    )
-    paths = dict.fromkeys([request.raw_path, quote(unquote(request.raw_path), safe="/~")])
-    return [
-        "\n".join([request.method, path, query, headers, ";".join(signed_headers), payload])
-        for path in paths
-    ]

@@ -1,5 +1,6 @@
 """Bucket-level requests of the fake OBS: create, head, delete, location, the object listings
-(v1 and v2, with ``encoding-type=url``), DeleteObjects and the list of multipart uploads."""
+(v1 and v2, with ``encoding-type=url``), DeleteObjects, the list of multipart uploads, and the
+versioning status and object versions of ``versions.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from urllib.parse import quote
 
 from majob.emulator.obs.errors import ObsServiceError, malformed
 from majob.emulator.obs.models import MAX_DELETE_KEYS, check_key
-from majob.emulator.obs.request import RequestContext
+from majob.emulator.obs.versions import VersionHandlers
 from majob.emulator.obs.wire import (
     Response,
     Xml,
@@ -33,7 +34,7 @@ def not_emulated(method: str, args: dict[str, str]) -> ObsServiceError:
     )
 
 
-class BucketHandlers(RequestContext):
+class BucketHandlers(VersionHandlers):
     def _bucket_request(self, bucket: str) -> Response:
         method, args = self.command, self.args
         if method == "PUT" and not args:
@@ -51,6 +52,10 @@ class BucketHandlers(RequestContext):
             return self._location(bucket)
         if method == "GET" and "uploads" in args:
             return self._list_uploads(bucket)
+        if method == "GET" and "versioning" in args:
+            return self._versioning(bucket)
+        if method == "GET" and "versions" in args:
+            return self._list_versions(bucket)
         if method == "GET" and (not args or set(args) <= LIST_ARGS):
             return self._list_objects(bucket)
         if method == "POST" and "delete" in args:

@@ -74,6 +74,7 @@ class Journal:
             "meta": obj.metadata,
             "headers": obj.headers,
             "class": obj.storage_class,
+            "tags": obj.tags,
             **Journal.blob_fields(obj.blob),
         }
 
@@ -101,6 +102,7 @@ class Journal:
             "meta": upload.metadata,
             "headers": upload.headers,
             "class": upload.storage_class,
+            "tags": upload.tags,
         }
 
     def load(self) -> dict[str, FakeBucket]:
@@ -176,7 +178,12 @@ class Journal:
                 record["meta"],
                 record.get("headers", {}),
                 record.get("class", "STANDARD"),
+                record.get("tags", {}),
             )
+        elif op == "tags":
+            found = bucket.objects.get(record["key"])
+            if found is not None:
+                found.tags = record["tags"]
         elif op == "delete":
             if bucket.objects.pop(record["key"], None) is not None:
                 del bucket.sorted_keys[bisect.bisect_left(bucket.sorted_keys, record["key"])]
@@ -189,6 +196,7 @@ class Journal:
                 record["meta"],
                 headers=record.get("headers", {}),
                 storage_class=record.get("class", "STANDARD"),
+                tags=record.get("tags", {}),
             )
         elif op == "part":
             upload = bucket.uploads[record["upload"]]

@@ -163,6 +163,7 @@ class ObsBackend(MultipartOperations):
             dict(attributes.metadata),
             dict(attributes.headers),
             attributes.storage_class,
+            dict(attributes.tags),
         )
         return self._store(bucket, obj, if_none_match=if_none_match)
 
@@ -189,6 +190,18 @@ class ObsBackend(MultipartOperations):
         if obj is None:
             raise no_such_key(bucket_name, key)
         return obj
+
+    def set_tags(self, bucket_name: str, key: str, tags: Mapping[str, str]) -> FakeObject:
+        """Replace the object's tag set (empty: delete it). The object is not rewritten: its
+        ETag and Last-Modified stay (OBS and S3 keep them)."""
+        bucket = self.bucket(bucket_name)
+        with self._lock:
+            obj = bucket.objects.get(key)
+            if obj is None:
+                raise no_such_key(bucket_name, key)
+            obj.tags = dict(tags)
+            self._log(lambda: {"op": "tags", "bucket": bucket_name, "key": key, "tags": obj.tags})
+            return obj
 
     def open_object(
         self, bucket_name: str, key: str, byte_range: Callable[[FakeObject], tuple[int, int]]

@@ -1,16 +1,19 @@
-"""Object requests of the fake OBS: PUT (and CopyObject), GET and HEAD (ranges, conditions,
-response overrides), DELETE."""
+"""Object requests of the fake OBS: PUT (and CopyObject), GET and HEAD (ranges, a multipart
+object's parts, conditions, response overrides), DELETE, and the object's tag set."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from urllib.parse import unquote
 
 from majob.emulator.obs import conditions
 from majob.emulator.obs.errors import ObsServiceError, invalid_argument, invalid_request
 from majob.emulator.obs.models import FakeObject, ObjectAttributes
 from majob.emulator.obs.request import RequestContext
-from majob.emulator.obs.wire import Response, Xml, http_time, iso_time, parse_range
+from majob.emulator.obs.state import MAX_PARTS
+from majob.emulator.obs.tags import tagging_document, tags_from_document
+from majob.emulator.obs.wire import Response, Xml, http_time, int_arg, iso_time, parse_range
 
 RESPONSE_OVERRIDES = {
     "response-content-type": "Content-Type",
@@ -20,10 +23,10 @@ RESPONSE_OVERRIDES = {
     "response-content-disposition": "Content-Disposition",
     "response-content-encoding": "Content-Encoding",
 }
-# The query arguments a GET of an object may carry: overrides and presigned-URL fields.
+# The query arguments a GET of an object may carry: overrides, a part, presigned-URL fields.
 GET_ARGS = set(RESPONSE_OVERRIDES) | {
-    "x-id", "AWSAccessKeyId", "AccessKeyId", "Expires", "Signature", "X-Amz-Algorithm",
-    "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
+    "partNumber", "versionId", "x-id", "AWSAccessKeyId", "AccessKeyId", "Expires", "Signature",
+    "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders",
     "X-Amz-Signature", "X-Amz-Security-Token", "x-obs-security-token",
 }  # fmt: skip
 
@@ -102,6 +105,16 @@ class ObjectHandlers(RequestContext):
                 )
         else:
             attributes = requested
+        # Tags follow their own directive (S3's x-amz-tagging-directive): the source's by
+        # default, or this request's x-amz-tagging with REPLACE.
+        tagging = (self._header("tagging-directive") or "COPY").upper()
+        if tagging not in ("COPY", "REPLACE"):
+            blob.discard()
+            raise invalid_argument(
+                "Unknown tagging directive.", f"x-{self.family}-tagging-directive", tagging
+            )
+        tags = source.tags if tagging == "COPY" else requested.tags
+        attributes = replace(attributes, tags=tags)
         obj = self.backend.put_object(bucket, key, blob, attributes=attributes)
         xml = Xml("CopyObjectResult", self._ns())
         xml.leaf("LastModified", iso_time(obj.last_modified)).leaf("ETag", f'"{obj.etag}"')
@@ -110,11 +123,24 @@ class ObjectHandlers(RequestContext):
     def _get_object(self, bucket: str, key: str) -> Response:
         """GET or HEAD. The bytes are pinned when the object is found: the GET sends the
         version it found, whole, even if the object is overwritten or deleted meanwhile."""
+        version = self.args.get("versionId")
+        if version is not None and version != "null":  # the one version of an unversioned key
+            raise invalid_argument("Invalid version id specified", "versionId", version)
         byte_range = self.lower_headers.get("range")
+        part = self._part_number()
+        if part is not None and byte_range:
+            raise invalid_request("Cannot specify both Range header and partNumber query parameter")
         content_range: list[str] = []
+        parts_count: list[int] = []
 
         def plan(obj: FakeObject) -> tuple[int, int]:
             conditions.check(self.lower_headers, obj)
+            if part is not None:
+                start, length, count = _part_range(obj, part)
+                if length:
+                    content_range.append(f"bytes {start}-{start + length - 1}/{obj.size}")
+                parts_count.extend([count] if count else [])
+                return start, length
             if byte_range:
                 parsed = parse_range(byte_range, obj.size)
                 if parsed is not None:
@@ -134,6 +160,10 @@ class ObjectHandlers(RequestContext):
         for arg, header in RESPONSE_OVERRIDES.items():
             if arg in self.args:
                 headers[header] = self.args[arg]
+        if obj.tags and self.command == "GET":
+            headers[f"x-{self.family}-tagging-count"] = str(len(obj.tags))
+        if parts_count:
+            headers[f"x-{self.family}-mp-parts-count"] = str(parts_count[0])
         status = 200
         if content_range:
             headers["Content-Range"] = content_range[0]
@@ -142,3 +172,58 @@ class ObjectHandlers(RequestContext):
             body.close()
             return Response(status, headers, b"", body.length)
         return Response(status, headers, body, body.length)
+
+    def _part_number(self) -> int | None:
+        """The ``partNumber`` a GET or HEAD asks for (1 to 10,000), if any."""
+        if "partNumber" not in self.args:
+            return None
+        number = int_arg(self.args, "partNumber")
+        if not 1 <= number <= MAX_PARTS:
+            raise invalid_argument(
+                f"Part number must be an integer between 1 and {MAX_PARTS}, inclusive",
+                "partNumber",
+                self.args["partNumber"],
+            )
+        return number
+
+    # -- tagging -----------------------------------------------------------------------------
+
+    def _tagging_request(self, bucket: str, key: str) -> Response:
+        """PutObjectTagging, GetObjectTagging, DeleteObjectTagging (``?tagging``). The bucket
+        is unversioned, so the only version a ``versionId`` may name is ``null``."""
+        version = self.args.get("versionId")
+        if version is not None and version != "null":
+            raise invalid_argument("Invalid version id specified", "versionId", version)
+        if self.command == "PUT":
+            if "content-md5" not in self.lower_headers and not any(
+                name.startswith(("x-amz-checksum-", "x-amz-trailer", "x-amz-sdk-checksum"))
+                for name in self.lower_headers
+            ):
+                raise invalid_request("Missing required header for this request: Content-MD5")
+            tags = tags_from_document(self._read_checked())
+            self.backend.set_tags(bucket, key, tags)
+            return Response(200)
+        if self.command == "DELETE":
+            self.backend.set_tags(bucket, key, {})
+            return Response(204)
+        obj = self.backend.get_object(bucket, key)
+        return Response(200, body=tagging_document(obj.tags, self._ns()))
+
+
+def _part_range(obj: FakeObject, number: int) -> tuple[int, int, int]:
+    """``(start, length, parts count)`` of part ``number``: a multipart object's part as it was
+    uploaded, any other object as its one part 1 (with no count), as S3 serves them; a part
+    past the last is ``416 InvalidPartNumber``."""
+    ranges = obj.part_ranges()
+    if number > max(len(ranges), 1):
+        raise ObsServiceError(
+            416,
+            "InvalidPartNumber",
+            "The requested partnumber is not satisfiable",
+            PartNumberRequested=str(number),
+            ActualPartCount=str(max(len(ranges), 1)),
+        )
+    if not ranges:
+        return 0, obj.size, 0
+    start, length = ranges[number - 1]
+    return start, length, len(ranges)

@@ -22,6 +22,7 @@ from majob.emulator.obs.checksums import ChecksumCheck
 from majob.emulator.obs.errors import ObsServiceError, invalid_argument
 from majob.emulator.obs.faults import FaultInjector, LoggedRequest, RequestLog
 from majob.emulator.obs.models import FakeObject, ObjectAttributes, ObsBackend
+from majob.emulator.obs.tags import tags_from_header
 from majob.emulator.obs.wire import BodyTooShort, Response, Xml, aws_chunked, http_time
 
 S3_NS = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -53,6 +54,7 @@ class FakeObsState(Protocol):
     faults: FaultInjector
     log: RequestLog[LoggedRequest]
     request_timeout: float
+    region: str
 
 
 class ObsHttpd(LoopbackHTTPServer):
@@ -134,8 +136,9 @@ class RequestContext(BaseHTTPRequestHandler):
             raise ObsServiceError(
                 400, "InvalidStorageClass", "The storage class you specified is not valid"
             )
+        tags = tags_from_header(self._header("tagging"), f"x-{self.family}-tagging")
         return ObjectAttributes(
-            self.lower_headers.get("content-type"), self._metadata(), headers, storage_class
+            self.lower_headers.get("content-type"), self._metadata(), headers, storage_class, tags
         )
 
     def _object_headers(self, obj: FakeObject) -> dict[str, str]:

@@ -26,7 +26,7 @@ from majob.emulator.defaults import (
 )
 from majob.emulator.http import CONTROL_PREFIX, EmulatorServer, control
 from majob.emulator.obs import auth
-from majob.emulator.obs.buckets import BucketHandlers, not_emulated
+from majob.emulator.obs.buckets import LIST_ARGS, BucketHandlers, not_emulated
 from majob.emulator.obs.errors import ObsServiceError
 from majob.emulator.obs.faults import Fault, FaultInjector, FaultRule, LoggedRequest, RequestLog
 from majob.emulator.obs.models import ObsBackend
@@ -43,6 +43,13 @@ AUTH_ARGS = frozenset(
         "X-Amz-Signature", "X-Amz-Security-Token", "x-obs-security-token",
     }
 )  # fmt: skip
+# The query fields the handlers read besides the sub-resources (which name an operation): any
+# other field is ignored, as OBS and S3 ignore it (a cache-buster, botocore's ``x-id``, the
+# ``content-type`` a V2 presigned URL carries).
+READ_ARGS = LIST_ARGS | {
+    "key-marker", "version-id-marker", "max-uploads", "upload-id-marker", "part-number-marker",
+    "max-parts",
+}  # fmt: skip
 
 
 class FakeObsServer(EmulatorServer):
@@ -118,7 +125,11 @@ class ObsRequestHandler(BucketHandlers, MultipartHandlers):
             raw_path = "/" + raw_path.split("/", 3)[-1] if raw_path.count("/") >= 3 else "/"
         self.raw_path = raw_path
         self.query = split_query(self.raw_query)
-        self.args = {name: value for name, value in self.query if name not in AUTH_ARGS}
+        self.args = {
+            name: value
+            for name, value in self.query
+            if name not in AUTH_ARGS and (name in auth.SUB_RESOURCES or name in READ_ARGS)
+        }
         self.lower_headers = {name.lower(): value for name, value in self.headers.items()}
         authorization = self.lower_headers.get("authorization", "")
         self.family = (
@@ -220,13 +231,16 @@ class ObsRequestHandler(BucketHandlers, MultipartHandlers):
             raise ObsServiceError(400, "InvalidURI", "Couldn't parse the specified URI.") from None
         bucket, _, key = path.lstrip("/").partition("/")
         if bucket and "apiversion" in self.args and not key:
-            # The SDK's unauthenticated signature negotiation probe.
+            # The SDK's unauthenticated signature negotiation probe: OBS answers it for a
+            # bucket that exists, and 404 NoSuchBucket for one that does not.
+            self.backend.bucket(bucket)
             return Response(200, {"x-obs-api": "3.0"})
         if fake.credentials:
             access_key = auth.verify(
                 auth.SignedRequest(self.command, self.raw_path, self.query, self.lower_headers),
                 fake.credentials,
                 fake.tokens,
+                region=fake.region,
             )
             if access_key is None:
                 raise ObsServiceError(403, "AccessDenied", "Anonymous access is forbidden")
@@ -240,6 +254,8 @@ class ObsRequestHandler(BucketHandlers, MultipartHandlers):
 
     def _object_request(self, bucket: str, key: str) -> Response:
         method, args = self.command, self.args
+        if "tagging" in args and method in ("PUT", "GET", "DELETE"):
+            return self._tagging_request(bucket, key)
         if method == "PUT" and "partNumber" in args and "uploadId" in args:
             return self._upload_part(bucket, key, args["uploadId"])
         if method == "PUT" and not args:

@@ -30,10 +30,21 @@ class FakeObject:
     # Content-Encoding, Content-Language, Expires), by their canonical names.
     headers: dict[str, str] = field(default_factory=dict)
     storage_class: str = "STANDARD"
+    # The object's tag set (PutObjectTagging, x-amz-tagging): kept with this version only.
+    tags: dict[str, str] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
         return self.blob.size
+
+    def part_ranges(self) -> list[tuple[int, int]]:
+        """``(start, length)`` of each part a multipart upload joined; empty for an object
+        stored by one PUT or a copy (which OBS and S3 serve as one part)."""
+        ranges, start = [], 0
+        for piece in self.blob.pieces:
+            ranges.append((start, piece.size))
+            start += piece.size
+        return ranges
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,7 @@ class ObjectAttributes:
     metadata: Mapping[str, str] = field(default_factory=dict)
     headers: Mapping[str, str] = field(default_factory=dict)
     storage_class: str = "STANDARD"
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -68,6 +80,7 @@ class FakeUpload:
     parts: dict[int, FakePart] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     storage_class: str = "STANDARD"
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

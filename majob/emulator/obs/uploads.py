@@ -60,6 +60,7 @@ class MultipartOperations:
             dict(attributes.metadata),
             headers=dict(attributes.headers),
             storage_class=attributes.storage_class,
+            tags=dict(attributes.tags),
         )
         with self._lock:
             bucket.uploads[upload.upload_id] = upload
@@ -135,6 +136,7 @@ class MultipartOperations:
             upload.metadata,
             upload.headers,
             upload.storage_class,
+            upload.tags,
         )
         self._drop_upload(bucket_name, upload, etag=obj.etag)
         return self._store(bucket, obj)

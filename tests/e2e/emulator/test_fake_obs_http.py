@@ -197,7 +197,9 @@ def test_buckets(open_fake: FakeObsServer) -> None:
 def test_unsupported_operations_say_so(open_fake: FakeObsServer) -> None:
     status, _, body = call(open_fake, "PUT", "/bkt/a?acl", b"<AccessControlPolicy/>")
     assert (status, error_code(body)) == (501, "NotImplemented")
-    status, _, body = call(open_fake, "GET", "/bkt?versioning")
+    status, _, body = call(open_fake, "GET", "/bkt?lifecycle")
+    assert (status, error_code(body)) == (501, "NotImplemented")
+    status, _, body = call(open_fake, "PUT", "/bkt?versioning", b"<VersioningConfiguration/>")
     assert (status, error_code(body)) == (501, "NotImplemented")
 
 

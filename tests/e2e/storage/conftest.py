@@ -155,6 +155,9 @@ class RcloneClient:
             "RCLONE_CONFIG_FAKE_SECRET_ACCESS_KEY": secret_key,
             "RCLONE_CONFIG_FAKE_ENDPOINT": endpoint,
             "RCLONE_CONFIG_FAKE_FORCE_PATH_STYLE": "true",
+            # The fake (as OBS and S3) refuses a V4 scope naming another region; rclone's
+            # default for provider Other is us-east-1.
+            "RCLONE_CONFIG_FAKE_REGION": "cn-north-4",
             "RCLONE_CONFIG_FAKE_UPLOAD_CUTOFF": f"{MULTIPART_CHUNK}B",
             "RCLONE_CONFIG_FAKE_CHUNK_SIZE": f"{MULTIPART_CHUNK}B",
         }
