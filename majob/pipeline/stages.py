@@ -17,14 +17,14 @@ from majob.errors import MajobError
 from majob.pipeline.judge import Outcome, judge_job
 from majob.pipeline.live import LiveLine
 from majob.pipeline.metrics import MetricReader, Series
-from majob.spec.models import JobSpec, Stage
+from majob.spec.models import JobSpec
 from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.runner.result import RunResult
     from majob.service.base import Job
+    from majob.service.submit import SubmitPlan
     from majob.spec.profiles import Profile
-    from majob.storage.plan import LocalFile
 
 Report = Callable[[str], None]
 #: Shows a followed job's status line while the block runs (``majob.cli.follow.live_status``).
@@ -118,36 +118,43 @@ def _report_kept(run: RunResult, report: Report) -> None:
 
 def run_cloud_stage(
     spec: JobSpec,
-    stage: Stage,
+    plan: SubmitPlan,
     profile: Profile,
     report: Report,
     *,
-    files: tuple[LocalFile, ...] | None = None,
     upload_inputs: bool = False,
-    resume_from: str | None = None,
-    resume_job: str | None = None,
+    left: Job | None = None,
     on_job: Callable[[Job], None] | None = None,
     live: Live | None = None,
 ) -> Outcome:
-    """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted;
-    ``resume_from``: the checkpoints it starts from, ``--resume-from``), or follow the job
-    ``resume_job`` a killed pipeline left running, and wait for it to end. The job stays bound
-    to its open client (``outcome.job.logs()``, ``.refresh()`` work); ``on_job`` receives it.
-    ``live`` shows the job's status line (phase, a clock that ticks, the last metric values)
-    while it is followed: the CLI draws it under the log lines."""
-    from majob.service.submit import plan_submit, submit_plan
+    """Submit ``plan`` (``spec``'s stage and code, ``plan_submit``), or follow the job ``left``
+    that a killed run of the same stage, code and spec left (``pipeline/adopt.py``: running, it
+    is followed live; ended, its log is read and it is judged at once), and wait for it to end.
+    The job stays bound to its open client, so that ``outcome.job.logs()`` and ``.refresh()``
+    work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
+    clock that ticks, the last metric values) while it is followed: the CLI draws it under the
+    log lines."""
+    from majob.service.submit import submit_plan
 
+    stage = plan.stage
     log = StageLog(spec, report)
     started = time.monotonic()
-    job = _left_running(resume_job, profile, report) if resume_job else None
+    job = left
     if job is None:
         job = submit_plan(
-            plan_submit(spec, stage, files=files, resume_from=resume_from),
+            plan,
             profile,
             upload_inputs=upload_inputs,
             report=lambda line: report(f"[majob] {line}"),
         )
         report(f"[majob] job {job.id} ({job.name}) submitted")
+    elif job.finished:
+        report(
+            f"[majob] judging job {job.id} ({job.name}), left by the last run: it ended "
+            f"{job.phase} meanwhile"
+        )
+    else:
+        report(f"[majob] following job {job.id} ({job.name}), left running by the last run")
     if on_job is not None:
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
     # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
@@ -176,17 +183,3 @@ def run_cloud_stage(
     for file in outcome.stored:
         report(f"[majob] {file.channel} in OBS: {printable(file.uri)} ({file.size} bytes)")
     return log.ended(outcome, started)
-
-
-def _left_running(job_id: str, profile: Profile, report: Report) -> Job | None:
-    """The job a killed pipeline left, to follow; None when it ended without completing."""
-    from majob.service.connect import open_service
-
-    service = open_service(profile)
-    job = service.get(job_id)
-    if job.finished and not job.succeeded:
-        report(f"[majob] job {job.id} left by the last pipeline ended {job.phase}; submitting anew")
-        service.close()
-        return None
-    report(f"[majob] following job {job.id} ({job.name}), left running by the last pipeline")
-    return job

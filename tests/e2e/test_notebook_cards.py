@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import majob.notebook  # noqa: F401  (registers the renderers)
-from majob.pipeline.flow import PipelineResult, StageResult
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.service.base import Job, JobList
 

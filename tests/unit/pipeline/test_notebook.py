@@ -9,7 +9,7 @@ import pytest
 
 from majob.errors import UserInputError
 from majob.notebook import series_frame, sparkline
-from majob.pipeline.flow import PipelineResult, StageResult
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.pipeline.ledger import Ledger
 from majob.runner.result import NodeResult, OutputFile, RunResult
 from majob.service.base import Job
