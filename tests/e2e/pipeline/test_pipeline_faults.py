@@ -80,8 +80,7 @@ def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_jo
     lines = output.splitlines()
     assert lines[0].startswith("[majob] local: skipped, passed for this code and spec")
     assert (
-        f"[majob] following job {debug.job_id} (tiny-debug), left running by the last run"
-        in lines
+        f"[majob] following job {debug.job_id} (tiny-debug), left running by the last run" in lines
     )
     assert lines[-1] == "[majob] pipeline passed: debug and formal (local passed before)"
     with open_service(profile) as service:
