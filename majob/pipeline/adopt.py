@@ -30,6 +30,7 @@ from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import changes_since
 from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord
+from majob.pipeline.record import StageRecorder
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -109,6 +110,20 @@ def find_left(
         )
         return None
     return Left(record, job)
+
+
+def adopt(
+    recorder: StageRecorder,
+    connect: Callable[[], TrainingService],
+    plan: SubmitPlan,
+    report: Callable[[str], None],
+) -> Job | None:
+    """The job a killed run left for ``plan`` (``find_left``), its record now ``recorder``'s;
+    None when there is none to adopt, or another run took it over first."""
+    left = find_left(connect, recorder.ledger, plan, recorder.fingerprint, report)
+    if left is None or not recorder.adopt(left.record):
+        return None
+    return left.job
 
 
 def _job_of(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majob.errors import MajobError, StageRefused, UserInputError
-from majob.pipeline.adopt import find_left
+from majob.pipeline.adopt import adopt
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import Outcome, judge_expect
@@ -274,17 +274,16 @@ class Pipeline:
         plan = plan_submit(
             self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
         )
-        left = find_left(self._service, self.ledger, plan, fingerprint, self.report)
-        if left is None or not recorder.adopt(left.record):
+        left = adopt(recorder, self._service, plan, self.report)
+        if left is None:
             recorder.start()
-            left = None
         return run_cloud_stage(
             self.spec,
             plan,
             self.profile,
             self.report,
             upload_inputs=self.upload_inputs,
-            left=left.job if left is not None else None,
+            left=left,
             on_job=lambda job: self._started(recorder, job),
             live=self.live,
         )

@@ -134,27 +134,10 @@ def run_cloud_stage(
     work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
     clock that ticks, the last metric values) while it is followed: the CLI draws it under the
     log lines."""
-    from majob.service.submit import submit_plan
-
     stage = plan.stage
     log = StageLog(spec, report)
     started = time.monotonic()
-    job = left
-    if job is None:
-        job = submit_plan(
-            plan,
-            profile,
-            upload_inputs=upload_inputs,
-            report=lambda line: report(f"[majob] {line}"),
-        )
-        report(f"[majob] job {job.id} ({job.name}) submitted")
-    elif job.finished:
-        report(
-            f"[majob] judging job {job.id} ({job.name}), left by the last run: it ended "
-            f"{job.phase} meanwhile"
-        )
-    else:
-        report(f"[majob] following job {job.id} ({job.name}), left running by the last run")
+    job = _the_job(plan, profile, report, upload_inputs, left)
     if on_job is not None:
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
     # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
@@ -183,3 +166,27 @@ def run_cloud_stage(
     for file in outcome.stored:
         report(f"[majob] {file.channel} in OBS: {printable(file.uri)} ({file.size} bytes)")
     return log.ended(outcome, started)
+
+
+def _the_job(
+    plan: SubmitPlan, profile: Profile, report: Report, upload_inputs: bool, left: Job | None
+) -> Job:
+    """``left``, said so (followed, or judged if it ended), or ``plan``'s job, submitted now."""
+    from majob.service.submit import submit_plan
+
+    if left is None:
+        job = submit_plan(
+            plan,
+            profile,
+            upload_inputs=upload_inputs,
+            report=lambda line: report(f"[majob] {line}"),
+        )
+        report(f"[majob] job {job.id} ({job.name}) submitted")
+    elif left.finished:
+        report(
+            f"[majob] judging job {left.id} ({left.name}), left by the last run: it ended "
+            f"{left.phase} meanwhile"
+        )
+    else:
+        report(f"[majob] following job {left.id} ({left.name}), left running by the last run")
+    return job if left is None else left

@@ -108,6 +108,8 @@ def killed_while_debug_runs(profile: Profile) -> StageRecord:
 
 
 def ended(profile: Profile, job_id: str, phase: str) -> None:
+    """Wait until the job is in ``phase`` (Running, or the phase it ended in)."""
+
     def seen() -> bool:
         with open_service(profile) as service:
             return service.get(job_id).phase == phase
@@ -178,3 +180,31 @@ def test_a_job_left_running_for_other_code_is_refused_saying_so_and_recorded_as_
     assert [job_id for job_id, _ in debug_jobs(profile)] == [left.job_id]
     release.write_text("ok")  # let the job end, so the emulator stops with nothing running
     ended(profile, left.job_id, "Completed")
+
+
+@pytest.mark.slow
+def test_submit_wait_killed_and_run_again_follows_its_job_and_records_it_once(
+    project: Path, release: Path, cloud: EmulatedCloud, profile: Profile
+) -> None:
+    submit = ("submit", "tiny.yaml", "--stage", "debug", "--wait", "--profile", "emulator")
+    first = majob(*submit, "--upload-inputs")
+    try:
+        wait_until(
+            lambda: debug_records() and debug_records()[0].job_id, "the record", timeout=DEADLINE
+        )
+        (left,) = debug_records()
+        ended(profile, left.job_id, "Running")  # the job waits for the release file
+        os.killpg(first.pid, signal.SIGKILL)
+    finally:
+        first.kill()
+        first.communicate(timeout=DEADLINE)
+    again = majob(*submit)
+    wait_until(lambda: debug_records()[0].adopted_at, "the re-run to adopt", timeout=DEADLINE)
+    release.write_text("ok")
+    output, _ = again.communicate(timeout=DEADLINE)
+    assert again.returncode == 0, output
+    assert f"adopted job {left.job_id} (tiny-debug), left by the last run: " in output
+    assert "submitted job" not in output
+    assert [job_id for job_id, _ in debug_jobs(profile)] == [left.job_id]
+    (debug,) = debug_records()
+    assert debug.id == left.id and debug.passed and debug.metrics["worker-0"]["loss"] == [0.5]
