@@ -5,6 +5,7 @@ test, not the clock, decides when (and how) the job ends."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -156,6 +157,9 @@ def test_a_rerun_after_kill_9_adopts_the_debug_job_and_submits_no_second(
         check=True,
     )
     assert "interrupted" not in history.stdout
+    shown = {row["id"]: row for row in json.loads(history.stdout)}
+    assert shown[debug.id]["result"] == "passed"
+    assert shown[debug.id]["adopted_at"] == debug.adopted_at
 
 
 @pytest.mark.slow
@@ -178,6 +182,15 @@ def test_a_job_left_running_for_other_code_is_refused_saying_so_and_recorded_as_
     assert refused.result == "refused" and "does not match this run" in refused.reason
     assert kept.id == left.id and kept.effective_result == "interrupted"  # not this run's job
     assert [job_id for job_id, _ in debug_jobs(profile)] == [left.job_id]
+    history = subprocess.run(
+        [sys.executable, "-m", "majob", "history", "tiny.yaml"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (
+        f"#{refused.id} debug refused: debug refused for tiny: job {left.job_id}" in history.stdout
+    )
     release.write_text("ok")  # let the job end, so the emulator stops with nothing running
     ended(profile, left.job_id, "Completed")
 
