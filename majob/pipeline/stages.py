@@ -140,8 +140,9 @@ def run_cloud_stage(
     job = _the_job(plan, profile, report, upload_inputs, left)
     if on_job is not None:
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
-    # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
-    limit = spec.timeout(stage)
+    # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly
+    # (an adopted job has had part of it already).
+    limit = _time_left(spec.timeout(stage), left)
     line = LiveLine(job, log.reader)
     masker = spec.from_environ.masker()
     with live(line) if live is not None else contextlib.nullcontext():
@@ -165,7 +166,17 @@ def run_cloud_stage(
     outcome = judge_job(spec, stage, profile, waited)
     for file in outcome.stored:
         report(f"[majob] {file.channel} in OBS: {printable(file.uri)} ({file.size} bytes)")
-    return log.ended(outcome, started)
+    ended = log.ended(outcome, started)
+    ran = waited.job.duration_ms / 1000
+    # An adopted job ran before this run saw it: its own run time is the stage's.
+    return replace(ended, duration=ran) if left is not None and ran > 0 else ended
+
+
+def _time_left(limit: int | None, left: Job | None) -> int | None:
+    """What is left of the stage's ``limit`` (seconds) for the job ``left`` running."""
+    if limit is None or left is None or left.finished:
+        return limit
+    return max(0, limit - int(left.duration_ms / 1000))
 
 
 def _the_job(
