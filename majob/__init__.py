@@ -53,11 +53,11 @@ if TYPE_CHECKING:
     from majob.migrate.findings import Finding as Finding
     from majob.migrate.rewrite import migrate_source as migrate_source
     from majob.pipeline.flow import Pipeline as Pipeline
-    from majob.pipeline.flow import PipelineResult as PipelineResult
-    from majob.pipeline.flow import StageResult as StageResult
     from majob.pipeline.rehearsal import Rehearsal as Rehearsal
     from majob.pipeline.rehearsal import RehearsalOptions as RehearsalOptions
     from majob.pipeline.rehearsal import rehearse as rehearse
+    from majob.pipeline.results import PipelineResult as PipelineResult
+    from majob.pipeline.results import StageResult as StageResult
     from majob.runner.local import run_local as run_local
     from majob.runner.result import RunResult as RunResult
     from majob.service.base import Job as Job

@@ -8,6 +8,11 @@ started, read from ``/proc/<pid>/stat`` (clock ticks since boot, with the boot i
 restarts the clock) or, where there is no ``/proc`` (macOS), from ``ps -o lstart=``. A process
 is ours only while both match; a record without a start time, or a process whose start time
 cannot be read, is never taken for ours (such a pid is never signalled).
+
+A zombie (a process that died but whose parent has not reaped it yet: a harness that killed a
+majob without waiting for it, a container whose first process reaps nothing) keeps its pid and
+its ``/proc`` entry, start time and all, yet runs nothing: it has no start time here, so a
+ledger record of a pipeline killed with ``kill -9`` reads ``interrupted`` at once.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from pathlib import Path
 __all__ = ["ProcessRef", "pid_alive", "signal_if_ours", "start_time", "this_host"]
 
 PROC = Path("/proc")
+# The states (field 3 of /proc/<pid>/stat, the first letter of ps's STAT) of a process that
+# has died: a zombie waits for its parent to reap it, X is its last moment.
+DEAD_STATES = frozenset({"Z", "X"})
 
 
 def pid_alive(pid: int) -> bool:
@@ -53,7 +61,7 @@ def _proc_start_time(pid: int, proc: Path) -> str | None:
     # The command name (field 2) is in parentheses and may hold spaces and ')': the fields
     # after the last ')' start at field 3; the start time is field 22.
     fields = stat[stat.rfind(")") + 2 :].split()
-    if len(fields) < 20:
+    if len(fields) < 20 or fields[0] in DEAD_STATES:
         return None
     return f"{_boot_id(proc)}:{fields[19]}"
 
@@ -67,10 +75,10 @@ def _boot_id(proc: Path) -> str:
 
 def _ps_start_time(pid: int) -> str | None:
     """``ps -o lstart=``: the start to the second, in the C locale (POSIX systems without
-    ``/proc``, such as macOS)."""
+    ``/proc``, such as macOS); none for a zombie (``stat`` Z)."""
     try:
         out = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(pid)],
+            ["ps", "-o", "stat=,lstart=", "-p", str(pid)],
             capture_output=True,
             text=True,
             env={**os.environ, "LC_ALL": "C"},
@@ -79,8 +87,10 @@ def _ps_start_time(pid: int) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    started = " ".join(out.stdout.split())
-    return started if out.returncode == 0 and started else None
+    state, _, started = " ".join(out.stdout.split()).partition(" ")
+    if out.returncode != 0 or not started or state[:1] in DEAD_STATES:
+        return None
+    return started
 
 
 def this_host() -> str:

@@ -223,6 +223,7 @@ def history(
                 "majob_version": r.majob_version,
                 "started_at": r.started_at,
                 "host": r.host,
+                "adopted_at": r.adopted_at,
             }
             for r in records
         ]
@@ -233,8 +234,11 @@ def history(
         return
     _history_table(list(records), f"ledger {path}")
     for record in records:
-        if record.effective_result == "failed" and record.reason:
-            typer.echo(f"#{record.id} {record.stage} failed: {record.reason}")
+        result = record.effective_result
+        if result in ("failed", "refused") and record.reason:
+            typer.echo(f"#{record.id} {record.stage} {result}: {record.reason}")
+        if record.adopted_at:  # its pipeline was killed; a re-run followed and judged its job
+            typer.echo(f"#{record.id} {record.stage} adopted by a re-run at {record.adopted_at}")
         if record.override:
             typer.echo(f"#{record.id} {record.stage} forced: {record.override}")
 

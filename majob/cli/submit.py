@@ -8,7 +8,6 @@ terminal. ``majob run --stage debug|formal`` is ``majob submit --wait`` (``submi
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,6 @@ from majob.cli.common import (
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
 from majob.errors import UserInputError
-from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.pipeline.digests import Fingerprint
@@ -99,6 +97,7 @@ def submit(
     formal needs the debug stage passed for the same code and spec (or --force --reason); a
     submit that waits records its stage in the ledger, as `majob pipeline` does. The job writes
     under its stage's own folder of every output (<output obs>/<stage>/)."""
+    from majob.cli.dryrun import print_dry_run
     from majob.pipeline.digests import Fingerprint
     from majob.pipeline.ledger import Ledger
     from majob.service.connect import naming_profile
@@ -123,7 +122,7 @@ def submit(
         if dry_run:
             gate_line = _gate_line(ledger, job_spec, chosen, fingerprint)
             plan = _plan(job_spec, chosen, fingerprint, dump, resume_from)
-            _print_dry_run(plan, selected, upload_inputs, gate_line)
+            print_dry_run(plan, selected, upload_inputs, gate_line)
             return
         forced = (reason or "") if force else None
         override = _override(ledger, job_spec, fingerprint, chosen, forced, spec)
@@ -227,15 +226,24 @@ def _submit(
     recorder: StageRecorder | None,
 ) -> int:
     """Submit ``plan``; with ``wait``, follow the job (and record its stage); the exit code."""
+    from majob.pipeline.adopt import adopt
     from majob.service.connect import ServiceSource, console_url
     from majob.service.submit import submit_plan
 
     source = ServiceSource(profile)
     try:
-        job = submit_plan(
-            plan, profile, service=source, upload_inputs=upload_inputs, report=typer.echo
-        )
-        typer.echo(f"submitted job {job.id} ({job.name}): {phase_text(job)}")
+        # Waited for and recorded: the job a killed `submit --wait` (or pipeline) left for this
+        # stage, code and spec is adopted, not submitted twice (pipeline/adopt.py).
+        job = adopt(recorder, source, plan, typer.echo) if recorder is not None else None
+        if job is not None:
+            typer.echo(
+                f"adopted job {job.id} ({job.name}), left by the last run: {phase_text(job)}"
+            )
+        else:
+            job = submit_plan(
+                plan, profile, service=source, upload_inputs=upload_inputs, report=typer.echo
+            )
+            typer.echo(f"submitted job {job.id} ({job.name}): {phase_text(job)}")
         url = console_url(profile)
         if url:
             typer.echo(f"console: {url}")
@@ -273,7 +281,8 @@ def _follow_and_record(
     from majob.pipeline.judge import judge_expect, judge_job
     from majob.pipeline.stages import StageLog
 
-    recorder.start()
+    if recorder.record_id is None:  # else adopted: the killed run's record, now this one's
+        recorder.start()
     recorder.job(job.id)
     log = StageLog(spec, report=lambda line: None)  # follow_job shows each line
     started = time.monotonic()
@@ -298,66 +307,6 @@ def _follow_and_record(
     opened = " (the formal gate is open for this code and spec)" if stage == "debug" else ""
     typer.echo(f"[majob] {stage} passed: ledger record #{recorder.record_id}{opened}")
     return 0
-
-
-def _print_dry_run(
-    plan: SubmitPlan, profile: Profile, upload_inputs: bool, gate_line: str = ""
-) -> None:
-    from majob.compile.common import stage_folder_notes
-
-    out = typer.echo
-    out(f"dry run: nothing is uploaded or created ({plan.stage} stage, job {plan.job_name})")
-    for problem in plan.problems:
-        out(f"problem: {problem}")
-    if gate_line:
-        out(gate_line)
-    for note in stage_folder_notes(plan.spec, plan.stage):
-        out(printable(note))
-    if (resume := plan.resume) is not None:
-        out(f"resume from {resume.text}: the job starts from {resume.folder}'s checkpoints")
-    if plan.spec.code.obs is not None:
-        _print_code_plan(plan, profile)
-    if upload_inputs:
-        for name, local, uri in plan.input_uploads():
-            out(f"input {name}: {local} -> {uri}")
-    out("body (POST /v2/{project_id}/training-jobs):")
-    sys.stdout.write(json.dumps(plan.shown_body(), indent=2, ensure_ascii=False) + "\n")
-
-
-def _print_code_plan(plan: SubmitPlan, profile: Profile) -> None:
-    """What the code upload would send, compared with OBS when OBS can be reached."""
-    from majob.service.connect import open_store
-    from majob.storage.sync import make_plan
-
-    out = typer.echo
-    code_obs = plan.spec.code.obs
-    assert code_obs is not None
-    try:
-        store = open_store(profile)
-        try:
-            sync = make_plan(
-                store,
-                Path(plan.spec.code.dir),
-                code_obs,
-                ignore=plan.spec.code.ignore,
-                delete=True,
-                scanned=plan.code_files,
-            )
-        finally:
-            store.close()
-    except Exception as error:  # any failure here only means "not compared"
-        reason = getattr(error, "message", None) or str(error)
-        files = counted(len(plan.code_files), "file")
-        out(f"code: {files} for {code_obs} (OBS not compared: {reason})")
-        for file in plan.code_files:
-            out(f"  {file.rel} ({file.size} bytes)")
-        return
-    count = f"{len(sync.uploads)} of {counted(len(plan.code_files), 'file')}"
-    out(f"code: {count} to upload to {code_obs}")
-    for upload in sync.uploads:
-        out(f"  {upload.reason:7} {upload.file.rel} ({upload.file.size} bytes)")
-    if sync.extraneous:
-        out(f"  and {counted(len(sync.extraneous), 'object')} no longer in the code to delete")
 
 
 def submit_and_wait(spec: Path, stage: str, overrides: list[str], profile: str | None) -> None:

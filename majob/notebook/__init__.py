@@ -19,8 +19,8 @@ from majob import display
 from majob.notebook.cards import job_html, pipeline_result_html, run_result_html, stage_result_html
 from majob.notebook.series import job_series, plot_series, series_frame, sparkline
 from majob.notebook.tables import history_html, jobs_html
-from majob.pipeline.flow import PipelineResult, StageResult
 from majob.pipeline.ledger_schema import StageRecords
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.runner.result import RunResult
 from majob.service.base import Job, JobList
 

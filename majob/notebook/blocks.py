@@ -21,6 +21,7 @@ COLOURS = {
     "Failed": RED,
     "Abnormal": RED,
     "interrupted": AMBER,
+    "refused": AMBER,  # turned away before it ran: not a failure of the stage
     "Terminated": AMBER,
     "Terminating": AMBER,
     "running": BLUE,

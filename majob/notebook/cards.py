@@ -14,7 +14,7 @@ from majob import display
 from majob.errors import UserInputError
 from majob.notebook.blocks import GREEN, RED, Html, card, files
 from majob.notebook.series import SeriesMap, job_series
-from majob.pipeline.flow import PipelineResult, StageResult
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.runner.result import RunResult
 from majob.service.base import Job
 

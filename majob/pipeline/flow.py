@@ -6,33 +6,33 @@
         ledger.start ─▶ run (local: runner; debug/formal: submit + wait) ─▶ expect ─▶ ledger.finish
 
 The pipeline stops at the first stage that does not pass, with its reason. Run again with
-nothing changed, it skips every stage that passed and says so; killed during a cloud stage, the
-next run follows the job the killed one left running instead of submitting a second.
+nothing changed, it skips every stage that passed and says so; killed during a cloud stage (even
+with ``kill -9``), the next run adopts the job the killed one left (``adopt.py``): follows it,
+or judges it if it ended, instead of submitting a second.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from majob import display
 from majob.errors import MajobError, StageRefused, UserInputError
+from majob.pipeline.adopt import adopt
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
-from majob.pipeline.judge import judge_expect
+from majob.pipeline.judge import Outcome, judge_expect
 from majob.pipeline.ledger import Ledger
-from majob.pipeline.ledger_schema import StageRecord, StageRecords
-from majob.pipeline.metrics import Series, summary
+from majob.pipeline.ledger_schema import StageRecords
+from majob.pipeline.metrics import summary
 from majob.pipeline.record import StageRecorder
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.pipeline.stages import Live, Report, emulator_notes, run_cloud_stage, run_local_stage
 from majob.spec.load import display_path
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
-    from majob.runner.result import RunResult
     from majob.service.base import Job, TrainingService
     from majob.spec.profiles import Profile
 
@@ -41,85 +41,6 @@ def parse_stage(value: str, option: str = "--until") -> Stage:
     if value not in STAGES:
         raise UserInputError(f"{option} {value!r}: choose local, debug or formal")
     return value
-
-
-@dataclass
-class StageResult:
-    """One stage of a pipeline run: ``result`` is passed, failed or skipped (passed before for
-    this code and spec; ``record`` is that run's ledger record)."""
-
-    stage: str
-    result: str
-    why: str = ""  # why it ran, or why it was skipped
-    reason: str = ""  # why it failed
-    duration: float | None = None
-    outputs: tuple[str, ...] = ()
-    series: Series = field(default_factory=dict)
-    record: StageRecord | None = None
-    job: Job | None = None
-    run: RunResult | None = None
-    # On the emulator: which engine it stood in for and what it did not check (from the log).
-    emulated: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.result in ("passed", "skipped")
-
-    @property
-    def job_id(self) -> str:
-        if self.job is not None:
-            return self.job.id
-        return self.record.job_id if self.record is not None else ""
-
-    def metrics(self) -> Any:
-        """Each node's metric series: a pandas DataFrame (node, metric, step, value) when pandas
-        is installed, else ``{node: {metric: [values]}}``."""
-        return display.metrics(self)
-
-    def plot(self, metric: str | None = None) -> Any:
-        """Draw the series with matplotlib (``pip install 'majob[plot]'``); the Axes."""
-        return display.plot(self, metric)
-
-    def __repr__(self) -> str:
-        job = f", job {self.job_id}" if self.job_id else ""
-        reason = f": {self.reason}" if self.reason else ""
-        return (
-            f"<StageResult {self.stage} {self.result} in {display.seconds(self.duration)}"
-            f"{job}{reason}>"
-        )
-
-    def _repr_html_(self) -> str | None:
-        return display.html(self)
-
-
-@dataclass
-class PipelineResult:
-    """What one ``Pipeline.run`` did, stage by stage; ``message`` says how it ended."""
-
-    spec_name: str
-    stages: list[StageResult]
-    message: str
-
-    @property
-    def ok(self) -> bool:
-        return all(stage.ok for stage in self.stages)
-
-    @property
-    def failed(self) -> StageResult | None:
-        return next((s for s in self.stages if not s.ok), None)
-
-    def __getitem__(self, stage: str) -> StageResult:
-        for result in self.stages:
-            if result.stage == stage:
-                return result
-        raise KeyError(stage)
-
-    def __repr__(self) -> str:
-        stages = ", ".join(f"{s.stage} {s.result}" for s in self.stages)
-        return f"<PipelineResult {self.spec_name}: {stages}>"
-
-    def _repr_html_(self) -> str | None:
-        return display.html(self)
 
 
 class Pipeline:
@@ -304,29 +225,17 @@ class Pipeline:
             self.report(f"[majob]   {note}")
 
     def _run_stage(self, stage: Stage, fingerprint: Fingerprint, override: str) -> StageResult:
-        resume = self._left_running(stage, fingerprint) if stage != "local" else None
         recorder = StageRecorder(
             self.ledger, self.name, stage, fingerprint, spec_path=self.spec_path, override=override
         )
-        recorder.start()
         try:
             if stage == "local":
+                recorder.start()
                 outcome = run_local_stage(self.spec, self.report)
             else:
-                outcome = run_cloud_stage(
-                    self.spec,
-                    stage,
-                    self.profile,
-                    self.report,
-                    files=fingerprint.files or None,
-                    upload_inputs=self.upload_inputs,
-                    resume_from=self.resume_from,
-                    resume_job=resume,
-                    on_job=lambda job: self._started(recorder, job),
-                    live=self.live,
-                )
+                outcome = self._run_cloud_stage(stage, fingerprint, recorder)
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
-            recorder.stopped("failed", error.message.splitlines()[0])
+            recorder.failed_to_start(error)
             raise
         except BaseException:  # Ctrl-C: the record says so; a cloud job keeps running
             recorder.stopped("interrupted")
@@ -355,22 +264,42 @@ class Pipeline:
             run=outcome.run,
         )
 
+    def _run_cloud_stage(
+        self, stage: Stage, fingerprint: Fingerprint, recorder: StageRecorder
+    ) -> Outcome:
+        """Adopt the job a killed run of this stage, code and spec left (``adopt.py``), taking
+        its record over; else open a record and submit."""
+        from majob.service.submit import plan_submit
+
+        plan = plan_submit(
+            self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
+        )
+        left = adopt(recorder, self._service, plan, self.report)
+        if left is None:
+            recorder.start()
+        return run_cloud_stage(
+            self.spec,
+            plan,
+            self.profile,
+            self.report,
+            upload_inputs=self.upload_inputs,
+            left=left,
+            on_job=lambda job: self._started(recorder, job),
+            live=self.live,
+        )
+
+    def _service(self) -> TrainingService:
+        """A client of the profile's ModelArts, closed with the pipeline."""
+        from majob.service.connect import open_service
+
+        service = open_service(self.profile)
+        self._services.append(service)
+        return service
+
     def _started(self, recorder: StageRecorder, job: Job) -> None:
         recorder.job(job.id)
-        if job.service is not None:
+        if job.service is not None and job.service not in self._services:
             self._services.append(job.service)
-
-    def _left_running(self, stage: Stage, fingerprint: Fingerprint) -> str | None:
-        """The job of the newest record of ``stage`` for this code and spec, if its pipeline
-        died while the job ran."""
-        for record in self.ledger.records(self.name, stage=stage, limit=1):
-            if (
-                record.effective_result == "interrupted"
-                and record.job_id
-                and fingerprint.matches(record.spec_digest, record.code_digest)
-            ):
-                return record.job_id
-        return None
 
 
 def _skipped(plan: StagePlan) -> StageResult:

@@ -291,6 +291,30 @@ class Ledger:
         with self._write() as db:
             db.execute("UPDATE records SET job_id = ? WHERE id = ?", (job_id, record_id))
 
+    def adopt(self, record: StageRecord) -> bool:
+        """Take over ``record`` (one a dead pipeline left): it is ``running`` again, as this
+        process's, and says when it was adopted. False when another process took it first
+        (the update only lands while the record still names the process that left it)."""
+        this = ProcessRef.current()
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE records SET result = 'running', host = ?, pid = ?, pid_started = ?, "
+                "adopted_at = ? WHERE id = ? AND result = ? AND host = ? AND pid = ? "
+                "AND pid_started = ?",
+                (
+                    this_host(),
+                    this.pid,
+                    this.started,
+                    _now(),
+                    record.id,
+                    record.result,
+                    record.host,
+                    record.pid,
+                    record.pid_started,
+                ),
+            )
+            return cursor.rowcount == 1
+
     def finish(
         self,
         record_id: int,

@@ -51,10 +51,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE records ADD COLUMN restarts TEXT NOT NULL DEFAULT '[]'
     """,
+    # When a re-run took over the record its killed pipeline left (its job followed and judged
+    # in the same row: one job, one record), and ``refused`` joins the results (a stage the
+    # pre-flight turned away ran nothing: it is not a failure of the stage). An older majob
+    # reads ``refused`` as one more result that is not ``passed``, so its gates are the same.
+    """
+    ALTER TABLE records ADD COLUMN adopted_at TEXT NOT NULL DEFAULT ''
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
-RESULTS = ("running", "passed", "failed", "interrupted")
+RESULTS = ("running", "passed", "failed", "interrupted", "refused")
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ class StageRecord:
     pid_started: str = ""  # when its pid started (``majob.processes``)
     # the job's early run ends (restarts, and the fault that ended it if one did)
     restarts: tuple[Mapping[str, Any], ...] = ()
+    # when a re-run adopted the record its killed pipeline left ("": never)
+    adopted_at: str = ""
 
     @property
     def passed(self) -> bool:
@@ -164,4 +173,5 @@ def record_from_row(row: sqlite3.Row) -> StageRecord:
         host=row["host"],
         pid_started=row["pid_started"],
         restarts=tuple(json.loads(row["restarts"] or "[]")),
+        adopted_at=row["adopted_at"],
     )

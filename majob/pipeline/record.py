@@ -2,13 +2,17 @@
 
 The record opens when the stage starts (the pipeline) or when its job exists (a submit by
 hand), learns its job as soon as there is one (a re-run can follow it), and closes with the
-stage's judged ``Outcome``, or as ``interrupted`` (Ctrl-C; the next pipeline follows the job).
+stage's judged ``Outcome``, or as ``interrupted`` (Ctrl-C; the next run adopts the job), or
+``refused`` (the pre-flight or a job in the way turned it away: nothing ran). A re-run that
+adopts the job a killed run left takes that run's record over instead of opening one
+(``pipeline/adopt.py``).
 """
 
 from __future__ import annotations
 
 import time
 
+from majob.errors import MajobError, PreflightError, StageRefused
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.judge import Outcome
 from majob.pipeline.ledger import Ledger
@@ -51,6 +55,25 @@ class StageRecorder:
             code_files=self.fingerprint.code_files,
         )
         return self.record_id
+
+    def adopt(self, record: StageRecord) -> bool:
+        """Take over ``record``, which a killed run left (False: another run took it first)."""
+        if not self.ledger.adopt(record):
+            return False
+        self._started = time.monotonic()
+        self.record_id = record.id
+        return True
+
+    def failed_to_start(self, error: MajobError) -> None:
+        """The stage did not get to run: ``refused`` when the pre-flight (or a job in the way)
+        turned it away, else ``failed``; the record is opened first if it was not yet."""
+        reason = error.message.splitlines()[0]
+        if isinstance(error, PreflightError):  # its message only counts the problems
+            reason = f"{reason}: " + "; ".join(error.problems)
+        if self.record_id is None:
+            self.start()
+        refused = isinstance(error, (PreflightError, StageRefused))
+        self.stopped("refused" if refused else "failed", reason)
 
     def job(self, job_id: str) -> None:
         """The stage's cloud job exists: remember it now."""

@@ -17,14 +17,14 @@ from majob.errors import MajobError
 from majob.pipeline.judge import Outcome, judge_job
 from majob.pipeline.live import LiveLine
 from majob.pipeline.metrics import MetricReader, Series
-from majob.spec.models import JobSpec, Stage
+from majob.spec.models import JobSpec
 from majob.text import counted, printable
 
 if TYPE_CHECKING:
     from majob.runner.result import RunResult
     from majob.service.base import Job
+    from majob.service.submit import SubmitPlan
     from majob.spec.profiles import Profile
-    from majob.storage.plan import LocalFile
 
 Report = Callable[[str], None]
 #: Shows a followed job's status line while the block runs (``majob.cli.follow.live_status``).
@@ -118,40 +118,31 @@ def _report_kept(run: RunResult, report: Report) -> None:
 
 def run_cloud_stage(
     spec: JobSpec,
-    stage: Stage,
+    plan: SubmitPlan,
     profile: Profile,
     report: Report,
     *,
-    files: tuple[LocalFile, ...] | None = None,
     upload_inputs: bool = False,
-    resume_from: str | None = None,
-    resume_job: str | None = None,
+    left: Job | None = None,
     on_job: Callable[[Job], None] | None = None,
     live: Live | None = None,
 ) -> Outcome:
-    """Submit ``spec`` as ``stage`` (``files``: the scan of its code the ledger fingerprinted;
-    ``resume_from``: the checkpoints it starts from, ``--resume-from``), or follow the job
-    ``resume_job`` a killed pipeline left running, and wait for it to end. The job stays bound
-    to its open client (``outcome.job.logs()``, ``.refresh()`` work); ``on_job`` receives it.
-    ``live`` shows the job's status line (phase, a clock that ticks, the last metric values)
-    while it is followed: the CLI draws it under the log lines."""
-    from majob.service.submit import plan_submit, submit_plan
-
+    """Submit ``plan`` (``spec``'s stage and code, ``plan_submit``), or follow the job ``left``
+    that a killed run of the same stage, code and spec left (``pipeline/adopt.py``: running, it
+    is followed live; ended, its log is read and it is judged at once), and wait for it to end.
+    The job stays bound to its open client, so that ``outcome.job.logs()`` and ``.refresh()``
+    work afterwards; ``on_job`` receives it. ``live`` shows the job's status line (phase, a
+    clock that ticks, the last metric values) while it is followed: the CLI draws it under the
+    log lines."""
+    stage = plan.stage
     log = StageLog(spec, report)
     started = time.monotonic()
-    job = _left_running(resume_job, profile, report) if resume_job else None
-    if job is None:
-        job = submit_plan(
-            plan_submit(spec, stage, files=files, resume_from=resume_from),
-            profile,
-            upload_inputs=upload_inputs,
-            report=lambda line: report(f"[majob] {line}"),
-        )
-        report(f"[majob] job {job.id} ({job.name}) submitted")
+    job = _the_job(plan, profile, report, upload_inputs, left)
     if on_job is not None:
         on_job(job)  # the caller owns the job's client from here (and closes it when done)
-    # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly.
-    limit = spec.timeout(stage)
+    # ModelArts' auto_stop counts whole hours; the stage's own timeout is kept here, exactly
+    # (an adopted job has had part of it already).
+    limit = _time_left(spec.timeout(stage), left)
     line = LiveLine(job, log.reader)
     masker = spec.from_environ.masker()
     with live(line) if live is not None else contextlib.nullcontext():
@@ -175,18 +166,38 @@ def run_cloud_stage(
     outcome = judge_job(spec, stage, profile, waited)
     for file in outcome.stored:
         report(f"[majob] {file.channel} in OBS: {printable(file.uri)} ({file.size} bytes)")
-    return log.ended(outcome, started)
+    ended = log.ended(outcome, started)
+    ran = waited.job.duration_ms / 1000
+    # An adopted job ran before this run saw it: its own run time is the stage's.
+    return replace(ended, duration=ran) if left is not None and ran > 0 else ended
 
 
-def _left_running(job_id: str, profile: Profile, report: Report) -> Job | None:
-    """The job a killed pipeline left, to follow; None when it ended without completing."""
-    from majob.service.connect import open_service
+def _time_left(limit: int | None, left: Job | None) -> int | None:
+    """What is left of the stage's ``limit`` (seconds) for the job ``left`` running."""
+    if limit is None or left is None or left.finished:
+        return limit
+    return max(0, limit - int(left.duration_ms / 1000))
 
-    service = open_service(profile)
-    job = service.get(job_id)
-    if job.finished and not job.succeeded:
-        report(f"[majob] job {job.id} left by the last pipeline ended {job.phase}; submitting anew")
-        service.close()
-        return None
-    report(f"[majob] following job {job.id} ({job.name}), left running by the last pipeline")
-    return job
+
+def _the_job(
+    plan: SubmitPlan, profile: Profile, report: Report, upload_inputs: bool, left: Job | None
+) -> Job:
+    """``left``, said so (followed, or judged if it ended), or ``plan``'s job, submitted now."""
+    from majob.service.submit import submit_plan
+
+    if left is None:
+        job = submit_plan(
+            plan,
+            profile,
+            upload_inputs=upload_inputs,
+            report=lambda line: report(f"[majob] {line}"),
+        )
+        report(f"[majob] job {job.id} ({job.name}) submitted")
+    elif left.finished:
+        report(
+            f"[majob] judging job {left.id} ({left.name}), left by the last run: it ended "
+            f"{left.phase} meanwhile"
+        )
+    else:
+        report(f"[majob] following job {left.id} ({left.name}), left running by the last run")
+    return job if left is None else left

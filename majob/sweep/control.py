@@ -13,6 +13,7 @@ from majob.sweep import store
 from majob.sweep.results import SweepResult, importance_of, rows_of
 
 STOPPED = "stopped by `majob sweep stop`"
+STOPPED_ATTR = "stopped"  # the study attribute `stop` sets
 
 
 def sweeps_file(ledger: str | os.PathLike[str] | None = None) -> Path:
@@ -42,6 +43,8 @@ def stop(
     with store.opened(path) as storage, store.running(path, sweep_id):
         study = store.load_study(storage, sweep_id)
         info = store.SweepInfo.from_study(study)
+        # Ended on purpose: `majob sweep SPEC` run again starts a new sweep, not this one.
+        study.set_user_attr(STOPPED_ATTR, True)
         running = study.get_trials(states=(optuna.trial.TrialState.RUNNING,))
         service = open_service(load_profile(info.profile)) if running else None
         try:

@@ -95,7 +95,11 @@ class Sweep:
 
     def run(self) -> SweepResult:
         """Smoke-run the template locally, then run every trial; the sweep's results."""
+        from majob.pipeline.digests import Fingerprint
+        from majob.sweep.unfinished import left_unfinished
+
         self._smoke()
+        fingerprint = Fingerprint.of(self.spec)
         info = store.SweepInfo(
             id=store.new_sweep_id(self.spec.name),
             spec=str(self.spec_path),
@@ -107,8 +111,17 @@ class Sweep:
             goal=self.block.objective.goal,
             metric=self.block.objective.metric,
             overrides=self.overrides,
+            spec_digest=fingerprint.spec_digest,
+            code_digest=fingerprint.code_digest,
         )
         with store.opened(self.sweeps_file) as storage:
+            left = left_unfinished(storage, info, self.sweeps_file)
+            if left is not None:  # a killed run's: its trials are adopted, not submitted again
+                self.report(
+                    f"[majob] sweep {left.study_name}: left unfinished by a run that died, for "
+                    "this code and spec; going on with it"
+                )
+                return _Loop(self, left, store.SweepInfo.from_study(left)).run()
             study = store.create_study(
                 storage,
                 info,

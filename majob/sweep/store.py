@@ -44,13 +44,28 @@ class SweepInfo:
     goal: str  # min or max
     metric: str
     overrides: tuple[str, ...] = ()  # --set PATH=VALUE, applied again on resume
+    # The template's digests (``pipeline/digests.py``) when it started: a sweep a killed run
+    # left is gone on with by ``majob sweep SPEC`` only for the same code and spec ("": a sweep
+    # of an older majob, never taken for another's).
+    spec_digest: str = ""
+    code_digest: str = ""
 
     @classmethod
     def from_study(cls, study: optuna.Study) -> SweepInfo:
-        attrs = study.user_attrs
-        fields = {k: attrs[k] for k in cls.__dataclass_fields__ if k not in ("id", "overrides")}
+        return cls.from_attrs(study.study_name, study.user_attrs)
+
+    @classmethod
+    def from_attrs(cls, sweep_id: str, attrs: dict[str, Any]) -> SweepInfo:
+        optional = ("id", "overrides", "spec_digest", "code_digest")
+        fields = {k: attrs[k] for k in cls.__dataclass_fields__ if k not in optional}
         overrides = tuple(str(o) for o in attrs.get("overrides", ()))
-        return cls(id=study.study_name, overrides=overrides, **fields)
+        return cls(
+            id=sweep_id,
+            overrides=overrides,
+            spec_digest=str(attrs.get("spec_digest", "")),
+            code_digest=str(attrs.get("code_digest", "")),
+            **fields,
+        )
 
 
 def new_sweep_id(name: str) -> str:
@@ -80,13 +95,30 @@ def opened(path: Path) -> Iterator[optuna.storages.BaseStorage]:
     yield JournalStorage(JournalFileBackend(str(path)))
 
 
+def lock_file(path: Path, sweep_id: str) -> Path:
+    return path.with_name(f"{path.name}.{sweep_id}.lock")
+
+
+def is_running(path: Path, sweep_id: str) -> bool:
+    """A process holds sweep ``sweep_id`` (``running``) now."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(lock_file(path, sweep_id)))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
 @contextmanager
 def running(path: Path, sweep_id: str) -> Iterator[None]:
     """Held while a process runs sweep ``sweep_id`` (released when it dies): a second
     ``resume`` of a sweep that is still running would follow and tell the same trials twice."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(str(path.with_name(f"{path.name}.{sweep_id}.lock")))
+    lock = FileLock(str(lock_file(path, sweep_id)))
     try:
         lock.acquire(timeout=0)
     except Timeout:

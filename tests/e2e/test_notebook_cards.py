@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import majob.notebook  # noqa: F401  (registers the renderers)
-from majob.pipeline.flow import PipelineResult, StageResult
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.service.base import Job, JobList
 
 # The rules of JupyterLab's rendermime stylesheet (jp-RenderedHTMLCommon) that reach a table.

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from majob.processes import ProcessRef, signal_if_ours, start_time
+from majob.testing import wait_until
 
 
 @pytest.fixture
@@ -65,3 +66,18 @@ def test_a_pid_file_round_trips_and_a_bare_pid_has_no_start_time() -> None:
     assert ProcessRef.from_text(recorded.to_text()) == recorded
     assert ProcessRef.from_text("123\n") == ProcessRef(123)
     assert ProcessRef.from_text("not a pid\n") is None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_killed_process_its_parent_has_not_reaped_is_not_running(
+    child: subprocess.Popen[bytes],
+) -> None:
+    recorded = ProcessRef.of(child.pid)
+    child.send_signal(signal.SIGKILL)  # not waited for: a zombie until the fixture reaps it
+    stat = Path(f"/proc/{child.pid}/stat")
+    wait_until(
+        lambda: stat.read_text().rpartition(")")[2].split()[0] == "Z",
+        "the killed child to be a zombie",
+    )
+    assert start_time(child.pid) is None
+    assert not recorded.is_running()

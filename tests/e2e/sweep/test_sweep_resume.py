@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
-from majob.sweep.run import resume
+from majob.sweep import store
+from majob.sweep.control import sweeps_file
+from majob.sweep.run import Sweep, resume
+from majob.sweep.unfinished import left_unfinished
 from majob.testing import wait_until
 
 from .conftest import write_spec
@@ -74,6 +78,33 @@ def test_a_killed_sweep_resumes_without_submitting_a_trial_twice(
     names = sorted(job.name for job in jobs_on_cloud())
     assert names == [f"slow-t{k}-debug" for k in range(1, 5)]  # each trial once
     assert sorted(r.job_name for r in result.rows) == names
+
+
+def test_the_same_sweep_command_after_a_kill_goes_on_with_the_sweep_it_left(
+    project: Path, cloud: EmulatedCloud
+) -> None:
+    sweep_id = _started_and_killed(project)
+    left = sorted(job.id for job in jobs_on_cloud())
+    lines: list[str] = []
+    result = Sweep("slow.yaml", profile="emulator", report=lines.append).run()
+    assert result.info.id == sweep_id, lines
+    assert (
+        f"[majob] sweep {sweep_id}: left unfinished by a run that died, for this code and spec; "
+        "going on with it"
+    ) in lines
+    assert [r.state for r in result.rows] == ["completed"] * 4, lines
+    assert (
+        sorted(
+            line.split("following job ")[1].split()[0] for line in lines if "following job" in line
+        )
+        == left
+    )
+    names = sorted(job.name for job in jobs_on_cloud())
+    assert names == [f"slow-t{k}-debug" for k in range(1, 5)]  # each trial once
+    # Finished, it is not gone on with again: the next run of the command is a sweep of its own.
+    path = sweeps_file()
+    with store.opened(path) as storage:
+        assert left_unfinished(storage, replace(result.info, id="next"), path) is None
 
 
 def test_ctrl_c_leaves_the_trials_running_and_stop_stops_them(

@@ -9,8 +9,8 @@ import pytest
 
 from majob.errors import UserInputError
 from majob.notebook import series_frame, sparkline
-from majob.pipeline.flow import PipelineResult, StageResult
 from majob.pipeline.ledger import Ledger
+from majob.pipeline.results import PipelineResult, StageResult
 from majob.runner.result import NodeResult, OutputFile, RunResult
 from majob.service.base import Job
 
