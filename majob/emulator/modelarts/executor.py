@@ -40,7 +40,7 @@ from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
 from majob.emulator.modelarts.transfers import JobTransfers
 from majob.emulator.modelarts.usage import UsageRecorder
-from majob.emulator.modelarts.watchdog import HangDetected, Watchdog
+from majob.emulator.modelarts.watchdog import HangDetected, Watchdog, log_size
 from majob.runner.host import free_port, host_environment, node_environment
 from majob.runner.nodes import NodeGroup
 from majob.runner.standin import npu_standin_for
@@ -93,6 +93,7 @@ class JobRun(threading.Thread):
         )
         self.records: list[RunRecord] = []  # one per run: the first, then one per restart
         self._watchdog: Watchdog | None = None
+        self._log_starts: list[int] = []  # each task log's size when its node started
         self._on_exit = on_exit
         self._stop_event = threading.Event()
         self._shutdown = False
@@ -340,6 +341,8 @@ class JobRun(threading.Thread):
         commands = node_commands(
             self.plan, container, job_id=self.job_id, python=self.python, port=free_port()
         )
+        # Where each log stands before its node starts: the watchdog counts step lines from there.
+        self._log_starts = [log_size(self.store.log_path(self.job_id, c.name)) for c in commands]
         for command in commands:
             env = node_environment(
                 base, command.env, python=self.python, first_on_path=first_on_path
@@ -360,6 +363,7 @@ class JobRun(threading.Thread):
             [node.process.pid for node in self._nodes.nodes],
             fault=self.fault if strikes else None,
             hang_window=self.hang_window,
+            starts=self._log_starts,
         )
         try:
             self._nodes.wait(stop=self._stop_event, tick=self._tick)

@@ -48,7 +48,10 @@ class _Quiet:
 
 class Watchdog:
     """One run's watch over its nodes (``pids``: each node's process group leader, ``logs``:
-    each node's log file). ``check()`` runs between two looks at the nodes."""
+    each node's log file; ``starts``: where each log stood when its node started, so the step
+    lines a node printed before the watch began count too: on a loaded machine a node reaches
+    its fault's step before the watch is set up). ``check()`` runs between two looks at the
+    nodes."""
 
     def __init__(
         self,
@@ -57,6 +60,7 @@ class Watchdog:
         *,
         fault: JobFault | None,
         hang_window: float,
+        starts: Sequence[int] | None = None,
     ) -> None:
         self.logs = list(logs)
         self.pids = list(pids)
@@ -65,7 +69,7 @@ class Watchdog:
         self.struck: Fault | None = None  # the injected fault, once it struck
         self.warned: set[int] = set()  # hung nodes reported (when no restart follows)
         self.started = time.monotonic()
-        self._offsets = [_size(path) for path in self.logs]
+        self._offsets = list(starts) if starts is not None else [log_size(p) for p in self.logs]
         self._steps = 0
         self._rest = b""
         self._quiet = [_Quiet(size, self.started) for size in self._offsets]
@@ -137,7 +141,7 @@ class Watchdog:
     def _hung(self) -> Fault | None:
         now = time.monotonic()
         for index, quiet in enumerate(self._quiet):
-            size = _size(self.logs[index])
+            size = log_size(self.logs[index])
             window = self.window(index)
             if size != quiet.size:
                 self._quiet[index] = _Quiet(size, now)
@@ -164,7 +168,8 @@ class Watchdog:
         return None
 
 
-def _size(path: Path) -> int:
+def log_size(path: Path) -> int:
+    """How much the log ``path`` holds (0 before it exists)."""
     try:
         return path.stat().st_size
     except OSError:
