@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from majob.cli.app import app
 from majob.precision.dumpconfig import for_local_run
 from majob.precision.record import last_precision_check
+from majob.runner.host import free_port
 from majob.runner.local import run_local
 from majob.spec.load import load_spec
 
@@ -41,7 +42,7 @@ DDP_LOSS_RTOL = 0.05
 
 
 def write_spec(
-    where: Path, name: str, code: Path, *, image: str, flavor: str, extra: str = ""
+    where: Path, name: str, code: Path, *, image: str, flavor: str, extra: str = "", hp: str = ""
 ) -> Path:
     spec = where / f"{name}.yaml"
     spec.write_text(
@@ -52,7 +53,7 @@ image: {image}
 resources: {{flavor: {flavor}, nodes: 1}}
 inputs: [{{name: data_url, obs: "obs://bkt/data/", local: {DATA}}}]
 outputs: [{{name: train_url, obs: "obs://bkt/out/"}}]
-hyperparameters: {{epochs: 1, lr: 0.01, batch_size: 64}}
+hyperparameters: {{epochs: 1, lr: 0.01, batch_size: 64{hp}}}
 precision: {{steps: [0, 1], seed: 7}}
 {extra}
 """,
@@ -225,9 +226,13 @@ def test_a_swapped_layer_is_found_at_its_line_in_step_0(project: Project) -> Non
 
 
 def ddp_spec(project: Project, name: str, code: Path) -> Path:
+    # One node gets no --init_method (ModelArts passes it to multi-node jobs only), so the script
+    # would rendezvous on its default port 6666, which another run may hold (EADDRINUSE seen in
+    # a full run). On two nodes the injected --init_method comes last and wins.
     return write_spec(
         project.root, name, code, image=CPU_IMAGE, flavor=CPU_FLAVOR,
         extra="env: {OMP_NUM_THREADS: 1}\ndistributed: {backend: gloo}",
+        hp=f", init_method: 'tcp://127.0.0.1:{free_port()}'",
     )  # fmt: skip
 
 
