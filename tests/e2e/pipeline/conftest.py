@@ -3,11 +3,29 @@ second, on the emulated cloud of ``tests/e2e/conftest.py``."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 BUCKET = "majob-demo"
+DEADLINE = 120.0  # for a job or a majob to get somewhere, on a loaded 2-core machine
+
+
+def start_majob(*args: str) -> subprocess.Popen[str]:
+    """``majob ARGS`` in its own process group (killed whole, as a lost session is), its
+    output unbuffered and merged, read line by line as it comes."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "majob", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
+    )
+
 
 # Halves its loss each epoch; sleeps when told (to be caught while running); fails when told.
 SCRIPT = """\

@@ -22,9 +22,7 @@ from majob.service.connect import open_service
 from majob.spec.profiles import Profile
 from majob.testing import wait_until
 
-from .conftest import SPEC
-
-DEADLINE = 120.0
+from .conftest import DEADLINE, SPEC, start_majob
 
 # Logs a loss, then (debug only: it has --release) waits until the file appears; "fail" in it
 # fails the job. No torch: the job starts at once.
@@ -47,19 +45,8 @@ print("done", flush=True)
 """
 
 
-def majob(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "majob", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        start_new_session=True,  # its own process group, killed whole as a lost session is
-    )
-
-
 def pipeline() -> subprocess.Popen[str]:
-    return majob("pipeline", "tiny.yaml", "--profile", "emulator", "--upload-inputs")
+    return start_majob("pipeline", "tiny.yaml", "--profile", "emulator", "--upload-inputs")
 
 
 @pytest.fixture
@@ -200,7 +187,7 @@ def test_submit_wait_killed_and_run_again_follows_its_job_and_records_it_once(
     project: Path, release: Path, cloud: EmulatedCloud, profile: Profile
 ) -> None:
     submit = ("submit", "tiny.yaml", "--stage", "debug", "--wait", "--profile", "emulator")
-    first = majob(*submit, "--upload-inputs")
+    first = start_majob(*submit, "--upload-inputs")
     try:
         wait_until(
             lambda: debug_records() and debug_records()[0].job_id, "the record", timeout=DEADLINE
@@ -211,7 +198,7 @@ def test_submit_wait_killed_and_run_again_follows_its_job_and_records_it_once(
     finally:
         first.kill()
         first.communicate(timeout=DEADLINE)
-    again = majob(*submit)
+    again = start_majob(*submit)
     wait_until(lambda: debug_records()[0].adopted_at, "the re-run to adopt", timeout=DEADLINE)
     release.write_text("ok")
     output, _ = again.communicate(timeout=DEADLINE)

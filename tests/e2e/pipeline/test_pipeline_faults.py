@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -17,19 +14,7 @@ from majob.service.base import JobFilter
 from majob.service.connect import open_service
 from majob.spec.profiles import Profile
 
-from .conftest import write_spec
-
-DEADLINE = 120.0
-
-
-def majob(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "majob", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+from .conftest import DEADLINE, start_majob, write_spec
 
 
 @pytest.mark.slow
@@ -37,7 +22,7 @@ def majob(*args: str) -> subprocess.Popen[str]:
 def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_job(
     project: Path, cloud: EmulatedCloud, profile: Profile, signum: signal.Signals
 ) -> None:
-    process = majob(
+    process = start_majob(
         "pipeline", "tiny.yaml", "--profile", "emulator", "--upload-inputs",
         "--set", "stages.debug.hyperparameters.sleep=3",
     )  # fmt: skip
@@ -73,7 +58,7 @@ def test_killed_during_debug_the_ledger_is_readable_and_the_rerun_follows_the_jo
         assert process.returncode == 130, "".join(seen)
         assert debug.result == "interrupted"
 
-    again = majob("pipeline", "tiny.yaml", "--profile", "emulator", "--set",
+    again = start_majob("pipeline", "tiny.yaml", "--profile", "emulator", "--set",
                   "stages.debug.hyperparameters.sleep=3")  # fmt: skip
     output, _ = again.communicate(timeout=DEADLINE)
     assert again.returncode == 0, output
@@ -97,7 +82,7 @@ def test_two_pipelines_at_once_on_one_ledger_lose_nothing(
 ) -> None:
     write_spec(project, "other")
     args = ("--profile", "emulator", "--upload-inputs", "--until", "debug")
-    processes = [majob("pipeline", f"{name}.yaml", *args) for name in ("tiny", "other")]
+    processes = [start_majob("pipeline", f"{name}.yaml", *args) for name in ("tiny", "other")]
     for process in processes:
         output, _ = process.communicate(timeout=DEADLINE)
         assert process.returncode == 0, output

@@ -1,7 +1,10 @@
 """A project whose trial script needs no torch: its loss depends on ``--x`` (best near 0.3),
 one line per epoch, so trials start in well under a second on the emulated cloud of
 ``tests/e2e/conftest.py``. ``--mode crash`` exits 3 after its first epoch; ``--mode quiet``
-never prints the metric; ``--pause`` sleeps after each epoch (a trial caught running)."""
+never prints the metric; ``--pause`` sleeps after each epoch (a trial caught running);
+``--release PATH`` waits at the end until that file exists and ``--hang_above X`` for ever when
+``--x`` is above X (a diverging trial that only a stop ends): the test, not the clock, decides
+when such a trial ends."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ parser.add_argument("--x", type=float, default=0.5)
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--pause", type=float, default=0)
 parser.add_argument("--mode", default="ok")
+parser.add_argument("--release", default="")
+parser.add_argument("--hang_above", type=float, default=float("inf"))
 args, _ = parser.parse_known_args()
 for epoch in range(args.epochs):
     loss = (args.x - 0.3) ** 2 + 1.0 / (epoch + 1)
@@ -29,6 +34,8 @@ for epoch in range(args.epochs):
     deadline = time.monotonic() + args.pause
     while time.monotonic() < deadline:
         time.sleep(0.05)
+while (args.release and not os.path.exists(args.release)) or args.x > args.hang_above:
+    time.sleep(0.05)
 with open(os.path.join(args.train_url, "model.pth"), "w") as out:
     out.write("weights")
 """

@@ -25,8 +25,9 @@ from majob.testing import wait_until
 from .conftest import write_spec
 from .helpers import jobs_on_cloud
 
-# Each trial runs ~3 s: the sweep is caught with two trials running and two not yet asked.
-SLOW = "stages:\n  debug: {hyperparameters: {epochs: 6, pause: 0.5}}\n"
+# Each trial runs until the test writes ./release: the sweep is caught with two trials running
+# and two not yet asked, however loaded the machine.
+SLOW = "stages:\n  debug: {{hyperparameters: {{epochs: 2, release: '{release}'}}}}\n"
 
 pytestmark = pytest.mark.slow  # a second majob process
 
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.slow  # a second majob process
 def _started_and_killed(project: Path, how: signal.Signals = signal.SIGKILL) -> str:
     """Start ``majob sweep`` in its own process, kill it (SIGKILL: nothing is tidied) or
     interrupt it (``how``) once two trials' jobs exist; the sweep's id."""
-    write_spec(project, name="slow", extra=SLOW)
+    write_spec(project, name="slow", extra=SLOW.format(release=project / "release"))
     out = project / "sweep.out"
     with out.open("w") as sink:
         process = subprocess.Popen(
@@ -71,6 +72,7 @@ def test_a_killed_sweep_resumes_without_submitting_a_trial_twice(
 ) -> None:
     sweep_id = _started_and_killed(project)
     assert len(jobs_on_cloud()) == 2
+    (project / "release").write_text("go")
     lines: list[str] = []
     result = resume(sweep_id, report=lines.append)
     assert [r.state for r in result.rows] == ["completed"] * 4, lines
@@ -85,6 +87,7 @@ def test_the_same_sweep_command_after_a_kill_goes_on_with_the_sweep_it_left(
 ) -> None:
     sweep_id = _started_and_killed(project)
     left = sorted(job.id for job in jobs_on_cloud())
+    (project / "release").write_text("go")
     lines: list[str] = []
     result = Sweep("slow.yaml", profile="emulator", report=lines.append).run()
     assert result.info.id == sweep_id, lines
@@ -116,7 +119,7 @@ def test_ctrl_c_leaves_the_trials_running_and_stop_stops_them(
         f"go on with `majob sweep resume {sweep_id}`, or stop them with "
         f"`majob sweep stop {sweep_id}`"
     ) in said
-    assert {job.phase for job in jobs_on_cloud()} <= {"Creating", "Pending", "Running"}
+    assert {job.phase for job in jobs_on_cloud()} <= {"Creating", "Pending", "Running"}  # held
     stopped = CliRunner().invoke(app, ["sweep", "stop", sweep_id])
     assert stopped.exit_code == 0, stopped.output
     assert stopped.stdout.startswith("stopped 2 running trial job(s): ")

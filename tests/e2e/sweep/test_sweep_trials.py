@@ -71,7 +71,8 @@ def test_a_trial_in_the_bad_region_is_pruned_and_its_job_stopped(
         project,
         name="pruned",
         sweep=BAD_REGION,
-        extra="stages:\n  debug: {hyperparameters: {epochs: 8, pause: 0.5}}\n",
+        # x = 5.0 never ends by itself: only the pruner's stop ends it, however loaded the machine.
+        extra="stages:\n  debug: {hyperparameters: {epochs: 8, pause: 0.5, hang_above: 1.0}}\n",
     )
     lines: list[str] = []
     result = Sweep("pruned.yaml", profile="emulator", upload_inputs=True, report=lines.append).run()
