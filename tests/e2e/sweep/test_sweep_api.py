@@ -30,17 +30,26 @@ def test_a_sweep_runs_its_trials_as_jobs_and_finds_the_better_region(
 def test_the_live_table_shows_each_running_trials_phase_and_objective_so_far(
     project: Path, cloud: EmulatedCloud
 ) -> None:
+    # Each trial is held at its end until the table has shown a running trial with an objective:
+    # the test, not the clock, decides when the trials end.
+    release = project / "release"
     (project / "swept.yaml").write_text(
         (project / "swept.yaml").read_text()
-        + "stages:\n  debug: {hyperparameters: {epochs: 4, pause: 0.4}}\n"
+        + f"stages:\n  debug: {{hyperparameters: {{epochs: 4, release: '{release}'}}}}\n"
     )
     seen: list[SweepResult] = []
+
+    def on_change(result: SweepResult) -> None:
+        seen.append(result)
+        if any(row.state == "running" and row.objective is not None for row in result.rows):
+            release.write_text("go")
+
     Sweep(
         "swept.yaml",
         profile="emulator",
         upload_inputs=True,
         report=lambda _: None,
-        on_change=seen.append,
+        on_change=on_change,
     ).run()
     running = [row for result in seen for row in result.rows if row.state == "running"]
     assert {row.phase for row in running} >= {"Running"}
