@@ -19,6 +19,7 @@ from majob.cli.common import (
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
+    from majob.perf.setup import NodeEnvSetup
     from majob.runner.result import RunResult
     from majob.spec.models import JobSpec
 
@@ -49,7 +50,8 @@ def _parse_timeout(text: str | None) -> int | None:
         raise ConfigError(f"--timeout {text!r}: {error}") from None
 
 
-def _summary(result: RunResult, dump: bool = False) -> list[str]:
+def _summary(result: RunResult, dump: bool = False, perf: bool = False) -> list[str]:
+    from majob.perf.setup import PROFILING_DIR
     from majob.precision.dumpconfig import DUMP_DIR
     from majob.text import counted
 
@@ -58,7 +60,8 @@ def _summary(result: RunResult, dump: bool = False) -> list[str]:
         f"({counted(len(result.nodes), 'node')}); record: {result.record}"
     ]
     copies = {copy.channel: copy for copy in result.copies}
-    dumped = f"{DUMP_DIR}/" if dump else None  # said once, below, not file by file
+    # said once, below, not file by file
+    dumped = f"{DUMP_DIR}/" if dump else f"{PROFILING_DIR}/" if perf else None
     for output in result.outputs:
         if dumped and output.path.startswith(dumped):
             continue
@@ -150,6 +153,14 @@ DumpOption = Annotated[
         "needs majob[precision].",
     ),
 ]
+PerfOption = Annotated[
+    bool,
+    typer.Option(
+        "--perf",
+        help="Profile the steps the spec's `perf:` names (torch.profiler) into the first "
+        "output's profiling/ folder; read it with `majob perf DIR`.",
+    ),
+]
 FailAtOption = Annotated[
     str | None,
     typer.Option(
@@ -204,6 +215,7 @@ def run(
     profile: ProfileOption = None,
     allow_secrets: AllowSecretsOption = False,
     dump: DumpOption = False,
+    perf: PerfOption = False,
     fail_at: FailAtOption = None,
     node: NodeOption = None,
     compare_to: CompareToOption = None,
@@ -215,10 +227,12 @@ def run(
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
     rehearsal = fail_at is not None
     _check_rehearsal_options(rehearsal, stage, node, compare_to, expect_resume, dump)
+    _check_perf_options(perf, dump, rehearsal, stage, spec)
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
-    from majob.precision.dumpconfig import DUMP_DIR, for_local_run
+    from majob.perf.setup import PROFILING_DIR, local_run_lines
+    from majob.precision.dumpconfig import DUMP_DIR
     from majob.runner.local import run_local
 
     job = _local_spec(spec, set_, input_, profile, dump and python is None)
@@ -242,14 +256,41 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                prepare_env=for_local_run if dump else None,
-                run_dir_only=(DUMP_DIR,) if dump else (),
+                prepare_env=_node_setup(dump, perf),
+                run_dir_only=(DUMP_DIR,) if dump else (PROFILING_DIR,) if perf else (),
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
-    for line in _summary(result, dump):
+    for line in _summary(result, dump, perf):
         typer.echo(line)
+    for line in local_run_lines(result.run_dir, result.output_dirs, perf):
+        typer.echo(line)
+
+
+def _node_setup(dump: bool, perf: bool) -> NodeEnvSetup:
+    """Every run records its step times; ``--perf`` profiles, ``--dump`` dumps as well."""
+    from majob.perf.setup import for_local_run
+    from majob.precision import dumpconfig
+
+    return for_local_run(perf, also=dumpconfig.for_local_run if dump else None)
+
+
+def _check_perf_options(perf: bool, dump: bool, rehearsal: bool, stage: str, spec: Path) -> None:
+    if not perf:
+        return
+    if dump:
+        raise UserInputError(
+            "--perf and --dump: profile and dump in separate runs "
+            "(msprobe's hooks would be in the profile, and the profiler in the dump)"
+        )
+    if rehearsal:
+        raise UserInputError("--fail-at and --perf: rehearse and profile in separate runs")
+    if stage != "local":
+        raise UserInputError(
+            f"--perf with --stage {stage}: a cloud stage's profile is staged by submit",
+            hint=f"run `majob submit {spec} --stage {stage} --perf --wait`",
+        )
 
 
 def _local_spec(

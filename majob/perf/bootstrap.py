@@ -29,6 +29,7 @@ folder of its own (trace and info). ``steps`` mode: ``<steps>/<worker>/majob_ste
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib.machinery
 import json
@@ -310,10 +311,8 @@ def _on_sigterm(state: _State) -> None:
         signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 
-    try:
+    with contextlib.suppress(ValueError):
         signal.signal(signal.SIGTERM, handler)
-    except ValueError:
-        pass
 
 
 def _on_exception(state: _State) -> None:

@@ -9,7 +9,7 @@ Standard library only at import (torch comes as an argument), no import of ``maj
   ``torch_npu.npu.is_available()``): ``torch_npu.profiler.profile`` with the CPU and NPU
   activities, ``torch_npu.profiler.schedule`` and ``_ExperimentalConfig(profiler_level=
   ProfilerLevel.<Level0|1|2>)``; its own ``tensorboard_trace_handler(profiling_dir,
-  worker_name=...)`` writes the Ascend layout (``<worker>_<ts>_ascend_pt/``), which is left as it is.
+  worker_name=...)`` writes the Ascend layout (``<worker>_<ts>_ascend_pt/``), left as it is.
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ LEVELS = {"level0": "Level0", "level1": "Level1", "level2": "Level2"}
 
 def _npu(torch: Any) -> Any:
     """``torch_npu`` when this process can profile an NPU with it, else None."""
+    import importlib
     import importlib.util
 
-    module = sys.modules.get("torch_npu")
+    module: Any = sys.modules.get("torch_npu")
     if module is None:
         found = importlib.util.find_spec("torch_npu")
         # majob's CPU stand-in (runner/npu_standin) is no NPU and has no profiler.
         if found is None or "npu_standin" in (found.origin or ""):
             return None
-        import torch_npu as module
+        module = importlib.import_module("torch_npu")
     if getattr(module, "__majob_standin__", False) or not hasattr(module, "profiler"):
         return None
     try:
