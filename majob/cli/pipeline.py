@@ -61,6 +61,14 @@ def pipeline(
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
     resume_from: ResumeFromOption = None,
+    perf: Annotated[
+        bool,
+        typer.Option(
+            "--perf",
+            help="Profile each stage as the spec's `perf:` says, into its first output's "
+            "profiling/ folder (the cloud stages' code staged with majob's bootstrap).",
+        ),
+    ] = False,
 ) -> None:
     """Run local → debug → formal, each after the one before passed; re-runs skip passed stages.
 
@@ -70,7 +78,7 @@ def pipeline(
     from majob.service.connect import naming_profile
 
     _check_force(force, reason, start)
-    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs, resume_from)
+    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs, resume_from, perf)
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     # A cloud stage's configuration error names the profile, as submit's does (the spec file
     # was loaded with the profile, so naming it loads nothing more).
@@ -96,6 +104,7 @@ def _pipeline(
     ledger: Path | None,
     upload: bool,
     resume_from: str | None = None,
+    perf: bool = False,
 ) -> Pipeline:
     """The pipeline the command runs, drawing the CLI's live status line (the command warns
     about its --set flags itself, for the stages it runs)."""
@@ -111,6 +120,7 @@ def _pipeline(
         live=live_status,
         warn=False,
         resume_from=resume_from,
+        perf=perf,
     )
 
 

@@ -23,6 +23,11 @@ STAGED_DIR = "majob_perf"
 BOOT_ENV = "MAJOB_PERF_BOOT"
 
 
+def staging_dir(spec: JobSpec) -> Path:
+    """Where ``spec``'s code is staged with the bootstrap (under the project's ``.majob``)."""
+    return Path.cwd() / ".majob" / "perf" / "staging" / spec.name
+
+
 def staged_for_perf(spec: JobSpec, staging: Path, stage: Stage) -> JobSpec:
     """``spec`` with its code copied into ``staging`` and the perf bootstrap as its boot file;
     the profile's settings are ``stage``'s ``perf:``."""

@@ -67,8 +67,10 @@ class Pipeline:
         live: Live | None = None,
         warn: bool = True,
         resume_from: str | None = None,
+        perf: bool = False,
     ) -> None:
         self._profile_ref = profile
+        self.perf = perf  # every stage profiled as the spec's `perf:` says (`--perf`)
         self._profile: Profile | None = None
         if isinstance(spec, JobSpec):
             self.spec, self.spec_path = spec, ""
@@ -231,7 +233,7 @@ class Pipeline:
         try:
             if stage == "local":
                 recorder.start()
-                outcome = run_local_stage(self.spec, self.report)
+                outcome = run_local_stage(self.spec, self.report, perf=self.perf)
             else:
                 outcome = self._run_cloud_stage(stage, fingerprint, recorder)
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
@@ -249,6 +251,8 @@ class Pipeline:
                 f"[majob] {stage}: passed in {outcome.duration:.1f}s"
                 + (f" ({shown})" if shown else "")
             )
+            if self.perf:
+                self._say_profile(stage, outcome)
         return StageResult(
             stage,
             "passed" if outcome.passed else "failed",
@@ -264,6 +268,17 @@ class Pipeline:
             run=outcome.run,
         )
 
+    def _say_profile(self, stage: Stage, outcome: Outcome) -> None:
+        """Where a profiled stage's profile is, and the command that reads it."""
+        from majob.perf.setup import local_run_lines
+        from majob.perf.staging import profile_line
+
+        if stage != "local":
+            self.report(profile_line(self.spec, stage))
+        elif outcome.run is not None:
+            for line in local_run_lines(outcome.run.run_dir, outcome.run.output_dirs, True):
+                self.report(f"[majob] {line}")
+
     def _run_cloud_stage(
         self, stage: Stage, fingerprint: Fingerprint, recorder: StageRecorder
     ) -> Outcome:
@@ -271,9 +286,17 @@ class Pipeline:
         its record over; else open a record and submit."""
         from majob.service.submit import plan_submit
 
-        plan = plan_submit(
-            self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
-        )
+        if self.perf:  # the code goes up staged with the bootstrap, the digest is the spec's
+            from majob.perf.staging import staged_for_perf, staging_dir
+            from majob.spec.digest import cloud_spec_digest
+
+            staged = staged_for_perf(self.spec, staging_dir(self.spec), stage)
+            digest = cloud_spec_digest(self.spec)
+            plan = plan_submit(staged, stage, resume_from=self.resume_from, digest=digest)
+        else:
+            plan = plan_submit(
+                self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
+            )
         left = adopt(recorder, self._service, plan, self.report)
         if left is None:
             recorder.start()

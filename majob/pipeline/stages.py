@@ -65,13 +65,21 @@ def emulator_notes(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
+def run_local_stage(spec: JobSpec, report: Report, perf: bool = False) -> Outcome:
+    """The local stage; every run records its step times, ``perf`` profiles it too."""
+    from majob.perf.setup import PROFILING_DIR, for_local_run
     from majob.runner.local import run_local
 
     log = StageLog(spec, report)
     started = time.monotonic()
     try:
-        run = run_local(spec, "local", on_line=log)
+        run = run_local(
+            spec,
+            "local",
+            on_line=log,
+            prepare_env=for_local_run(perf),
+            run_dir_only=(PROFILING_DIR,) if perf else (),
+        )
     except MajobError as error:
         return log.ended(Outcome(False, error.message.splitlines()[0]), started)
     _report_kept(run, report)
