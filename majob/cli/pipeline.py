@@ -24,6 +24,8 @@ from majob.errors import UserInputError
 
 if TYPE_CHECKING:
     from majob.pipeline.flow import Pipeline
+    from majob.pipeline.ledger import Ledger
+    from majob.pipeline.ledger_schema import StageRecord
     from majob.spec.models import Stage
 
 commands = typer.Typer()
@@ -160,6 +162,7 @@ def _history_table(records: list[object], title: str) -> None:
         "code#",
         "job",
         "duration",
+        "step p50",
         "metrics",
         "when",
     ):
@@ -183,6 +186,7 @@ def _history_table(records: list[object], title: str) -> None:
             record.code_digest[:8],
             record.job_id[:8] or "-",
             f"{record.duration:.1f}s" if record.duration is not None else "-",
+            f"{record.step_p50_ms:.1f} ms" if record.step_p50_ms is not None else "-",
             metrics or "-",
             record.started_at.replace("T", " ").replace("+00:00", "Z"),
         )
@@ -215,6 +219,7 @@ def history(
     with Ledger(ledger, spec_file=spec) as opened:
         records = opened.records(name, limit=limit)
         path = opened.path
+        slower = _slower_lines(opened, records)
     if output == "json":
         rows = [
             {
@@ -234,6 +239,8 @@ def history(
                 "started_at": r.started_at,
                 "host": r.host,
                 "adopted_at": r.adopted_at,
+                "step_p50_ms": r.step_p50_ms,
+                "step_p95_ms": r.step_p95_ms,
             }
             for r in records
         ]
@@ -251,6 +258,25 @@ def history(
             typer.echo(f"#{record.id} {record.stage} adopted by a re-run at {record.adopted_at}")
         if record.override:
             typer.echo(f"#{record.id} {record.stage} forced: {record.override}")
+    for line in slower:
+        typer.echo(line)
+
+
+def _slower_lines(ledger: Ledger, records: list[StageRecord]) -> list[str]:
+    """A line for each formal record more than 20% slower per step than the formal run before."""
+    from majob.pipeline.steptime import slower_line, slower_than_last
+
+    lines: list[str] = []
+    formal: dict[str, list[StageRecord]] = {}
+    for record in records:
+        if record.stage != "formal" or not record.step_p50_ms:
+            continue
+        if record.spec_name not in formal:
+            formal[record.spec_name] = ledger.records(record.spec_name, stage="formal")
+        found = slower_than_last(record, formal[record.spec_name])
+        if found is not None:
+            lines.append(slower_line(record, *found))
+    return lines
 
 
 @commands.command("checklist")

@@ -24,7 +24,7 @@ from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import Outcome, judge_expect
 from majob.pipeline.ledger import Ledger
-from majob.pipeline.ledger_schema import StageRecords
+from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import summary
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.results import PipelineResult, StageResult
@@ -247,12 +247,17 @@ class Pipeline:
         if outcome.passed:
             last = summary(outcome.metrics)
             shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
+            if outcome.step_ms is not None:
+                step = f"step p50 {outcome.step_ms[0]:.1f} ms, p95 {outcome.step_ms[1]:.1f} ms"
+                shown = f"{shown}, {step}" if shown else step
             self.report(
                 f"[majob] {stage}: passed in {outcome.duration:.1f}s"
                 + (f" ({shown})" if shown else "")
             )
             if self.perf:
                 self._say_profile(stage, outcome)
+            if stage == "formal" and record is not None:
+                self._say_if_slower(record)
         return StageResult(
             stage,
             "passed" if outcome.passed else "failed",
@@ -267,6 +272,15 @@ class Pipeline:
             job=outcome.job,
             run=outcome.run,
         )
+
+    def _say_if_slower(self, record: StageRecord) -> None:
+        """A formal run more than 20% slower per step than the last formal run of its spec and
+        flavor: said in the summary (and flagged by ``majob history``)."""
+        from majob.pipeline.steptime import slower_line, slower_than_last
+
+        found = slower_than_last(record, self.ledger.records(self.name, stage="formal"))
+        if found is not None:
+            self.report(f"[majob] warning: {slower_line(record, *found)}")
 
     def _say_profile(self, stage: Stage, outcome: Outcome) -> None:
         """Where a profiled stage's profile is, and the command that reads it."""

@@ -85,8 +85,20 @@ def run_local_stage(spec: JobSpec, report: Report, perf: bool = False) -> Outcom
     _report_kept(run, report)
     outputs = [f"{f.channel}/{f.path}" for f in run.outputs]
     failures = _rehearse_resume(spec, run, log.reader.series, report) if spec.expect.resumes else []
-    outcome = Outcome(not failures, "; ".join(failures), outputs=outputs, run=run)
+    outcome = Outcome(
+        not failures, "; ".join(failures), outputs=outputs, run=run, step_ms=_step_ms(run, perf)
+    )
     return replace(log.ended(outcome, started), duration=run.duration)
+
+
+def _step_ms(run: RunResult, perf: bool) -> tuple[float, float] | None:
+    """The run's step time (p50, p95 in ms) from its nodes' step files."""
+    from majob.perf.setup import STEPS_DIR, profiling_dir
+    from majob.perf.steps import step_times
+
+    profile = profiling_dir(run.output_dirs) if perf else None
+    times = step_times([run.run_dir / STEPS_DIR, *([profile] if profile else [])])
+    return (times.p50, times.p95) if times is not None else None
 
 
 # Where the rehearsal of `expect: resumes: true` kills the run: half-way through its progress.

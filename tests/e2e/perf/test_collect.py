@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.ledger import Ledger
 from majob.storage.obs import ObsObjectStore
 
 pytestmark = pytest.mark.slow
@@ -140,3 +141,9 @@ def test_submit_perf_puts_the_profile_in_the_stage_output_folder_in_obs(
     assert info["steps"] == [3, 5] and info["complete"] is True
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert sorted(p.name for p in (tmp_path / "code").iterdir()) == ["train.py"]
+    # The stage is recorded with its step time, read back from the step file in OBS.
+    with Ledger(tmp_path / ".majob" / "ledger.db") as ledger:
+        (record,) = ledger.records("tiny-perf")
+    assert record.passed and record.stage == "debug"
+    assert record.step_p50_ms is not None and record.step_p95_ms is not None
+    assert 0 < record.step_p50_ms <= record.step_p95_ms
