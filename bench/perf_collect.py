@@ -8,10 +8,10 @@ interpreter, each mode in turn, ``--rounds`` times interleaved (the machine is s
 - ``profile``: the bootstrap with the spec's default ``perf:`` schedule (torch.profiler).
 
 Printed per mode: the median wall time of the process and of its training loop (the sum of
-every optimizer step but step 0, from the step file; ``plain`` has none, so its loop is not printed), and
-the ratios side by side: ``steps/plain`` on the process (goal: no visible difference), and
-``profile/steps`` on the loop (goal: <= 1.05, ModelArts' own lightweight profiling promise) and
-on the process (the trace's export included).
+every optimizer step but step 0, from the step file; ``plain`` has none), and the ratios side
+by side: ``steps/plain`` on the process (goal: no visible difference), ``profile/steps`` on the
+loop (goal: <= 1.05, what ModelArts promises for its own lightweight profiling) and on the
+process (the trace's export included).
 
     .venv/bin/python bench/perf_collect.py [--rounds 5] [--epochs 8]
 """
