@@ -45,7 +45,7 @@ class Perf(SpecModel):
     memory: bool = Field(False, description="Tensor memory allocations (profile_memory).")
     shapes: bool = Field(False, description="Operator input shapes (record_shapes).")
     window_seconds: float = Field(
-        5.0,
+        10.0,
         gt=0,
         le=3600,
         description="A script that steps no optimizer: each this many seconds counts as a step.",
