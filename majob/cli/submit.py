@@ -334,6 +334,9 @@ def _follow_and_record(
         return 1
     opened = " (the formal gate is open for this code and spec)" if stage == "debug" else ""
     typer.echo(f"[majob] {stage} passed: ledger record #{recorder.record_id}{opened}")
+    if outcome.step_ms is not None:  # a --perf job's step files, read back from OBS
+        p50, p95 = outcome.step_ms
+        typer.echo(f"[majob] step time p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     return 0
 
 

@@ -109,6 +109,23 @@ def test_a_plain_run_records_its_step_times_in_the_run_directory(tmp_path: Path)
     assert re.search(r"^step time p50 [\d.]+ ms, p95 [\d.]+ ms \(11 steps", result.stdout, re.M)
 
 
+def test_the_pipeline_records_the_local_stage_s_step_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = _project(tmp_path)
+    ledger = tmp_path / "ledger.db"
+    args = ["pipeline", str(spec), "--until", "local", "--ledger", str(ledger)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        r"local: passed in [\d.]+s \(step p50 [\d.]+ ms, p95 [\d.]+ ms\)", result.stdout
+    )
+    with Ledger(ledger) as opened:
+        (record,) = opened.records("tiny-perf")
+    assert record.step_p50_ms is not None and record.step_p95_ms is not None
+
+
 def test_run_refuses_perf_with_dump(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", str(_project(tmp_path)), "--perf", "--dump"])
     assert result.exit_code != 0
@@ -120,10 +137,21 @@ def test_submit_perf_puts_the_profile_in_the_stage_output_folder_in_obs(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     spec = _project(tmp_path)
-    args = ["submit", str(spec), "--profile", "emulator", "--wait", "--perf"]
+    ledger = tmp_path / "ledger.db"
+    args = [
+        "submit",
+        str(spec),
+        "--profile",
+        "emulator",
+        "--wait",
+        "--perf",
+        "--ledger",
+        str(ledger),
+    ]
     submitted = CliRunner().invoke(app, args)
     assert submitted.exit_code == 0, submitted.output
     where = f"obs://{BUCKET}/t/out/debug/profiling/"
+    assert re.search(r"^\[majob\] step time p50 [\d.]+ ms, p95 [\d.]+ ms$", submitted.stdout, re.M)
     assert submitted.stdout.splitlines()[-1] == (
         f"[majob] profile: {where} with the train_url output; read it: majob perf {where}"
     )
@@ -142,8 +170,8 @@ def test_submit_perf_puts_the_profile_in_the_stage_output_folder_in_obs(
     # The user's code dir was not touched: the bootstrap went up from a staged copy.
     assert sorted(p.name for p in (tmp_path / "code").iterdir()) == ["train.py"]
     # The stage is recorded with its step time, read back from the step file in OBS.
-    with Ledger(tmp_path / ".majob" / "ledger.db") as ledger:
-        (record,) = ledger.records("tiny-perf")
+    with Ledger(ledger) as opened:
+        (record,) = opened.records("tiny-perf")
     assert record.passed and record.stage == "debug"
     assert record.step_p50_ms is not None and record.step_p95_ms is not None
     assert 0 < record.step_p50_ms <= record.step_p95_ms
