@@ -175,3 +175,25 @@ def test_submit_perf_puts_the_profile_in_the_stage_output_folder_in_obs(
     assert record.passed and record.stage == "debug"
     assert record.step_p50_ms is not None and record.step_p95_ms is not None
     assert 0 < record.step_p50_ms <= record.step_p95_ms
+
+
+def test_pipeline_perf_profiles_the_local_and_the_debug_stage(
+    tmp_path: Path, cloud: EmulatedCloud, store: ObsObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = _project(tmp_path)
+    ledger = tmp_path / "ledger.db"
+    args = ["pipeline", str(spec), "--perf", "--until", "debug", "--profile", "emulator"]
+    result = CliRunner().invoke(app, [*args, "--ledger", str(ledger)])
+    assert result.exit_code == 0, result.output
+    where = f"obs://{BUCKET}/t/out/debug/profiling/"
+    assert f"[majob] profile: {where} with the train_url output" in result.stdout
+    assert re.search(
+        r"^\[majob\] profile: 1 folder in .*/train_url_0/profiling$", result.stdout, re.M
+    )
+    keys = [o.key for o in store.list_all(BUCKET, "t/out/debug/profiling/")]
+    assert any(key.endswith("/ASCEND_PROFILER_OUTPUT/trace_view.json") for key in keys), keys
+    with Ledger(ledger) as opened:
+        records = {r.stage: r for r in opened.records("tiny-perf")}
+    assert set(records) == {"local", "debug"}
+    assert all(r.passed and r.step_p50_ms is not None for r in records.values())
