@@ -32,6 +32,14 @@ commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")]
+PerfOption = Annotated[
+    bool,
+    typer.Option(
+        "--perf",
+        help="Profile each stage as the spec's `perf:` says, into its first output's "
+        "profiling/ folder (the cloud stages' code staged with majob's bootstrap).",
+    ),
+]
 
 
 @commands.command("pipeline")
@@ -63,14 +71,7 @@ def pipeline(
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
     resume_from: ResumeFromOption = None,
-    perf: Annotated[
-        bool,
-        typer.Option(
-            "--perf",
-            help="Profile each stage as the spec's `perf:` says, into its first output's "
-            "profiling/ folder (the cloud stages' code staged with majob's bootstrap).",
-        ),
-    ] = False,
+    perf: PerfOption = False,
 ) -> None:
     """Run local → debug → formal, each after the one before passed; re-runs skip passed stages.
 
@@ -221,30 +222,7 @@ def history(
         path = opened.path
         slower = _slower_lines(opened, records)
     if output == "json":
-        rows = [
-            {
-                "id": r.id,
-                "spec": r.spec_name,
-                "stage": r.stage,
-                "result": r.effective_result,
-                "reason": r.reason,
-                "spec_digest": r.spec_digest,
-                "code_digest": r.code_digest,
-                "job_id": r.job_id,
-                "duration": r.duration,
-                "metrics": r.metrics,
-                "outputs": list(r.outputs),
-                "override": r.override,
-                "majob_version": r.majob_version,
-                "started_at": r.started_at,
-                "host": r.host,
-                "adopted_at": r.adopted_at,
-                "step_p50_ms": r.step_p50_ms,
-                "step_p95_ms": r.step_p95_ms,
-            }
-            for r in records
-        ]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps(_history_rows(records), indent=2))
         return
     if not records:
         typer.echo(f"no stage has run yet{f' for {name}' if name else ''} ({path})")
@@ -260,6 +238,33 @@ def history(
             typer.echo(f"#{record.id} {record.stage} forced: {record.override}")
     for line in slower:
         typer.echo(line)
+
+
+def _history_rows(records: list[StageRecord]) -> list[dict[str, object]]:
+    """``majob history --format json``: one object per record."""
+    return [
+        {
+            "id": r.id,
+            "spec": r.spec_name,
+            "stage": r.stage,
+            "result": r.effective_result,
+            "reason": r.reason,
+            "spec_digest": r.spec_digest,
+            "code_digest": r.code_digest,
+            "job_id": r.job_id,
+            "duration": r.duration,
+            "metrics": r.metrics,
+            "outputs": list(r.outputs),
+            "override": r.override,
+            "majob_version": r.majob_version,
+            "started_at": r.started_at,
+            "host": r.host,
+            "adopted_at": r.adopted_at,
+            "step_p50_ms": r.step_p50_ms,
+            "step_p95_ms": r.step_p95_ms,
+        }
+        for r in records
+    ]
 
 
 def _slower_lines(ledger: Ledger, records: list[StageRecord]) -> list[str]:

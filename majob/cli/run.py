@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +19,6 @@ from majob.cli.common import (
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
-    from majob.perf.setup import NodeEnvSetup
     from majob.runner.result import RunResult
     from majob.spec.models import JobSpec
 
@@ -90,6 +89,9 @@ def _summary(result: RunResult, dump: bool = False, perf: bool = False) -> list[
 
         first = next(iter(result.output_dirs.values()))
         lines += dump_summary(first / DUMP_DIR, result.run_id)
+    from majob.perf.setup import local_run_lines
+
+    lines += local_run_lines(result.run_dir, result.output_dirs, perf)
     if result.pruned:
         lines.append(
             f"removed {counted(len(result.pruned), 'old run')} from {result.run_dir.parent} "
@@ -231,8 +233,6 @@ def run(
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
-    from majob.perf.setup import PROFILING_DIR, local_run_lines
-    from majob.precision.dumpconfig import DUMP_DIR
     from majob.runner.local import run_local
 
     job = _local_spec(spec, set_, input_, profile, dump and python is None)
@@ -256,24 +256,26 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                prepare_env=_node_setup(dump, perf),
-                run_dir_only=(DUMP_DIR,) if dump else (PROFILING_DIR,) if perf else (),
+                **_node_setup(dump, perf),
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
     for line in _summary(result, dump, perf):
         typer.echo(line)
-    for line in local_run_lines(result.run_dir, result.output_dirs, perf):
-        typer.echo(line)
 
 
-def _node_setup(dump: bool, perf: bool) -> NodeEnvSetup:
-    """Every run records its step times; ``--perf`` profiles, ``--dump`` dumps as well."""
-    from majob.perf.setup import for_local_run
+def _node_setup(dump: bool, perf: bool) -> dict[str, Any]:
+    """``run_local``'s ``prepare_env`` and ``run_dir_only``: every run records its step
+    times; ``--perf`` profiles, ``--dump`` dumps as well; each stays in the run directory."""
+    from majob.perf.setup import PROFILING_DIR, for_local_run
     from majob.precision import dumpconfig
 
-    return for_local_run(perf, also=dumpconfig.for_local_run if dump else None)
+    kept = (dumpconfig.DUMP_DIR,) if dump else (PROFILING_DIR,) if perf else ()
+    return {
+        "prepare_env": for_local_run(perf, also=dumpconfig.for_local_run if dump else None),
+        "run_dir_only": kept,
+    }
 
 
 def _check_perf_options(perf: bool, dump: bool, rehearsal: bool, stage: str, spec: Path) -> None:

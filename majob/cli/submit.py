@@ -114,10 +114,7 @@ def submit(
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
 
-    if reason is not None and not force:
-        raise UserInputError("--reason goes with --force")
-    if perf and dump:
-        raise UserInputError("--perf and --dump: profile and dump in separate jobs")
+    _check_flags(reason, force, dump, perf)
     chosen = cloud_stage(stage)
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
@@ -147,12 +144,24 @@ def submit(
             code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
+    _say_where(job_spec, chosen, dump, perf)
+
+
+def _check_flags(reason: str | None, force: bool, dump: bool, perf: bool) -> None:
+    if reason is not None and not force:
+        raise UserInputError("--reason goes with --force")
+    if perf and dump:
+        raise UserInputError("--perf and --dump: profile and dump in separate jobs")
+
+
+def _say_where(spec: JobSpec, stage: Stage, dump: bool, perf: bool) -> None:
+    """Where a dumped or profiled job's data is, once its outputs are uploaded."""
     if dump:
-        typer.echo(_dump_line(job_spec, chosen))
+        typer.echo(_dump_line(spec, stage))
     if perf:
         from majob.perf.staging import profile_line
 
-        typer.echo(profile_line(job_spec, chosen))
+        typer.echo(profile_line(spec, stage))
 
 
 def _dump_line(spec: JobSpec, stage: Stage) -> str:
