@@ -24,12 +24,14 @@ spec.loader.exec_module(module)
 module.install()
 """
 TRAIN = """\
-import os, signal, sys, time
+import gc, os, signal, sys, time
 import torch
 model = torch.nn.Linear(8, 2)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for step in range(10):
     model(torch.randn(4, 8)).sum().backward()
+    if step == 7:
+        gc.collect()  # the garbage collector runs in step 7: its time is in gc_ns
     optimizer.step()
     if step == 3 and sys.argv[1] == "raise":
         raise RuntimeError("the script fails at step 3")
@@ -149,3 +151,4 @@ def test_each_repeated_cycle_gets_its_own_folder_and_the_steps_stay_in_the_first
     lines = [json.loads(line) for line in (first / "majob_steps_0.jsonl").read_text().splitlines()]
     assert [line["step"] for line in lines if line["profiled"]] == [2, 3, 5, 6]
     assert len(lines) == 10 and not list(second.glob("majob_steps_*"))
+    assert lines[7]["gc_ns"] > 0
