@@ -34,7 +34,6 @@ import gc
 import importlib.machinery
 import json
 import os
-import signal
 import sys
 import time
 
@@ -199,11 +198,12 @@ class _State:
         self.forward_hook = module.register_module_forward_pre_hook(self._called)
         if self.mode != "profile":
             return
-        self.profiler, self.device = _profiler_module().arm(torch, self.perf, self._trace_ready)
+        profiler = _profiler_module()
+        self.profiler, self.device = profiler.arm(torch, self.perf, self._trace_ready)
         self.profiler.start()
         atexit.register(self.stop)
-        _on_sigterm(self)
-        _on_exception(self)
+        profiler.on_sigterm(self)
+        profiler.on_exception(self)
 
     def _called(self, module: Any, args: Any) -> None:
         if os.getpid() != self.pid:  # a forked DataLoader worker: not this process's steps
@@ -260,10 +260,25 @@ class _State:
                 recorded.append(current)
         first = self.folder() if self.cycles == 0 else None
         folder = _profiler_module().export(prof, self, first)
+        if first is not None and folder != first:  # torch_npu made its own: the steps go there
+            self._move_home(folder)
         self.cycles += 1
         complete = self.stop_reason is None
         reason = self.stop_reason or ("window" if self.windows else "exit")
         self.write_info(folder, recorded, complete, reason)
+
+    def _move_home(self, folder: str) -> None:
+        """The step file moves into the folder torch_npu's handler made, and goes on there."""
+        name = STEPS_FILE.format(rank=self.rank)
+        if self.steps.out is not None:
+            self.steps.out.close()
+            self.steps.out = None
+        old = self.folder()
+        if os.path.exists(os.path.join(old, name)):
+            os.replace(os.path.join(old, name), os.path.join(folder, name))
+        with contextlib.suppress(OSError):
+            os.rmdir(old)
+        self.home = folder
 
     def write_info(self, folder: str, steps: list[int], complete: bool, reason: str) -> None:
         info = {
@@ -294,35 +309,6 @@ class _State:
             sys.stderr.write(f"[majob] --perf: the profiler did not stop cleanly: {error}\n")
         if self.cycles == 0 and (self.steps.index or self.windows):
             self.write_info(self.folder(), [], False, self.stop_reason)
-
-
-def _on_sigterm(state: _State) -> None:
-    """SIGTERM: stop the profile, then die of the signal as the process would have."""
-    try:
-        previous = signal.getsignal(signal.SIGTERM)
-    except ValueError:  # not the main thread's interpreter
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        state.stop("signal")
-        if callable(previous):
-            previous(signum, frame)
-            return
-        signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGTERM, handler)
-
-
-def _on_exception(state: _State) -> None:
-    hook = sys.excepthook
-
-    def excepthook(kind: Any, value: Any, traceback: Any) -> None:
-        state.failed = True
-        hook(kind, value, traceback)
-
-    sys.excepthook = excepthook
 
 
 class _TorchWatch:

@@ -10,12 +10,16 @@ Standard library only at import (torch comes as an argument), no import of ``maj
   activities, ``torch_npu.profiler.schedule`` and ``_ExperimentalConfig(profiler_level=
   ProfilerLevel.<Level0|1|2>)``; its own ``tensorboard_trace_handler(profiling_dir,
   worker_name=...)`` writes the Ascend layout (``<worker>_<ts>_ascend_pt/``), left as it is.
+
+And the profile's two stops besides ``atexit``: a SIGTERM handler and an ``excepthook`` wrapper.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import signal
 import sys
 
 TYPE_CHECKING = False
@@ -100,3 +104,32 @@ def export(prof: Any, state: Any, first: str | None) -> str:
     os.makedirs(os.path.dirname(trace), exist_ok=True)
     prof.export_chrome_trace(trace)
     return folder
+
+
+def on_sigterm(state: Any) -> None:
+    """SIGTERM: stop the profile, then die of the signal as the process would have."""
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except ValueError:  # not the main thread's interpreter
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        state.stop("signal")
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, previous or signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGTERM, handler)
+
+
+def on_exception(state: Any) -> None:
+    hook = sys.excepthook
+
+    def excepthook(kind: Any, value: Any, traceback: Any) -> None:
+        state.failed = True
+        hook(kind, value, traceback)
+
+    sys.excepthook = excepthook
