@@ -13,7 +13,11 @@ by side: ``steps/plain`` on the process (goal: no visible difference), ``profile
 loop (goal: <= 1.05, what ModelArts promises for its own lightweight profiling) and on the
 process (the trace's export included).
 
-    .venv/bin/python bench/perf_collect.py [--rounds 5] [--epochs 8]
+With ``--ddp``: the DDP example (``job_specs/ddp_resnet.yaml``, 2 nodes on gloo) through
+``majob run`` with and without ``--perf``, the same ``--rounds``; printed: the median of the
+nodes' training loops and ``perf/steps`` on it.
+
+    .venv/bin/python bench/perf_collect.py [--rounds 5] [--epochs 8] [--ddp]
 """
 
 from __future__ import annotations
@@ -76,11 +80,44 @@ def _run(mode: str, work: Path, epochs: int) -> tuple[float, float | None]:
     return wall, sum(line["end_ns"] - line["start_ns"] for line in lines[1:]) / 1e9
 
 
+def _loop_seconds(folder: Path) -> list[float]:
+    """Each step file's training loop under ``folder`` (steps 1..N), in seconds."""
+    loops = []
+    for path in sorted(folder.rglob("majob_steps_*.jsonl")):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        loops.append(sum(line["end_ns"] - line["start_ns"] for line in lines[1:]) / 1e9)
+    return loops
+
+
+def _ddp(rounds: int, epochs: int) -> None:
+    """``majob run`` of the DDP example with and without ``--perf``: the nodes' loops."""
+    spec = ROOT / "job_specs" / "ddp_resnet.yaml"
+    loops: dict[str, list[float]] = {"steps": [], "perf": []}
+    with tempfile.TemporaryDirectory() as work:
+        for index in range(rounds):
+            for mode in loops:
+                runs = Path(work) / f"{mode}-{index}"
+                command = [str(Path(sys.executable).parent / "majob"), "run", str(spec)]
+                command += ["--set", f"hyperparameters.epochs={epochs}", "--runs-dir", str(runs)]
+                command += ["--perf"] if mode == "perf" else []
+                subprocess.run(command, check=True, capture_output=True, cwd=work)
+                loops[mode] += _loop_seconds(runs)
+    steps, perf = statistics.median(loops["steps"]), statistics.median(loops["perf"])
+    print(f"examples/ddp_resnet (2 nodes), {epochs} epochs, {rounds} rounds (medians per node):")
+    print(f"  steps   loop {steps:.3f} s")
+    print(f"  --perf  loop {perf:.3f} s")
+    print(f"  perf/steps loop {perf / steps:.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--ddp", action="store_true", help="the DDP example instead")
     args = parser.parse_args()
+    if args.ddp:
+        _ddp(args.rounds, args.epochs)
+        return
     modes = ("plain", "steps", "profile")
     walls: dict[str, list[float]] = {m: [] for m in modes}
     loops: dict[str, list[float]] = {m: [] for m in modes}
