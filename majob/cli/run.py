@@ -235,7 +235,7 @@ def run(
         return
     from majob.runner.local import run_local
 
-    job = _local_spec(spec, set_, input_, profile, dump and python is None)
+    job = _local_spec(spec, set_, input_, profile, dump and python is None, perf)
     limit = _parse_timeout(timeout)
     try:
         with sigterm_as_ctrl_c():
@@ -301,8 +301,10 @@ def _local_spec(
     inputs: list[str] | None,
     profile: str | None,
     needs_msprobe: bool,
+    perf: bool = False,
 ) -> JobSpec:
-    """The spec as the local stage runs it, every check made before a node starts."""
+    """The spec as the local stage runs it, every check made before a node starts (or a run
+    directory is made)."""
     from majob.spec.load import load_spec
 
     if needs_msprobe:  # the nodes run this interpreter with --dump: say it before the run
@@ -314,6 +316,10 @@ def _local_spec(
         spec, overrides=overrides or (), profile=profile, local_inputs=_parse_inputs(inputs or [])
     )
     warn_about_sets(job, overrides, ["local"])
+    if perf:  # the profile needs an output channel to go to
+        from majob.perf.setup import perf_channel
+
+        perf_channel(job.at_stage("local"))
     return job
 
 

@@ -132,6 +132,16 @@ def test_run_refuses_perf_with_dump(tmp_path: Path) -> None:
     assert "--perf and --dump: profile and dump in separate runs" in result.output
 
 
+def test_run_perf_without_an_output_says_so_before_any_run_starts(tmp_path: Path) -> None:
+    spec = _project(tmp_path)
+    spec.write_text(spec.read_text().replace('outputs: [{name: train_url, obs: "obs://', "#"))
+    runs = tmp_path / "runs"
+    result = CliRunner().invoke(app, ["run", str(spec), "--perf", "--runs-dir", str(runs)])
+    assert result.exit_code != 0
+    assert "--perf writes the profile into an output channel and the spec has none" in result.output
+    assert not runs.exists()
+
+
 def test_submit_perf_puts_the_profile_in_the_stage_output_folder_in_obs(
     tmp_path: Path, cloud: EmulatedCloud, store: ObsObjectStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
