@@ -18,10 +18,6 @@ from pydantic import Field
 
 from majob.spec.fields import SpecModel
 
-PROFILER_LEVELS = {"level0": "Level0", "level1": "Level1", "level2": "Level2"}
-"""``perf.level`` -> ``torch_npu.profiler.ProfilerLevel`` member (``_ExperimentalConfig``)."""
-
-
 class Perf(SpecModel):
     """What ``--perf`` records: a profiler schedule over optimizer steps, and its detail."""
 
@@ -38,8 +34,9 @@ class Perf(SpecModel):
     )
     level: Literal["level0", "level1", "level2"] = Field(
         "level0",
-        description="NPU detail (torch_npu _ExperimentalConfig profiler_level Level0/1/2); on "
-        "CPU/GPU torch.profiler records operators at every level.",
+        description="NPU detail: torch_npu _ExperimentalConfig profiler_level Level0/1/2 "
+        "(majob/perf/profiler.py LEVELS); on CPU/GPU torch.profiler records operators at every "
+        "level.",
     )
     stacks: bool = Field(False, description="Python call stacks of each operator (with_stack).")
     memory: bool = Field(False, description="Tensor memory allocations (profile_memory).")
