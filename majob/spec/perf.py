@@ -18,6 +18,7 @@ from pydantic import Field
 
 from majob.spec.fields import SpecModel
 
+
 class Perf(SpecModel):
     """What ``--perf`` records: a profiler schedule over optimizer steps, and its detail."""
 
