@@ -24,12 +24,22 @@ from majob.errors import UserInputError
 
 if TYPE_CHECKING:
     from majob.pipeline.flow import Pipeline
+    from majob.pipeline.ledger import Ledger
+    from majob.pipeline.ledger_schema import StageRecord
     from majob.spec.models import Stage
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
 SpecArgument = Annotated[Path, typer.Argument(metavar="SPEC", help="The job spec (YAML).")]
+PerfOption = Annotated[
+    bool,
+    typer.Option(
+        "--perf",
+        help="Profile each stage as the spec's `perf:` says, into its first output's "
+        "profiling/ folder (the cloud stages' code staged with majob's bootstrap).",
+    ),
+]
 
 
 @commands.command("pipeline")
@@ -61,6 +71,7 @@ def pipeline(
     profile: ProfileOption = None,
     ledger: LedgerOption = None,
     resume_from: ResumeFromOption = None,
+    perf: PerfOption = False,
 ) -> None:
     """Run local → debug → formal, each after the one before passed; re-runs skip passed stages.
 
@@ -70,7 +81,7 @@ def pipeline(
     from majob.service.connect import naming_profile
 
     _check_force(force, reason, start)
-    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs, resume_from)
+    runner = _pipeline(spec, profile, overrides or [], ledger, upload_inputs, resume_from, perf)
     warn_about_sets(runner.spec, overrides, _stages_between(start, until))
     # A cloud stage's configuration error names the profile, as submit's does (the spec file
     # was loaded with the profile, so naming it loads nothing more).
@@ -96,6 +107,7 @@ def _pipeline(
     ledger: Path | None,
     upload: bool,
     resume_from: str | None = None,
+    perf: bool = False,
 ) -> Pipeline:
     """The pipeline the command runs, drawing the CLI's live status line (the command warns
     about its --set flags itself, for the stages it runs)."""
@@ -111,6 +123,7 @@ def _pipeline(
         live=live_status,
         warn=False,
         resume_from=resume_from,
+        perf=perf,
     )
 
 
@@ -150,6 +163,7 @@ def _history_table(records: list[object], title: str) -> None:
         "code#",
         "job",
         "duration",
+        "step p50",
         "metrics",
         "when",
     ):
@@ -173,6 +187,7 @@ def _history_table(records: list[object], title: str) -> None:
             record.code_digest[:8],
             record.job_id[:8] or "-",
             f"{record.duration:.1f}s" if record.duration is not None else "-",
+            f"{record.step_p50_ms:.1f} ms" if record.step_p50_ms is not None else "-",
             metrics or "-",
             record.started_at.replace("T", " ").replace("+00:00", "Z"),
         )
@@ -205,29 +220,9 @@ def history(
     with Ledger(ledger, spec_file=spec) as opened:
         records = opened.records(name, limit=limit)
         path = opened.path
+        slower = _slower_lines(opened, records)
     if output == "json":
-        rows = [
-            {
-                "id": r.id,
-                "spec": r.spec_name,
-                "stage": r.stage,
-                "result": r.effective_result,
-                "reason": r.reason,
-                "spec_digest": r.spec_digest,
-                "code_digest": r.code_digest,
-                "job_id": r.job_id,
-                "duration": r.duration,
-                "metrics": r.metrics,
-                "outputs": list(r.outputs),
-                "override": r.override,
-                "majob_version": r.majob_version,
-                "started_at": r.started_at,
-                "host": r.host,
-                "adopted_at": r.adopted_at,
-            }
-            for r in records
-        ]
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps(_history_rows(records), indent=2))
         return
     if not records:
         typer.echo(f"no stage has run yet{f' for {name}' if name else ''} ({path})")
@@ -241,6 +236,52 @@ def history(
             typer.echo(f"#{record.id} {record.stage} adopted by a re-run at {record.adopted_at}")
         if record.override:
             typer.echo(f"#{record.id} {record.stage} forced: {record.override}")
+    for line in slower:
+        typer.echo(line)
+
+
+def _history_rows(records: list[StageRecord]) -> list[dict[str, object]]:
+    """``majob history --format json``: one object per record."""
+    return [
+        {
+            "id": r.id,
+            "spec": r.spec_name,
+            "stage": r.stage,
+            "result": r.effective_result,
+            "reason": r.reason,
+            "spec_digest": r.spec_digest,
+            "code_digest": r.code_digest,
+            "job_id": r.job_id,
+            "duration": r.duration,
+            "metrics": r.metrics,
+            "outputs": list(r.outputs),
+            "override": r.override,
+            "majob_version": r.majob_version,
+            "started_at": r.started_at,
+            "host": r.host,
+            "adopted_at": r.adopted_at,
+            "step_p50_ms": r.step_p50_ms,
+            "step_p95_ms": r.step_p95_ms,
+        }
+        for r in records
+    ]
+
+
+def _slower_lines(ledger: Ledger, records: list[StageRecord]) -> list[str]:
+    """A line for each formal record more than 20% slower per step than the formal run before."""
+    from majob.pipeline.steptime import slower_line, slower_than_last
+
+    lines: list[str] = []
+    formal: dict[str, list[StageRecord]] = {}
+    for record in records:
+        if record.stage != "formal" or not record.step_p50_ms:
+            continue
+        if record.spec_name not in formal:
+            formal[record.spec_name] = ledger.records(record.spec_name, stage="formal")
+        found = slower_than_last(record, formal[record.spec_name])
+        if found is not None:
+            lines.append(slower_line(record, *found))
+    return lines
 
 
 @commands.command("checklist")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -49,7 +49,8 @@ def _parse_timeout(text: str | None) -> int | None:
         raise ConfigError(f"--timeout {text!r}: {error}") from None
 
 
-def _summary(result: RunResult, dump: bool = False) -> list[str]:
+def _summary(result: RunResult, dump: bool = False, perf: bool = False) -> list[str]:
+    from majob.perf.setup import PROFILING_DIR
     from majob.precision.dumpconfig import DUMP_DIR
     from majob.text import counted
 
@@ -58,7 +59,8 @@ def _summary(result: RunResult, dump: bool = False) -> list[str]:
         f"({counted(len(result.nodes), 'node')}); record: {result.record}"
     ]
     copies = {copy.channel: copy for copy in result.copies}
-    dumped = f"{DUMP_DIR}/" if dump else None  # said once, below, not file by file
+    # said once, below, not file by file
+    dumped = f"{DUMP_DIR}/" if dump else f"{PROFILING_DIR}/" if perf else None
     for output in result.outputs:
         if dumped and output.path.startswith(dumped):
             continue
@@ -87,6 +89,9 @@ def _summary(result: RunResult, dump: bool = False) -> list[str]:
 
         first = next(iter(result.output_dirs.values()))
         lines += dump_summary(first / DUMP_DIR, result.run_id)
+    from majob.perf.setup import local_run_lines
+
+    lines += local_run_lines(result.run_dir, result.output_dirs, perf)
     if result.pruned:
         lines.append(
             f"removed {counted(len(result.pruned), 'old run')} from {result.run_dir.parent} "
@@ -150,6 +155,14 @@ DumpOption = Annotated[
         "needs majob[precision].",
     ),
 ]
+PerfOption = Annotated[
+    bool,
+    typer.Option(
+        "--perf",
+        help="Profile the steps the spec's `perf:` names (torch.profiler) into the first "
+        "output's profiling/ folder; read it with `majob perf DIR`.",
+    ),
+]
 FailAtOption = Annotated[
     str | None,
     typer.Option(
@@ -204,6 +217,7 @@ def run(
     profile: ProfileOption = None,
     allow_secrets: AllowSecretsOption = False,
     dump: DumpOption = False,
+    perf: PerfOption = False,
     fail_at: FailAtOption = None,
     node: NodeOption = None,
     compare_to: CompareToOption = None,
@@ -215,13 +229,13 @@ def run(
         raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
     rehearsal = fail_at is not None
     _check_rehearsal_options(rehearsal, stage, node, compare_to, expect_resume, dump)
+    _check_perf_options(perf, dump, rehearsal, stage, spec)
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
         return
-    from majob.precision.dumpconfig import DUMP_DIR, for_local_run
     from majob.runner.local import run_local
 
-    job = _local_spec(spec, set_, input_, profile, dump and python is None)
+    job = _local_spec(spec, set_, input_, profile, dump and python is None, perf)
     limit = _parse_timeout(timeout)
     try:
         with sigterm_as_ctrl_c():
@@ -242,14 +256,43 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                prepare_env=for_local_run if dump else None,
-                run_dir_only=(DUMP_DIR,) if dump else (),
+                **_node_setup(dump, perf),
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
-    for line in _summary(result, dump):
+    for line in _summary(result, dump, perf):
         typer.echo(line)
+
+
+def _node_setup(dump: bool, perf: bool) -> dict[str, Any]:
+    """``run_local``'s ``prepare_env`` and ``run_dir_only``: every run records its step
+    times; ``--perf`` profiles, ``--dump`` dumps as well; each stays in the run directory."""
+    from majob.perf.setup import PROFILING_DIR, for_local_run
+    from majob.precision import dumpconfig
+
+    kept = (dumpconfig.DUMP_DIR,) if dump else (PROFILING_DIR,) if perf else ()
+    return {
+        "prepare_env": for_local_run(perf, also=dumpconfig.for_local_run if dump else None),
+        "run_dir_only": kept,
+    }
+
+
+def _check_perf_options(perf: bool, dump: bool, rehearsal: bool, stage: str, spec: Path) -> None:
+    if not perf:
+        return
+    if dump:
+        raise UserInputError(
+            "--perf and --dump: profile and dump in separate runs "
+            "(msprobe's hooks would be in the profile, and the profiler in the dump)"
+        )
+    if rehearsal:
+        raise UserInputError("--fail-at and --perf: rehearse and profile in separate runs")
+    if stage != "local":
+        raise UserInputError(
+            f"--perf with --stage {stage}: a cloud stage's profile is staged by submit",
+            hint=f"run `majob submit {spec} --stage {stage} --perf --wait`",
+        )
 
 
 def _local_spec(
@@ -258,8 +301,10 @@ def _local_spec(
     inputs: list[str] | None,
     profile: str | None,
     needs_msprobe: bool,
+    perf: bool = False,
 ) -> JobSpec:
-    """The spec as the local stage runs it, every check made before a node starts."""
+    """The spec as the local stage runs it, every check made before a node starts (or a run
+    directory is made)."""
     from majob.spec.load import load_spec
 
     if needs_msprobe:  # the nodes run this interpreter with --dump: say it before the run
@@ -271,6 +316,10 @@ def _local_spec(
         spec, overrides=overrides or (), profile=profile, local_inputs=_parse_inputs(inputs or [])
     )
     warn_about_sets(job, overrides, ["local"])
+    if perf:  # the profile needs an output channel to go to
+        from majob.perf.setup import perf_channel
+
+        perf_channel(job.at_stage("local"))
     return job
 
 

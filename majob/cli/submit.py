@@ -65,6 +65,14 @@ DumpOption = Annotated[
         "(uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
     ),
 ]
+PerfOption = Annotated[
+    bool,
+    typer.Option(
+        "--perf",
+        help="Profile the steps the spec's `perf:` names into the first output's profiling/ "
+        "folder (uploaded with it); the code is staged with majob's bootstrap, yours is unchanged.",
+    ),
+]
 ForceOption = Annotated[
     bool,
     typer.Option(
@@ -87,6 +95,7 @@ def submit(
     set_: SetOption = None,
     profile: ProfileOption = None,
     dump: DumpOption = False,
+    perf: PerfOption = False,
     force: ForceOption = False,
     reason: ReasonOption = None,
     ledger_path: LedgerOption = None,
@@ -105,8 +114,7 @@ def submit(
     from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
 
-    if reason is not None and not force:
-        raise UserInputError("--reason goes with --force")
+    _check_flags(reason, force, dump, perf)
     chosen = cloud_stage(stage)
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
@@ -121,12 +129,12 @@ def submit(
         fingerprint = Fingerprint.of(job_spec)
         if dry_run:
             gate_line = _gate_line(ledger, job_spec, chosen, fingerprint)
-            plan = _plan(job_spec, chosen, fingerprint, dump, resume_from)
+            plan = _plan(job_spec, chosen, fingerprint, dump, resume_from, perf)
             print_dry_run(plan, selected, upload_inputs, gate_line)
             return
         forced = (reason or "") if force else None
         override = _override(ledger, job_spec, fingerprint, chosen, forced, spec)
-        plan = _plan(job_spec, chosen, fingerprint, dump, resume_from)
+        plan = _plan(job_spec, chosen, fingerprint, dump, resume_from, perf)
         recorder = (
             _recorder(ledger, job_spec, chosen, fingerprint, spec, override)
             if wait and not dump  # a dump run is a precision run, not the stage itself
@@ -136,8 +144,24 @@ def submit(
             code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
     if code:
         raise typer.Exit(code)
+    _say_where(job_spec, chosen, dump, perf)
+
+
+def _check_flags(reason: str | None, force: bool, dump: bool, perf: bool) -> None:
+    if reason is not None and not force:
+        raise UserInputError("--reason goes with --force")
+    if perf and dump:
+        raise UserInputError("--perf and --dump: profile and dump in separate jobs")
+
+
+def _say_where(spec: JobSpec, stage: Stage, dump: bool, perf: bool) -> None:
+    """Where a dumped or profiled job's data is, once its outputs are uploaded."""
     if dump:
-        typer.echo(_dump_line(job_spec, chosen))
+        typer.echo(_dump_line(spec, stage))
+    if perf:
+        from majob.perf.staging import profile_line
+
+        typer.echo(profile_line(spec, stage))
 
 
 def _dump_line(spec: JobSpec, stage: Stage) -> str:
@@ -185,20 +209,33 @@ def _override(
 
 
 def _plan(
-    spec: JobSpec, stage: Stage, fingerprint: Fingerprint, dump: bool, resume_from: str | None
+    spec: JobSpec,
+    stage: Stage,
+    fingerprint: Fingerprint,
+    dump: bool,
+    resume_from: str | None,
+    perf: bool = False,
 ) -> SubmitPlan:
     from majob.service.submit import plan_submit
 
-    if not dump:
+    if not dump and not perf:
         return plan_submit(spec, stage, files=fingerprint.files, resume_from=resume_from)
-    from majob.precision.record import PRECISION_DIR
-    from majob.precision.staging import staged_for_dump
     from majob.spec.digest import cloud_spec_digest
 
     # The staged copy (the user's code and majob's bootstrap) is what goes up: scanned anew.
-    staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
-    # A dump run is a run of the stage: its checkpoint folder is the stage's, for the user's spec.
-    staged = staged_for_dump(spec, staging, stage)
+    if perf:
+        from majob.perf.staging import staged_for_perf
+
+        staged = staged_for_perf(
+            spec, Path.cwd() / ".majob" / "perf" / "staging" / spec.name, stage
+        )
+    else:
+        from majob.precision.record import PRECISION_DIR
+        from majob.precision.staging import staged_for_dump
+
+        staging = Path.cwd() / PRECISION_DIR / "staging" / spec.name
+        staged = staged_for_dump(spec, staging, stage)
+    # A staged run is a run of the stage: its checkpoint folder is the stage's, for the user's spec.
     return plan_submit(staged, stage, resume_from=resume_from, digest=cloud_spec_digest(spec))
 
 
@@ -306,6 +343,9 @@ def _follow_and_record(
         return 1
     opened = " (the formal gate is open for this code and spec)" if stage == "debug" else ""
     typer.echo(f"[majob] {stage} passed: ledger record #{recorder.record_id}{opened}")
+    if outcome.step_ms is not None:  # a --perf job's step files, read back from OBS
+        p50, p95 = outcome.step_ms
+        typer.echo(f"[majob] step time p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     return 0
 
 

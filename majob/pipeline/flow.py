@@ -24,7 +24,7 @@ from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
 from majob.pipeline.judge import Outcome, judge_expect
 from majob.pipeline.ledger import Ledger
-from majob.pipeline.ledger_schema import StageRecords
+from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import summary
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.results import PipelineResult, StageResult
@@ -67,8 +67,10 @@ class Pipeline:
         live: Live | None = None,
         warn: bool = True,
         resume_from: str | None = None,
+        perf: bool = False,
     ) -> None:
         self._profile_ref = profile
+        self.perf = perf  # every stage profiled as the spec's `perf:` says (`--perf`)
         self._profile: Profile | None = None
         if isinstance(spec, JobSpec):
             self.spec, self.spec_path = spec, ""
@@ -231,7 +233,7 @@ class Pipeline:
         try:
             if stage == "local":
                 recorder.start()
-                outcome = run_local_stage(self.spec, self.report)
+                outcome = run_local_stage(self.spec, self.report, perf=self.perf)
             else:
                 outcome = self._run_cloud_stage(stage, fingerprint, recorder)
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
@@ -245,10 +247,17 @@ class Pipeline:
         if outcome.passed:
             last = summary(outcome.metrics)
             shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
+            if outcome.step_ms is not None:
+                step = f"step p50 {outcome.step_ms[0]:.1f} ms, p95 {outcome.step_ms[1]:.1f} ms"
+                shown = f"{shown}, {step}" if shown else step
             self.report(
                 f"[majob] {stage}: passed in {outcome.duration:.1f}s"
                 + (f" ({shown})" if shown else "")
             )
+            if self.perf:
+                self._say_profile(stage, outcome)
+            if stage == "formal" and record is not None:
+                self._say_if_slower(record)
         return StageResult(
             stage,
             "passed" if outcome.passed else "failed",
@@ -264,6 +273,26 @@ class Pipeline:
             run=outcome.run,
         )
 
+    def _say_if_slower(self, record: StageRecord) -> None:
+        """A formal run more than 20% slower per step than the last formal run of its spec and
+        flavor: said in the summary (and flagged by ``majob history``)."""
+        from majob.pipeline.steptime import slower_line, slower_than_last
+
+        found = slower_than_last(record, self.ledger.records(self.name, stage="formal"))
+        if found is not None:
+            self.report(f"[majob] warning: {slower_line(record, *found)}")
+
+    def _say_profile(self, stage: Stage, outcome: Outcome) -> None:
+        """Where a profiled stage's profile is, and the command that reads it."""
+        from majob.perf.setup import local_run_lines
+        from majob.perf.staging import profile_line
+
+        if stage != "local":
+            self.report(profile_line(self.spec, stage))
+        elif outcome.run is not None:
+            for line in local_run_lines(outcome.run.run_dir, outcome.run.output_dirs, True):
+                self.report(f"[majob] {line}")
+
     def _run_cloud_stage(
         self, stage: Stage, fingerprint: Fingerprint, recorder: StageRecorder
     ) -> Outcome:
@@ -271,9 +300,17 @@ class Pipeline:
         its record over; else open a record and submit."""
         from majob.service.submit import plan_submit
 
-        plan = plan_submit(
-            self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
-        )
+        if self.perf:  # the code goes up staged with the bootstrap, the digest is the spec's
+            from majob.perf.staging import staged_for_perf, staging_dir
+            from majob.spec.digest import cloud_spec_digest
+
+            staged = staged_for_perf(self.spec, staging_dir(self.spec), stage)
+            digest = cloud_spec_digest(self.spec)
+            plan = plan_submit(staged, stage, resume_from=self.resume_from, digest=digest)
+        else:
+            plan = plan_submit(
+                self.spec, stage, files=fingerprint.files or None, resume_from=self.resume_from
+            )
         left = adopt(recorder, self._service, plan, self.report)
         if left is None:
             recorder.start()

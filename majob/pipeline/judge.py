@@ -54,6 +54,7 @@ class Outcome:
     job: Job | None = None
     run: RunResult | None = None
     stored: tuple[StoredOutput, ...] = ()  # a cloud job's output files, as found in OBS
+    step_ms: tuple[float, float] | None = None  # the step time's p50 and p95 (step files)
 
 
 def judge_job(spec: JobSpec, stage: Stage, profile: Profile, waited: WaitResult[Job]) -> Outcome:
@@ -75,7 +76,10 @@ def judge_job(spec: JobSpec, stage: Stage, profile: Profile, waited: WaitResult[
     if missing:
         reason = f"job {job.id} completed but wrote nothing to {', '.join(missing)}"
         return Outcome(False, reason, outputs=outputs, job=job, stored=tuple(stored))
-    return Outcome(True, outputs=outputs, job=job, stored=tuple(stored))
+    from majob.pipeline.cloudsteps import cloud_step_ms
+
+    step_ms = cloud_step_ms(stored, profile)  # --perf: the nodes' step files in the output
+    return Outcome(True, outputs=outputs, job=job, stored=tuple(stored), step_ms=step_ms)
 
 
 def judge_expect(expect: Expect, outcome: Outcome) -> Outcome:

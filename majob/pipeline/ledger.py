@@ -326,24 +326,22 @@ class Ledger:
         outputs: Sequence[str] = (),
         job_id: str | None = None,
         restarts: Sequence[Mapping[str, Any]] = (),
+        step_ms: tuple[float, float] | None = None,
     ) -> None:
-        """Record how the stage ended (``restarts``: its job's early run ends)."""
+        """Record how the stage ended (``restarts``: its job's early run ends; ``step_ms``: its
+        step time's p50 and p95)."""
         if result not in RESULTS:
             raise ValueError(f"result {result!r} is not one of {RESULTS}")
+        series = {k: {m: list(v) for m, v in s.items()} for k, s in (metrics or {}).items()}
         with self._write() as db:
             db.execute(
-                "UPDATE records SET result = ?, reason = ?, duration = ?, metrics = ?, "
-                "outputs = ?, job_id = COALESCE(?, job_id), restarts = ? WHERE id = ?",
+                "UPDATE records SET result = ?, reason = ?, duration = ?, metrics = ?, outputs = ?,"
+                " job_id = COALESCE(?, job_id), restarts = ?, step_p50_ms = ?, step_p95_ms = ?"
+                " WHERE id = ?",
                 (
-                    result,
-                    reason,
-                    duration,
-                    json.dumps(
-                        {k: {m: list(v) for m, v in s.items()} for k, s in (metrics or {}).items()}
-                    ),
-                    json.dumps(list(outputs)),
-                    job_id,
-                    json.dumps([dict(r) for r in restarts]),
+                    *(result, reason, duration, json.dumps(series), json.dumps(list(outputs))),
+                    *(job_id, json.dumps([dict(r) for r in restarts])),
+                    *(step_ms or (None, None)),
                     record_id,
                 ),
             )

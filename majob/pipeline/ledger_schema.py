@@ -58,6 +58,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE records ADD COLUMN adopted_at TEXT NOT NULL DEFAULT ''
     """,
+    # The stage's step time (issue 33): p50 and p95 of its optimizer steps in milliseconds, from
+    # the nodes' step files (NULL: none was written, or an older majob's record).
+    """
+    ALTER TABLE records ADD COLUMN step_p50_ms REAL;
+    ALTER TABLE records ADD COLUMN step_p95_ms REAL
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -96,6 +102,8 @@ class StageRecord:
     restarts: tuple[Mapping[str, Any], ...] = ()
     # when a re-run adopted the record its killed pipeline left ("": never)
     adopted_at: str = ""
+    step_p50_ms: float | None = None  # the stage's step time (None: no step file)
+    step_p95_ms: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -174,4 +182,6 @@ def record_from_row(row: sqlite3.Row) -> StageRecord:
         pid_started=row["pid_started"],
         restarts=tuple(json.loads(row["restarts"] or "[]")),
         adopted_at=row["adopted_at"],
+        step_p50_ms=row["step_p50_ms"],
+        step_p95_ms=row["step_p95_ms"],
     )

@@ -103,5 +103,6 @@ class StageRecorder:
             outputs=outcome.outputs,
             job_id=outcome.job.id if outcome.job is not None else None,
             restarts=[end.to_json() for end in outcome.job.run_ends] if outcome.job else (),
+            step_ms=outcome.step_ms,
         )
         return self.ledger.get(self.record_id)

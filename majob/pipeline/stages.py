@@ -65,20 +65,40 @@ def emulator_notes(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def run_local_stage(spec: JobSpec, report: Report) -> Outcome:
+def run_local_stage(spec: JobSpec, report: Report, perf: bool = False) -> Outcome:
+    """The local stage; every run records its step times, ``perf`` profiles it too."""
+    from majob.perf.setup import PROFILING_DIR, for_local_run
     from majob.runner.local import run_local
 
     log = StageLog(spec, report)
     started = time.monotonic()
     try:
-        run = run_local(spec, "local", on_line=log)
+        run = run_local(
+            spec,
+            "local",
+            on_line=log,
+            prepare_env=for_local_run(perf),
+            run_dir_only=(PROFILING_DIR,) if perf else (),
+        )
     except MajobError as error:
         return log.ended(Outcome(False, error.message.splitlines()[0]), started)
     _report_kept(run, report)
     outputs = [f"{f.channel}/{f.path}" for f in run.outputs]
     failures = _rehearse_resume(spec, run, log.reader.series, report) if spec.expect.resumes else []
-    outcome = Outcome(not failures, "; ".join(failures), outputs=outputs, run=run)
+    outcome = Outcome(
+        not failures, "; ".join(failures), outputs=outputs, run=run, step_ms=_step_ms(run, perf)
+    )
     return replace(log.ended(outcome, started), duration=run.duration)
+
+
+def _step_ms(run: RunResult, perf: bool) -> tuple[float, float] | None:
+    """The run's step time (p50, p95 in ms) from its nodes' step files."""
+    from majob.perf.setup import STEPS_DIR, profiling_dir
+    from majob.perf.steps import step_times
+
+    profile = profiling_dir(run.output_dirs) if perf else None
+    times = step_times([run.run_dir / STEPS_DIR, *([profile] if profile else [])])
+    return (times.p50, times.p95) if times is not None else None
 
 
 # Where the rehearsal of `expect: resumes: true` kills the run: half-way through its progress.

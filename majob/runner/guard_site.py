@@ -209,12 +209,17 @@ def install(site_file: str) -> None:
         sys.addaudithook(guard.hook)
         sys.meta_path.insert(0, _TorchSaveWatch())
         sys.meta_path.insert(0, _LeaveTogetherWatch())
-    # `--dump`: majob/precision/bootstrap.py, loaded by path like this file.
-    bootstrap = os.environ.get("MAJOB_PRECISION_BOOTSTRAP")
-    if bootstrap:
-        spec = importlib.util.spec_from_file_location("_majob_precision_bootstrap", bootstrap)
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            module.install()
+    # `--dump`: majob/precision/bootstrap.py; step times and `--perf`: majob/perf/bootstrap.py;
+    # each loaded by path like this file.
+    for variable, name in (
+        ("MAJOB_PRECISION_BOOTSTRAP", "_majob_precision_bootstrap"),
+        ("MAJOB_PERF_BOOTSTRAP", "_majob_perf_bootstrap"),
+    ):
+        bootstrap = os.environ.get(variable)
+        if bootstrap:
+            spec = importlib.util.spec_from_file_location(name, bootstrap)
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                module.install()
     _chain_next_sitecustomize(site_file)

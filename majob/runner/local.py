@@ -178,7 +178,10 @@ def _prepare(
     notices = (*image_notices(spec, interpreter), *standin.notices)
     if withheld:
         notices = (*notices, withheld_line(withheld, "code copy"))
-    base_env = host_environment(HOST_ONLY_ENV_PREFIXES, drop=(guard.GUARD_ENV,))
+    # A shell inside a run (a test, a nested majob) must not hand its bootstrap to these nodes.
+    base_env = host_environment(
+        HOST_ONLY_ENV_PREFIXES, drop=(guard.GUARD_ENV, "MAJOB_PERF", "MAJOB_PERF_BOOTSTRAP")
+    )
     if prepare_env is not None:
         base_env.update(prepare_env(spec, paths, run_dir))
     commands = _node_commands(spec, run_id, paths, guard_setup, interpreter, base_env, standin)

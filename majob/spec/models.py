@@ -27,6 +27,7 @@ from majob.spec.fields import (
     SpecModel,
 )
 from majob.spec.job_image import Image
+from majob.spec.perf import Perf
 from majob.spec.rules import (
     Problem,
     SpecRuleErrors,
@@ -160,6 +161,7 @@ class StageOverride(SpecModel):
         description="An exact OBS folder per output name, for this stage only (debug, formal); "
         "without one the stage writes under <output obs>/<stage>/.",
     )
+    perf: Perf | None = Field(None, description="This stage's `perf:` (replaces the spec's).")
 
 
 class Stages(SpecModel):
@@ -194,6 +196,9 @@ class JobSpec(SpecModel):
     distributed: Distributed | None = None
     precision: Precision | None = Field(
         None, description="What `--dump` records with msprobe (default: statistics, L1, steps 0-1)."
+    )
+    perf: Perf | None = Field(
+        None, description="What `--perf` profiles (default: 3 steps after 2 skipped and 1 warm-up)."
     )
     stages: Stages = Field(default_factory=Stages)
     auto_stop: Duration | None = Field(
@@ -365,6 +370,8 @@ class JobSpec(SpecModel):
             )
             update["hyperparameters"] = {**self.hyperparameters, **override.hyperparameters}
             update["env"] = {**self.env, **override.env}
+            if override.perf is not None:
+                update["perf"] = override.perf
             overridden += [("hyperparameters", name) for name in override.hyperparameters]
             overridden += [("env", name) for name in override.env]
         staged = self.model_copy(update=update)
