@@ -20,6 +20,7 @@ MIN_SHARE = 0.02  # a finding that saves less than this share of a step is not l
 SMALL_OPS_RECOVERED = 0.5  # of the time in small operators and the gaps between them
 LOOP_OPTIMIZER_RECOVERED = 0.6  # of a per-parameter (for-loop) optimizer's time
 MULTI_TENSOR_RECOVERED = 0.2  # ... of a _foreach_ one's (fused kernels, fewer launches)
+MANY_OPTIMIZER_OPS = 50  # fewer operators per step in optimizer.step() leave nothing to fuse
 SLOW_RANK = 1.1  # a rank this much slower than the median rank holds every rank back
 
 
@@ -130,6 +131,8 @@ def optimizer_time(profile: RankProfile) -> Finding:
     spent = profile.typical["optimizer"]
     multi = profile.multi_tensor
     recovered = MULTI_TENSOR_RECOVERED if multi else LOOP_OPTIMIZER_RECOVERED
+    if profile.mean("optimizer_ops") < MANY_OPTIMIZER_OPS:
+        recovered = 0.0  # a few operators: nothing to fuse
     name = profile.optimizer or "the optimizer"
     advice = (
         f"{name}(..., fused=True) on GPU, or foreach=True: one kernel per group of tensors"
