@@ -95,9 +95,10 @@ def analyse_rank(rank_dir: RankDir) -> RankProfile:
         if read.skipped:
             partial.append(f"{read.skipped} line(s) of {rank_dir.steps_file.name} unreadable")
     if not steps:
+        cut = f"; read up to a cut: {state.cut}" if state.cut else ""
         raise UserInputError(
             f"{rank_dir.label}: no optimizer step in the profile ({state.events} events, no "
-            "ProfilerStep#N with operators in it)",
+            f"ProfilerStep#N with operators in it{cut})",
             hint="majob perf analyses training steps: does the script call optimizer.step()? "
             "(a profile taken by time window has no step to break down)",
         )
