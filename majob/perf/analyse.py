@@ -43,7 +43,7 @@ class RankProfile:
     step_ms: list[float]  # the timed steps' times, in order
     step_source: str  # "majob_steps" or "trace"
     per_step: dict[str, float]  # mean milliseconds per profiled step, by part
-    # the median step's milliseconds by part, host gaps the smallest step's (robust to stalls)
+    # the median step's milliseconds by part, host gaps those every step has (``recurring_gaps``)
     typical: dict[str, float]
     top_ops: list[TopOp]
     partial: list[str] = field(default_factory=list)
@@ -108,8 +108,7 @@ def analyse_rank(rank_dir: RankDir) -> RankProfile:
     step_ms = [r.seconds * 1e3 for r in timed] or [s.dur / 1e3 for s in kept]
     per_step = {p: sum(s.parts[p] for s in kept) / len(kept) / 1e3 for p in PARTS}
     typical = {p: statistics.median(s.parts[p] for s in kept) / 1e3 for p in PARTS}
-    # Python code between operators recurs in every step; a stall of the machine does not.
-    typical["host"] = min(s.parts["host"] for s in kept) / 1e3
+    typical["host"] = recurring_gaps(kept) / 1e3
     info = rank_dir.info or {}
     return RankProfile(
         label=rank_dir.label,
@@ -132,6 +131,23 @@ def analyse_rank(rank_dir: RankDir) -> RankProfile:
         if timeline.device_seen
         else None,
     )
+
+
+def recurring_gaps(steps: list[Step]) -> float:
+    """The host gaps (us) that every step has at the same place: between the same two
+    operators, the same time in the step. Python code between operators recurs in each step;
+    a stall of the machine (another process on the core) falls anywhere."""
+    places: list[dict[tuple[str, str, int], float]] = []
+    for step in steps:
+        seen: dict[tuple[str, str], int] = {}
+        place: dict[tuple[str, str, int], float] = {}
+        for before, after, gap in step.long_gaps:
+            count = seen.get((before, after), 0)
+            seen[(before, after)] = count + 1
+            place[(before, after, count)] = gap
+        places.append(place)
+    common = set(places[0]).intersection(*places[1:]) if places else set()
+    return sum(min(place[key] for place in places) for key in common)
 
 
 def _partial(rank_dir: RankDir, state: ReadState) -> list[str]:

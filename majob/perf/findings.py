@@ -162,8 +162,9 @@ def host_gaps(profile: RankProfile) -> Finding:
         "host_gaps",
         spent,
         title="host gaps: Python runs no operator",
-        evidence=f"{spent:.3g} ms in every step (the least of any step; {gaps:.3g} gap(s) over "
-        "50 us in the median one) with no operator on the training thread",
+        evidence=f"{spent:.3g} ms in gaps over 50 us that every step has between the same "
+        f"operators ({gaps:.3g} long gap(s) in the median step), no operator running on the "
+        "training thread",
         advice=(
             "move per-step Python work out of the loop or into a thread: checkpointing, "
             "logging, evaluation, file I/O, time.sleep",

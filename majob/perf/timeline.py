@@ -71,7 +71,8 @@ class Step:
     optimizer: str = ""  # e.g. SGD
     device_busy: float = 0.0
     other_backward: float = 0.0  # autograd time on other threads (taken out of host gaps)
-    long_gaps: list[float] = field(default_factory=list)
+    # (operator before, operator after, us) of each gap over DISPATCH_GAP_US
+    long_gaps: list[tuple[str, str, float]] = field(default_factory=list)
 
     @property
     def long_gap_count(self) -> int:
@@ -112,6 +113,7 @@ class Timeline:
         self._last_ts: dict[tuple[object, object], float] = {}
         self._step: Step | None = None
         self._cursor = 0.0  # where the current step's last direct child ended
+        self._previous = ""  # ... and its name
         self._other_backward: list[tuple[float, float]] = []
         self._device: list[tuple[float, float]] = []
         self.device_seen = False
@@ -173,6 +175,7 @@ class Timeline:
             digits = name[len("ProfilerStep#") :]
             self._step = Step(int(digits) if digits.isdigit() else len(self.steps), ts, dur)
             self._cursor = ts
+            self._previous = "(start of step)"
             self._push(stack, name, cat, ts, dur, "step", False)
             return
         step = self._step
@@ -198,7 +201,8 @@ class Timeline:
     def _direct_child(self, step: Step, name: str, ts: float, dur: float) -> None:
         """An event directly under the step: its part, the gap before it, the counts."""
         part = part_of(name)
-        self._gap(step, ts - self._cursor, "sync" if part == "sync" else "dispatch")
+        self._gap(step, ts - self._cursor, name, "sync" if part == "sync" else "dispatch")
+        self._previous = name
         dur = max(min(ts + dur, step.end) - ts, 0.0)  # a hook's prof.step() ends it early
         self._cursor = max(self._cursor, ts + dur)
         step.parts[part] += dur
@@ -213,7 +217,7 @@ class Timeline:
             step.small_ops += 1
             step.small_time += dur
 
-    def _gap(self, step: Step, gap: float, short: str = "dispatch") -> None:
+    def _gap(self, step: Step, gap: float, after: str, short: str = "dispatch") -> None:
         """A gap before a direct child: a short one is the host issuing it (``short``: a
         sync's issuing belongs to the sync), a long one Python doing something else."""
         if gap <= 0:
@@ -222,12 +226,12 @@ class Timeline:
             step.parts[short] += gap
         else:
             step.parts["host"] += gap
-            step.long_gaps.append(gap)
+            step.long_gaps.append((self._previous, after, gap))
 
     def _close_step(self) -> None:
         step = self._step
         if step is not None:
-            self._gap(step, step.start + step.dur - self._cursor)
+            self._gap(step, step.start + step.dur - self._cursor, "(end of step)")
             self.steps.append(step)
         self._step = None
 

@@ -75,7 +75,25 @@ def test_a_long_gap_is_host_time_and_a_short_one_before_a_sync_is_the_sync() -> 
     _, [step] = _steps(events)
     assert step.parts["host"] == pytest.approx(1005.0)
     assert step.parts["sync"] == pytest.approx(15.0)  # the item and the gap before it
-    assert step.long_gaps == [pytest.approx(1005.0)]
+    assert step.long_gaps == [("aten::mul", "(end of step)", pytest.approx(1005.0))]
+
+
+def test_only_gaps_every_step_has_at_the_same_place_recur() -> None:
+    from majob.perf.analyse import recurring_gaps
+
+    events = []
+    t = 0.0
+    for number, stall in enumerate((0.0, 3000.0, 0.0)):
+        # linear, 5 us, mul, (a stall in the second step only), mul, 800 us of Python code
+        length = 100 + 5 + 10 + 5 + stall + 10 + 800
+        events.append(op(f"ProfilerStep#{number}", t, length, cat="user_annotation"))
+        events.append(op("aten::linear", t, 100.0))
+        events.append(op("aten::mul", t + 105, 10.0))
+        events.append(op("aten::mul", t + 120 + stall, 10.0))
+        t += length
+    _, steps = _steps(events)
+    assert [len(s.long_gaps) for s in steps] == [1, 2, 1]
+    assert recurring_gaps(steps) == pytest.approx(800.0)
 
 
 def test_small_operators_are_counted_and_the_optimizers_own_operators_apart() -> None:
