@@ -68,7 +68,7 @@ def test_each_slow_script_gets_its_cause_first(profiles: dict[str, Path], name: 
     assert isinstance(findings, list) and findings, f"{name}: no finding"
     assert code == 1
     first = findings[0]
-    keys = [f["key"] for f in findings]
+    keys = [(f["key"], round(f["share_of_step"], 3)) for f in findings]
     assert first["key"] == EXPECTED[name], f"{name}: {keys}"
     assert first["share_of_step"] >= 0.05
     assert first["advice"]

@@ -80,7 +80,7 @@ def test_the_slowest_rank_is_named(tmp_path: Path) -> None:
     slow = StepPlan([("aten::linear", 2000.0), ("Optimizer.step#SGD.step", 100.0)])
     for rank, plan in enumerate((fast, fast, slow)):
         write_rank(tmp_path, step_events([plan] * 4), rank=rank, node=rank)
-    code, output = _perf(str(tmp_path), "--format", "json")
+    _, output = _perf(str(tmp_path), "--format", "json")
     data = json.loads(output)
     assert [r["label"] for r in data["ranks"]] == [f"worker-{i}-rank{i}" for i in range(3)]
     slow_rank = next(f for f in data["findings"] if f["key"] == "slow_rank")
@@ -162,7 +162,7 @@ def test_one_unusable_rank_of_several_is_skipped_and_said(tmp_path: Path) -> Non
     write_rank(tmp_path, step_events([plan] * 3), rank=0)
     broken = write_rank(tmp_path, [], rank=1, node=1)
     (broken / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").write_text("[")
-    code, output = _perf(str(tmp_path), "--format", "json")
+    _, output = _perf(str(tmp_path), "--format", "json")
     data = json.loads(output)
     assert [r["label"] for r in data["ranks"]] == ["worker-0-rank0"]
     assert any("worker-1-rank1: not analysed" in line for line in data["partial"])
