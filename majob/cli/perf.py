@@ -49,15 +49,16 @@ def perf(
     ] = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Diagnose a profile: step time p50/p95, each step's breakdown, findings ranked by the
-    time they save (majob's and msprof-analyze's). Exit 1 when a finding saves at least
-    --threshold of a step, 2 for bad input."""
-    import json
+    """Where a training step's time goes and what to change: findings ranked by time saved.
+
+    Step time p50/p95, each profiled step's breakdown (data, forward, backward, optimizer,
+    syncs, GC, gaps), majob's findings and msprof-analyze's. Exit 1 when a finding saves at
+    least --threshold of a step, 2 for bad input."""
     import tempfile
 
     from majob.errors import UserInputError
     from majob.perf import advisor
-    from majob.perf.report import diagnose, to_json
+    from majob.perf.report import diagnose
 
     if len(targets) > 2:
         raise UserInputError("majob perf takes one profile, or two to compare")
@@ -70,19 +71,26 @@ def perf(
         if len(diagnoses) == 2:
             _compare(diagnoses[0], diagnoses[1], format_, html)
             return
-        diagnosis = diagnoses[0]
-        if html is not None:
-            from majob.perf.html import render
-
-            html.write_text(render(diagnosis), encoding="utf-8")
-        if format_ == "json":
-            typer.echo(json.dumps(to_json(diagnosis), indent=2))
-        else:
-            from majob.cli.perf_show import show
-
-            show(diagnosis, installed=advisor.installed() or not msprof)
-    if diagnosis.above(threshold):
+        _show(diagnoses[0], format_, html, installed=advisor.installed() or not msprof)
+    if diagnoses[0].above(threshold):
         raise typer.Exit(1)
+
+
+def _show(diagnosis: Diagnosis, format_: str, html: Path | None, *, installed: bool) -> None:
+    import json
+
+    from majob.perf.report import to_json
+
+    if html is not None:
+        from majob.perf.html import render
+
+        html.write_text(render(diagnosis), encoding="utf-8")
+    if format_ == "json":
+        typer.echo(json.dumps(to_json(diagnosis), indent=2))
+    else:
+        from majob.cli.perf_show import show
+
+        show(diagnosis, installed=installed)
 
 
 def _compare(a: Diagnosis, b: Diagnosis, format_: str, html: Path | None) -> None:
