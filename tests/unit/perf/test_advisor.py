@@ -160,3 +160,21 @@ def test_without_msprof_analyze_one_line_says_how_to_install_it(
     assert done.stdout.count(INSTALL_HINT) == 1
     assert "pip install 'majob[perf]'" in done.stdout
     assert "the step waits for data" in done.stdout  # majob's own analysis ran
+
+
+def test_a_kineto_trace_is_copied_byte_for_byte_and_a_cut_one_rewritten(tmp_path: Path) -> None:
+    from majob.perf.advisor import copy_event_bytes
+
+    events = [{"ph": "X", "name": f"aten::op{i}", "ts": i, "dur": 1} for i in range(5)]
+    body = json.dumps(events, indent=2)
+    trace = tmp_path / "trace.json"
+    trace.write_text(
+        '{\n  "schemaVersion": 1,\n  "deviceProperties": [],\n  "traceEvents": '
+        + body[:-1]
+        + '],"traceName": "/a/b]c.json" }'
+    )
+    target = tmp_path / "array.json"
+    assert copy_event_bytes(trace, target)
+    assert json.loads(target.read_text()) == events
+    trace.write_text(trace.read_text()[:-40])  # killed while writing
+    assert not copy_event_bytes(trace, tmp_path / "none.json")
