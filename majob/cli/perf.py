@@ -118,13 +118,22 @@ def _resolve(text: str, runs_dir: Path | None, profile: str | None) -> Target:
     from majob.perf.targets import PERF_DIR, resolve
     from majob.runner.runs import default_runs_dir
 
+    from majob.errors import MajobError
+
     cache = Path.cwd() / PERF_DIR / "downloads"
     try:
         return resolve(text, runs_dir or default_runs_dir(), cache, profile)
-    except UserInputError:
+    except UserInputError as error:
         if "/" in text or text.startswith("."):
             raise
-    return _job_target(text, cache, profile)
+        local = error
+    try:
+        return _job_target(text, cache, profile)
+    except MajobError as error:
+        raise UserInputError(
+            f"{text}: {local.message}; as a job: {error.message}",
+            hint="give a profile directory, a run id, an obs:// path or a job id/name",
+        ) from None
 
 
 def _job_target(ref: str, cache: Path, profile: str | None) -> Target:

@@ -17,9 +17,15 @@ import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from majob.errors import UserInputError
+from majob.perf.layout import RANK_SUFFIX
 from majob.runner.runs import find_run, is_run_id
+from majob.storage.uri import ObsUri
+
+if TYPE_CHECKING:
+    from majob.storage.base import ObjectStore
 
 PERF_DIR = Path(".majob") / "perf"
 
@@ -49,7 +55,6 @@ def download(text: str, cache_dir: Path, profile: str | None) -> Path:
     from majob.service.connect import open_store
     from majob.spec.profiles import load_profile
     from majob.storage.download import download_tree
-    from majob.storage.uri import ObsUri
 
     uri = ObsUri.parse(text).as_dir()
     target = cache_dir / hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -57,14 +62,28 @@ def download(text: str, cache_dir: Path, profile: str | None) -> Path:
         shutil.rmtree(target)  # a rerun job's outputs replace the old ones
     store = open_store(load_profile(profile))
     try:
-        candidates = [uri] if uri.key.rstrip("/").endswith(("profiling", "_ascend_pt")) else []
-        candidates += [ObsUri.parse(uri.uri + "profiling/"), uri] if not candidates else []
-        for candidate in candidates:
+        for candidate in _candidates(store, uri):
             if download_tree(store, candidate, target / "profiling").downloaded:
-                return target
+                break
     finally:
         store.close()
+    if any(p.is_dir() for p in target.rglob(f"*{RANK_SUFFIX}")):
+        return target
     raise UserInputError(
-        f"{text}: no profiling data there (nothing under it, nor under its profiling/)",
+        f"{text}: no profiling data there (no *{RANK_SUFFIX} folder under it or its profiling/)",
         hint="profile the job: `majob submit SPEC --perf` (or give the stage's output path)",
     )
+
+
+def _candidates(store: ObjectStore, uri: ObsUri) -> list[ObsUri]:
+    """Where under ``uri`` the profile is: itself when it is a profiling/ or rank folder, else
+    its ``profiling/``, else itself when a rank folder is somewhere below (never a whole output
+    of checkpoints for nothing)."""
+    from majob.storage.listing import iter_folder
+
+    if uri.key.rstrip("/").endswith(("profiling", RANK_SUFFIX)):
+        return [uri]
+    below = [ObsUri.parse(uri.uri + "profiling/")]
+    if any(f"{RANK_SUFFIX}/" in info.key for info in iter_folder(store, uri)):
+        below.append(uri)
+    return below
