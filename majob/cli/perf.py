@@ -114,11 +114,9 @@ def _compare(a: Diagnosis, b: Diagnosis, format_: str, html: Path | None) -> Non
 def _resolve(text: str, runs_dir: Path | None, profile: str | None) -> Target:
     """``text`` as a local profile directory: a directory, run id or obs:// path; else a job
     of the service, whose output the ledger names."""
-    from majob.errors import UserInputError
+    from majob.errors import MajobError, UserInputError
     from majob.perf.targets import PERF_DIR, resolve
     from majob.runner.runs import default_runs_dir
-
-    from majob.errors import MajobError
 
     cache = Path.cwd() / PERF_DIR / "downloads"
     try:
