@@ -176,3 +176,26 @@ def to_json(diagnosis: Diagnosis) -> dict[str, object]:
             ],
         },
     }
+
+
+def summary_lines(diagnosis: Diagnosis, limit: int = 3) -> list[str]:
+    """A few lines for the end of a profiled run (``majob run --perf``): the step time, the
+    largest parts, the first findings with their first advice, and whether it is partial."""
+    lines = []
+    for rank in diagnosis.ranks[:1]:
+        parts = sorted(PARTS, key=lambda p: -rank.per_step[p])[:3]
+        shares = ", ".join(f"{p} {100 * rank.share(p):.0f}%" for p in parts)
+        lines.append(
+            f"step time p50 {rank.p50:.3g} ms, p95 {rank.p95:.3g} ms ({rank.label}): {shares}"
+        )
+    for index, finding in enumerate(diagnosis.findings[:limit], 1):
+        advice = f": {finding.advice[0]}" if finding.advice else ""
+        lines.append(
+            f"{index}. saves {finding.saving_ms:.3g} ms a step ({100 * finding.share:.0f}%), "
+            f"{finding.title}{advice}"
+        )
+    if not diagnosis.findings:
+        lines.append("nothing to fix: no finding would save 2% of a step")
+    if diagnosis.partial:
+        lines.append(f"partial profile: {diagnosis.partial[0]}")
+    return lines

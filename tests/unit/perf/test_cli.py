@@ -186,3 +186,14 @@ def test_two_profiles_side_by_side(plain_profile: Callable[..., Path], tmp_path:
 def test_three_targets_are_refused(plain_profile: Callable[..., Path]) -> None:
     root = str(plain_profile())
     _bad([root, root, root], "one profile, or two")
+
+
+def test_the_summary_a_profiled_run_ends_with(
+    plain_profile: Callable[..., Path], tmp_path: Path
+) -> None:
+    from majob.perf.report import diagnose, summary_lines
+
+    diagnosis = diagnose("run", plain_profile(data=5000.0), tmp_path / "s", run_advisor=False)
+    lines = summary_lines(diagnosis)
+    assert lines[0].startswith("step time p50 ") and "data " in lines[0]
+    assert lines[1].startswith("1. saves ") and "the step waits for data: DataLoader(" in lines[1]
