@@ -130,6 +130,8 @@ class Timeline:
         if cat in DEVICE_CATEGORIES:
             self.device_seen = True
             self._place(ts, dur, self._device)
+        if cat == "python_function":
+            return  # with_stack's Python frames: transparent, the operators inside them count
         thread = (event.get("pid"), event.get("tid"))
         if name.startswith("ProfilerStep#") and self.main in (None, thread):
             self.main = thread

@@ -163,3 +163,21 @@ def test_string_timestamps_as_torch_npu_writes_them_are_read() -> None:
         event["ts"] = f"{event['ts']:.3f}"
     _, [step] = _steps(events)
     assert step.parts["forward"] == 100.0
+
+
+def test_python_frames_of_a_profile_with_stacks_are_transparent() -> None:
+    plan = StepPlan(
+        [
+            ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 300.0),
+            ("Optimizer.step#SGD.step", 100.0),
+        ]
+    )
+    events = step_events([plan])
+    # with_stack=True: a Python frame around the loader's annotation, starting before it
+    frame = op(
+        "torch/utils/data/dataloader.py(700): __next__", 1000.0, 302.0, cat="python_function"
+    )
+    events.insert(1, frame)
+    _, [step] = _steps(events)
+    assert step.parts["data"] == 300.0
+    assert step.parts["forward"] == 0.0
