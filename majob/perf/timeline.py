@@ -114,6 +114,7 @@ class Timeline:
         self._step: Step | None = None
         self._cursor = 0.0  # where the current step's last direct child ended
         self._previous = ""  # ... and its name
+        self._last: tuple[str, float, float, bool] = ("", 0.0, 0.0, False)  # part, dur, gap, small
         self._other_backward: list[tuple[float, float]] = []
         self._device: list[tuple[float, float]] = []
         self.device_seen = False
@@ -178,6 +179,7 @@ class Timeline:
             self._step = Step(int(digits) if digits.isdigit() else len(self.steps), ts, dur)
             self._cursor = ts
             self._previous = "(start of step)"
+            self._last = ("", 0.0, 0.0, False)
             self._push(stack, name, cat, ts, dur, "step", False)
             return
         step = self._step
@@ -203,7 +205,8 @@ class Timeline:
     def _direct_child(self, step: Step, name: str, ts: float, dur: float) -> None:
         """An event directly under the step: its part, the gap before it, the counts."""
         part = part_of(name)
-        self._gap(step, ts - self._cursor, name, "sync" if part == "sync" else "dispatch")
+        gap = ts - self._cursor
+        self._gap(step, gap, name, "sync" if part == "sync" else "dispatch")
         self._previous = name
         dur = max(min(ts + dur, step.end) - ts, 0.0)  # a hook's prof.step() ends it early
         self._cursor = max(self._cursor, ts + dur)
@@ -211,13 +214,31 @@ class Timeline:
         step.ops += 1
         if part == "sync":
             step.syncs += 1
+            if 0 <= gap < DISPATCH_GAP_US:
+                self._producer_to_sync(step)
         elif part == "data" and not step.loader:
             step.loader = name.rsplit("#", 1)[-1].split(".", 1)[0]
         elif name.startswith("Optimizer.step#") and not step.optimizer:
             step.optimizer = name.split("#", 1)[1].split(".", 1)[0]
-        if part in ("forward", "backward") and dur < SMALL_OP_US:
+        small = part in ("forward", "backward") and dur < SMALL_OP_US
+        if small:
             step.small_ops += 1
             step.small_time += dur
+        self._last = (part, dur, gap, small)
+
+    def _producer_to_sync(self, step: Step) -> None:
+        """The small operator right before a sync made the value it reads (``x[i]`` of
+        ``x[i].item()``): it and the gap before it are the sync's cost, not the forward's."""
+        part, dur, gap, small = self._last
+        if not small or part != "forward":
+            return
+        step.parts["forward"] -= dur
+        step.small_ops -= 1
+        step.small_time -= dur
+        moved = gap if 0 < gap < DISPATCH_GAP_US else 0.0
+        step.parts["dispatch"] -= moved
+        step.parts["sync"] += dur + moved
+        self._last = ("sync", 0.0, 0.0, False)
 
     def _gap(self, step: Step, gap: float, after: str, short: str = "dispatch") -> None:
         """A gap before a direct child: a short one is the host issuing it (``short``: a

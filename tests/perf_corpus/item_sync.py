@@ -14,8 +14,8 @@ for step in range(10):
     per_sample = torch.nn.functional.cross_entropy(
         model(data[batch]), target[batch], reduction="none"
     )
-    for value in per_sample:  # should be total += per_sample.sum() (kept on the device)
-        total += value.item()
+    for i in range(len(per_sample)):  # should be total += per_sample.sum() (on the device)
+        total += per_sample[i].item()
     optimizer.zero_grad()
     per_sample.mean().backward()
     optimizer.step()

@@ -181,3 +181,12 @@ def test_python_frames_of_a_profile_with_stacks_are_transparent() -> None:
     _, [step] = _steps(events)
     assert step.parts["data"] == 300.0
     assert step.parts["forward"] == 0.0
+
+
+def test_the_small_operator_that_makes_a_syncs_value_is_the_syncs() -> None:
+    # for i in range(n): total += x[i].item()
+    plan = StepPlan([("aten::select", 4.0), ("aten::item", 3.0)] * 50 + [("aten::linear", 500.0)])
+    _, [step] = _steps(step_events([plan]))
+    assert step.parts["sync"] == pytest.approx(50 * (4.0 + 5.0 + 3.0 + 5.0) - 5.0)
+    assert step.parts["forward"] == 500.0
+    assert step.small_ops == 0
