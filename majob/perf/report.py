@@ -159,7 +159,7 @@ def to_json(diagnosis: Diagnosis) -> dict[str, object]:
         "partial": diagnosis.partial,
         "findings": [finding_json(f) for f in diagnosis.findings],
         "ranks": [rank_json(p) for p in diagnosis.ranks],
-        "msprof_analyze": None
+        "msprof_analyze": {"ran": False, "note": advisor.INSTALL_HINT, "problems": []}
         if result is None
         else {
             "ran": result.ran,
