@@ -68,6 +68,8 @@ def _findings(console: Console, diagnosis: Diagnosis) -> None:
         console.print(f"   {f.evidence} [{f.source}, {f.basis}, {f.where}]", markup=False)
         for line in f.advice:
             console.print(f"   - {line}", markup=False)
+        for line in f.also:
+            console.print(f"   msprof-analyze: {line}", markup=False)
 
 
 def show_comparison(comparison: Comparison) -> None:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from majob.errors import MajobError, UserInputError
+from majob.errors import UserInputError
 from majob.perf import advisor
 from majob.perf.analyse import RankProfile, analyse_rank
 from majob.perf.findings import Finding, findings
@@ -52,7 +52,7 @@ def diagnose(label: str, root: Path, scratch: Path, *, run_advisor: bool = True)
         if not profiles:
             assert first_error is not None
             raise first_error
-    except MajobError:
+    except BaseException:  # a bad input, a bug, Ctrl-C: the advisor does not outlive it
         if process is not None:
             process.kill()
             process.communicate()
