@@ -26,7 +26,6 @@ def perf(
             help="A profile: a directory, a run id, an obs:// path or a job id/name. Two: "
             "compare B against A.",
             show_default=False,
-            metavar="TARGET [B]",
         ),
     ],
     format_: Annotated[
