@@ -74,6 +74,7 @@ bench: bytecode
 	$(BIN)/python bench/image_inspect.py --rounds 1
 	$(BIN)/python bench/migrate_quality.py
 	$(BIN)/python bench/precision.py
+	$(BIN)/python bench/perf.py
 	$(BIN)/python bench/resilience.py
 
 clean:

@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("image", "image_app", ("image",)),
     ("image", "env_app", ("env",)),
     ("precision", "commands", ("compare",)),
+    ("perf", "commands", ("perf",)),
 )
 
 

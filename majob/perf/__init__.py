@@ -1,0 +1,1 @@
+"""Performance: profiling data of a run, read and diagnosed (``majob perf``)."""

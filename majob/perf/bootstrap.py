@@ -292,8 +292,14 @@ class _State:
             "reason": reason,
         }
         path = os.path.join(folder, INFO_FILE.format(rank=self.rank))
+        try:  # torch_npu writes a file of this name (on an NPU): its keys are kept, ours added
+            with open(path, encoding="utf-8") as existing:
+                written = json.load(existing)
+        except (OSError, ValueError):
+            written = {}
+        merged = {**written, **info} if isinstance(written, dict) else info
         with open(path + ".tmp", "w", encoding="utf-8") as out:
-            json.dump(info, out, indent=2)
+            json.dump(merged, out, indent=2)
         os.replace(path + ".tmp", path)
 
     def stop(self, reason: str | None = None) -> None:

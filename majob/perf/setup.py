@@ -103,8 +103,25 @@ def local_run_lines(run_dir: Path, output_dirs: Mapping[str, Path], profiled: bo
     return [
         *lines,
         f"profile: {counted(len(folders), 'folder')} in {profile}{state}",
-        f"  read it: majob perf {profile}",
+        *_diagnosis_lines(profile),
+        f"  the whole table, with msprof-analyze's advisor: majob perf {profile}",
     ]
+
+
+def _diagnosis_lines(profile: Path) -> list[str]:
+    """majob's own diagnosis of the profile, in a few lines (the advisor is left to ``majob
+    perf``: it takes tens of seconds); a profile it cannot read says why, the run stands."""
+    import tempfile
+
+    from majob.errors import MajobError
+    from majob.perf.report import diagnose, summary_lines
+
+    with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
+        try:
+            diagnosis = diagnose(str(profile), profile, Path(scratch), run_advisor=False)
+        except MajobError as error:
+            return [f"  not diagnosed: {error.message}"]
+    return [f"  {line}" for line in summary_lines(diagnosis)]
 
 
 def _complete(folder: Path) -> bool:

@@ -8,13 +8,13 @@ killed node left half-written is skipped.
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from majob.perf.step_records import percentile, read_steps
 from majob.text import counted
 
 STEP_FILE_GLOB = "majob_steps_*.jsonl"
@@ -30,7 +30,7 @@ class NodeSteps:
 
     @property
     def p50(self) -> float:
-        return percentile(self.durations_ms, 50)
+        return percentile(self.durations_ms, 0.50)
 
 
 @dataclass(frozen=True)
@@ -45,39 +45,21 @@ class StepTimes:
 
     @property
     def p50(self) -> float:
-        return percentile(self.durations_ms, 50)
+        return percentile(self.durations_ms, 0.50)
 
     @property
     def p95(self) -> float:
-        return percentile(self.durations_ms, 95)
+        return percentile(self.durations_ms, 0.95)
 
     @property
     def count(self) -> int:
         return len(self.durations_ms)
 
 
-def percentile(values: Iterable[float], q: float) -> float:
-    """The ``q``-th percentile, nearest rank (a step that happened, not an interpolation)."""
-    ordered = sorted(values)
-    if not ordered:
-        raise ValueError("no values")
-    rank = max(1, -(-len(ordered) * q // 100))
-    return ordered[int(rank) - 1]
-
-
 def read_step_file(path: Path) -> list[float]:
     """The counted steps' durations (ms) in one step file."""
-    durations = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-            step, start, end = int(record["step"]), int(record["start_ns"]), int(record["end_ns"])
-        except (ValueError, KeyError, TypeError):
-            continue  # the last line of a killed node
-        if step == 0 or record.get("profiled"):
-            continue
-        durations.append((end - start) / 1e6)
-    return durations
+    records = read_steps(path).records  # the half-written last line of a killed node skipped
+    return [r.seconds * 1e3 for r in records if r.step != 0 and not r.profiled]
 
 
 def step_times(roots: Iterable[Path]) -> StepTimes | None:

@@ -90,7 +90,9 @@ def test_run_perf_profiles_a_plain_script_into_the_ascend_layout(tmp_path: Path)
     out = result.stdout
     assert re.search(r"^step time p50 [\d.]+ ms, p95 [\d.]+ ms \(8 steps", out, re.M), out
     assert f"profile: 1 folder in {profiling}\n" in out
-    assert out.rstrip().endswith(f"read it: majob perf {profiling}")
+    # majob's own diagnosis of it, then where the whole table is
+    assert re.search(r"^  step time p50 [\d.]+ ms, p95 [\d.]+ ms \(worker-0-rank0\): ", out, re.M)
+    assert out.rstrip().endswith(f"with msprof-analyze's advisor: majob perf {profiling}")
     # The profile stays with the run: it is not copied into the output's local folder.
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("trace_view.json"))
 
