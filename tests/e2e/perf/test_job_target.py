@@ -19,6 +19,9 @@ from majob.spec.profiles import Profile
 from majob.storage.obs import ObsObjectStore
 from majob.testing import wait_until
 
+# An emulated job that imports torch and is profiled: minutes on a loaded 2-core machine.
+pytestmark = pytest.mark.timeout(900)
+
 # The job writes a profile as the collection side would (no torch: a tiny hand-made trace of
 # four steps that each wait 5 ms for data), or none when told so.
 SCRIPT = """\
@@ -66,7 +69,7 @@ def _run_job(tmp_path: Path, profile: Profile, store: ObsObjectStore, *sets: str
     spec = load_spec(tmp_path / "spec.yaml", overrides=list(sets), profile=profile)
     with open_service(profile) as service:
         job = Submitter(service, store, profile).submit(plan_submit(spec, "debug"))
-        wait_until(lambda: service.get(job.id).finished, "the job ends", timeout=120)
+        wait_until(lambda: service.get(job.id).finished, "the job ends", timeout=400)
         assert service.get(job.id).succeeded
     with Ledger() as ledger:
         record = ledger.start(
