@@ -11,12 +11,10 @@ emulated ModelArts runs it the same way. The user's own code dir is never writte
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
-from majob.errors import ConfigError
 from majob.perf.setup import BOOTSTRAP, PROFILER, PROFILING_DIR, perf_channel, settings
+from majob.runner.staging import container_output, refuse_custom_image, staged_with_bootstrap
 from majob.spec.models import JobSpec, Stage
 
 STAGED_DIR = "majob_perf"
@@ -31,32 +29,18 @@ def staging_dir(spec: JobSpec) -> Path:
 def staged_for_perf(spec: JobSpec, staging: Path, stage: Stage) -> JobSpec:
     """``spec`` with its code copied into ``staging`` and the perf bootstrap as its boot file;
     the profile's settings are ``stage``'s ``perf:``."""
-    from majob.runner.tree import copy_code
-
-    if spec.image.command:
-        raise ConfigError(
-            f"{spec.name}: --perf needs a preset engine (the job runs `python BOOT_FILE`); "
-            "a custom image's command starts the job itself",
-            hint="profile with torch_npu.profiler in the script itself for a custom image",
-        )
-    channel = perf_channel(spec)
-    if staging.exists():
-        shutil.rmtree(staging)
-    copy_code(spec, staging)
-    tools = staging / STAGED_DIR
-    tools.mkdir()
-    shutil.copyfile(BOOTSTRAP, tools / "bootstrap.py")
-    shutil.copyfile(PROFILER, tools / "profiler.py")
-    # The output channel's dir in the container (runner/layout.py: MA_MOUNT_PATH/outputs/<name>_0),
-    # expanded on the node: the emulator's MA_MOUNT_PATH is the job's own tree.
-    profiling = f"${{MA_MOUNT_PATH}}/outputs/{channel}_0/{PROFILING_DIR}"
-    values = settings(spec.at_stage(stage), profiling, None)
-    (tools / "settings.json").write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")
-    env = {**spec.env, BOOT_ENV: spec.code.boot_file}
-    code = spec.code.model_copy(
-        update={"dir": str(staging), "boot_file": f"{STAGED_DIR}/bootstrap.py"}
+    refuse_custom_image(
+        spec, "--perf", "profile with torch_npu.profiler in the script itself for a custom image"
     )
-    return spec.model_copy(update={"code": code, "env": env})
+    profiling = container_output(perf_channel(spec), PROFILING_DIR)
+    return staged_with_bootstrap(
+        spec,
+        staging,
+        STAGED_DIR,
+        {"bootstrap.py": BOOTSTRAP, "profiler.py": PROFILER},
+        settings(spec.at_stage(stage), profiling, None),
+        {BOOT_ENV: spec.code.boot_file},
+    )
 
 
 def profile_line(spec: JobSpec, stage: Stage) -> str:

@@ -10,13 +10,11 @@ The user's own code dir is never written.
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
-from majob.errors import ConfigError
 from majob.precision.dumpconfig import BOOTSTRAP, DUMP_DIR, dump_channel, msprobe_config
 from majob.precision.specs import spec_record
+from majob.runner.staging import container_output, refuse_custom_image, staged_with_bootstrap
 from majob.spec.models import JobSpec, Precision, Stage
 
 STAGED_DIR = "majob_precision"
@@ -26,25 +24,11 @@ BOOT_ENV = "MAJOB_PRECISION_BOOT"
 def staged_for_dump(spec: JobSpec, staging: Path, stage: Stage | None = None) -> JobSpec:
     """``spec`` with its code copied into ``staging`` and the bootstrap as its boot file; the
     settings carry the spec as ``stage`` runs it, which the bootstrap writes into the dump."""
-    from majob.runner.tree import copy_code
-
-    if spec.image.command:
-        raise ConfigError(
-            f"{spec.name}: --dump needs a preset engine (the job runs `python BOOT_FILE`); "
-            "a custom image's command starts the job itself",
-            hint="add the three msprobe lines by hand (docs/precision.md) for a custom image",
-        )
-    channel = dump_channel(spec)
+    refuse_custom_image(
+        spec, "--dump", "add the three msprobe lines by hand (docs/precision.md) for a custom image"
+    )
     precision = spec.precision or Precision.model_validate({})
-    if staging.exists():
-        shutil.rmtree(staging)
-    copy_code(spec, staging)
-    tools = staging / STAGED_DIR
-    tools.mkdir()
-    shutil.copyfile(BOOTSTRAP, tools / "bootstrap.py")
-    # The output channel's dir in the container (runner/layout.py: MA_MOUNT_PATH/outputs/<name>_0),
-    # expanded on the node: the emulator's MA_MOUNT_PATH is the job's own tree.
-    dump_path = f"${{MA_MOUNT_PATH}}/outputs/{channel}_0/{DUMP_DIR}"
+    dump_path = container_output(dump_channel(spec), DUMP_DIR)
     settings = {
         "dump_path": dump_path,
         "seed": precision.seed,
@@ -53,9 +37,7 @@ def staged_for_dump(spec: JobSpec, staging: Path, stage: Stage | None = None) ->
         "msprobe": msprobe_config(precision, Path(dump_path)),
         "spec": spec_record(spec.at_stage(stage) if stage else spec),
     }
-    (tools / "settings.json").write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-    env = {**spec.env, BOOT_ENV: spec.code.boot_file, "PYTHONHASHSEED": str(precision.seed)}
-    code = spec.code.model_copy(
-        update={"dir": str(staging), "boot_file": f"{STAGED_DIR}/bootstrap.py"}
+    env = {BOOT_ENV: spec.code.boot_file, "PYTHONHASHSEED": str(precision.seed)}
+    return staged_with_bootstrap(
+        spec, staging, STAGED_DIR, {"bootstrap.py": BOOTSTRAP}, settings, env
     )
-    return spec.model_copy(update={"code": code, "env": env})
