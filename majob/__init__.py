@@ -19,6 +19,7 @@ from majob.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from majob.api import jobs as jobs
+    from majob.api import perf_report as perf_report
     from majob.api import submit as submit
     from majob.compile.rest import to_rest_body as to_rest_body
     from majob.compile.sdk import EstimatorCall as EstimatorCall
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from majob.migrate.findings import FileReport as FileReport
     from majob.migrate.findings import Finding as Finding
     from majob.migrate.rewrite import migrate_source as migrate_source
+    from majob.perf.report import Diagnosis as Diagnosis
     from majob.pipeline.flow import Pipeline as Pipeline
     from majob.pipeline.rehearsal import Rehearsal as Rehearsal
     from majob.pipeline.rehearsal import RehearsalOptions as RehearsalOptions

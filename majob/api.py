@@ -1,4 +1,4 @@
-"""The Python API's compositions: ``majob.submit`` and ``majob.jobs``.
+"""The Python API's compositions: ``majob.submit``, ``majob.jobs`` and ``majob.perf_report``.
 
 Each composes the layers below as the CLI does: a profile and a spec are loaded, the service
 submits (``majob.service.submit``), and the ``Job`` comes back bound to its client:
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from majob.service.base import Job, JobFilter, JobList, TrainingService
 
 if TYPE_CHECKING:
+    from majob.perf.report import Diagnosis
     from majob.spec.models import JobSpec
     from majob.spec.profiles import Profile
 
@@ -95,3 +96,37 @@ def search_jobs(
         if not page or offset >= total:
             break
     return found[:limit]
+
+
+def perf_report(
+    target: str | os.PathLike[str],
+    *,
+    msprof: bool = False,
+    runs_dir: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+) -> Diagnosis:
+    """``majob perf TARGET`` from Python: where a step's time goes and what to change.
+
+    ``target`` is a profile directory, a local run id (or ``latest``), an ``obs://`` path or a
+    job id/name. A notebook shows the report (findings, step time over the steps, each step's
+    breakdown, the ranks side by side); ``.summary()`` is its text, ``.findings`` the ranked
+    findings. ``msprof`` runs msprof-analyze's advisor too (tens of seconds; needs the
+    ``perf`` extra). A profile of a run or job majob recorded becomes a perf record, as with
+    the CLI (the checklist's "performance diagnosed")."""
+    import tempfile
+    import warnings
+
+    from majob.perf.report import diagnose
+    from majob.pipeline.perf_target import record_diagnosis, resolve_target
+    from majob.runner.runs import default_runs_dir
+
+    runs = Path(runs_dir) if runs_dir is not None else default_runs_dir()
+    found = resolve_target(os.fspath(target), runs, profile)
+    with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
+        diagnosis = diagnose(
+            found.target.label, found.target.path, Path(scratch), run_advisor=msprof
+        )
+    note = record_diagnosis(found, diagnosis, "majob.perf_report")
+    if note:
+        warnings.warn(note, stacklevel=2)
+    return diagnosis

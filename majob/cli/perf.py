@@ -11,7 +11,6 @@ from majob.cli.common import ProfileOption, user_errors
 
 if TYPE_CHECKING:
     from majob.perf.report import Diagnosis
-    from majob.perf.targets import Target
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -59,19 +58,24 @@ def perf(
     from majob.errors import UserInputError
     from majob.perf import advisor
     from majob.perf.report import diagnose
+    from majob.pipeline.perf_target import record_diagnosis, resolve_target
+    from majob.runner.runs import default_runs_dir
 
     if len(targets) > 2:
         raise UserInputError("majob perf takes one profile, or two to compare")
-    resolved = [_resolve(text, runs_dir, profile) for text in targets]
+    resolved = [resolve_target(text, runs_dir or default_runs_dir(), profile) for text in targets]
     with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
         diagnoses = [
-            diagnose(t.label, t.path, Path(scratch) / str(i), run_advisor=msprof)
+            diagnose(t.target.label, t.target.path, Path(scratch) / str(i), run_advisor=msprof)
             for i, t in enumerate(resolved)
         ]
         if len(diagnoses) == 2:
             _compare(diagnoses[0], diagnoses[1], format_, html)
             return
         _show(diagnoses[0], format_, html, installed=advisor.installed() or not msprof)
+    note = record_diagnosis(resolved[0], diagnoses[0], "majob perf")
+    if note:
+        typer.echo(f"note: {note}", err=True)
     if diagnoses[0].above(threshold):
         raise typer.Exit(1)
 
@@ -109,63 +113,3 @@ def _compare(a: Diagnosis, b: Diagnosis, format_: str, html: Path | None) -> Non
         from majob.cli.perf_show import show_comparison
 
         show_comparison(comparison)
-
-
-def _resolve(text: str, runs_dir: Path | None, profile: str | None) -> Target:
-    """``text`` as a local profile directory: a directory, run id or obs:// path; else a job
-    of the service, whose output the ledger names."""
-    from majob.errors import MajobError, UserInputError
-    from majob.perf.targets import PERF_DIR, resolve
-    from majob.runner.runs import default_runs_dir
-
-    cache = Path.cwd() / PERF_DIR / "downloads"
-    try:
-        return resolve(text, runs_dir or default_runs_dir(), cache, profile)
-    except UserInputError as error:
-        if "/" in text or text.startswith("."):
-            raise
-        local = error
-    try:
-        return _job_target(text, cache, profile)
-    except MajobError as error:
-        raise UserInputError(
-            f"{text}: {local.message}; as a job: {error.message}",
-            hint="give a profile directory, a run id, an obs:// path or a job id/name",
-        ) from None
-
-
-def _job_target(ref: str, cache: Path, profile: str | None) -> Target:
-    """The profile of the cloud job ``ref``: its stage's output on OBS, as the ledger recorded
-    the spec it ran (``<output>/<stage>/profiling/``, else ``<output>/profiling/``)."""
-    from majob.errors import UserInputError
-    from majob.perf.targets import Target, download
-    from majob.pipeline.ledger import Ledger
-    from majob.service.connect import open_service
-    from majob.service.lookup import find_job
-    from majob.spec.profiles import load_profile
-
-    service = open_service(load_profile(profile))
-    try:
-        job = find_job(service, ref).job
-    finally:
-        service.close()
-    with Ledger() as ledger:
-        record = ledger.by_job(job.id)
-    outputs = record.spec_json.get("outputs") if record is not None else None
-    first = outputs[0] if isinstance(outputs, list) and outputs else None
-    obs = first.get("obs") if isinstance(first, dict) else None
-    if record is None or not isinstance(obs, str):
-        raise UserInputError(
-            f"job {job.name} ({job.id}): majob has no record of where its outputs went",
-            hint="give the job's output path: majob perf obs://BUCKET/.../profiling/",
-        )
-    base = obs if obs.endswith("/") else obs + "/"
-    for candidate in (f"{base}{record.stage}/profiling/", f"{base}profiling/"):
-        try:
-            return Target(f"{ref} ({record.stage})", download(candidate, cache, profile))
-        except UserInputError:
-            continue
-    raise UserInputError(
-        f"job {job.name} ({job.id}): no profiling data in its output {obs}",
-        hint="profile it: `majob submit SPEC --perf` (or `majob pipeline SPEC --perf`)",
-    )

@@ -49,7 +49,13 @@ def _parse_timeout(text: str | None) -> int | None:
         raise ConfigError(f"--timeout {text!r}: {error}") from None
 
 
-def _summary(result: RunResult, dump: bool = False, perf: bool = False) -> list[str]:
+def _summary(
+    result: RunResult,
+    dump: bool = False,
+    perf: bool = False,
+    spec: tuple[JobSpec, Path] | None = None,
+) -> list[str]:
+    """What ``majob run`` says at its end (``spec``: the spec run and its file)."""
     from majob.perf.setup import PROFILING_DIR
     from majob.precision.dumpconfig import DUMP_DIR
     from majob.text import counted
@@ -89,9 +95,9 @@ def _summary(result: RunResult, dump: bool = False, perf: bool = False) -> list[
 
         first = next(iter(result.output_dirs.values()))
         lines += dump_summary(first / DUMP_DIR, result.run_id)
-    from majob.perf.setup import local_run_lines
+    from majob.cli.run_perf import step_lines
 
-    lines += local_run_lines(result.run_dir, result.output_dirs, perf)
+    lines += step_lines(result, spec if perf else None)
     if result.pruned:
         lines.append(
             f"removed {counted(len(result.pruned), 'old run')} from {result.run_dir.parent} "
@@ -261,7 +267,7 @@ def run(
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
         raise typer.Exit(130) from None
-    for line in _summary(result, dump, perf):
+    for line in _summary(result, dump, perf, (job, spec)):
         typer.echo(line)
 
 

@@ -120,6 +120,7 @@ def submit(
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
     job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
     warn_about_sets(job_spec, set_, [chosen])
+    perf = _profiled(job_spec, chosen, perf, dump)
     _warn_engine(job_spec, spec)
     # A SIGTERM while it waits ends it as Ctrl-C does: the job keeps running, majob says how
     # to follow it, and the record says interrupted (left to its default, it died silently).
@@ -141,10 +142,17 @@ def submit(
             else None
         )
         with naming_profile(selected, chosen=profile is not None):
-            code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder)
+            code = _submit(plan, job_spec, selected, upload_inputs, wait, recorder, perf)
     if code:
         raise typer.Exit(code)
     _say_where(job_spec, chosen, dump, perf)
+
+
+def _profiled(spec: JobSpec, stage: Stage, perf: bool, dump: bool) -> bool:
+    """``--perf``, or the spec's ``expect.perf`` names the stage (not for a dump run)."""
+    from majob.pipeline.perfstage import stage_profiled
+
+    return perf or (not dump and stage_profiled(spec, stage, False))
 
 
 def _check_flags(reason: str | None, force: bool, dump: bool, perf: bool) -> None:
@@ -261,8 +269,10 @@ def _submit(
     upload_inputs: bool,
     wait: bool,
     recorder: StageRecorder | None,
+    perf: bool,
 ) -> int:
-    """Submit ``plan``; with ``wait``, follow the job (and record its stage); the exit code."""
+    """Submit ``plan``; with ``wait``, follow the job (and record its stage; ``perf``: with its
+    profile's diagnosis); the exit code."""
     from majob.pipeline.adopt import adopt
     from majob.service.connect import ServiceSource, console_url
     from majob.service.submit import submit_plan
@@ -301,7 +311,7 @@ def _submit(
                 metrics=metrics,
             )
             return code
-        return _follow_and_record(source, job, spec, plan.stage, profile, recorder)
+        return _follow_and_record(source, job, spec, plan.stage, profile, recorder, perf)
     finally:
         source.close()
 
@@ -313,9 +323,11 @@ def _follow_and_record(
     stage: Stage,
     profile: Profile,
     recorder: StageRecorder,
+    perf: bool,
 ) -> int:
     """Follow ``job``, judge its stage as the pipeline does and record it; the exit code."""
     from majob.pipeline.judge import judge_expect, judge_job
+    from majob.pipeline.perfstage import diagnosis_lines, profiled_outcome
     from majob.pipeline.stages import StageLog
 
     if recorder.record_id is None:  # else adopted: the killed run's record, now this one's
@@ -336,6 +348,9 @@ def _follow_and_record(
         recorder.stopped("interrupted")
         return code
     outcome = judge_expect(spec.expect, log.ended(judge_job(spec, stage, profile, waited), started))
+    if perf:
+        outcome, found = profiled_outcome(spec, stage, outcome, profile, recorder, "majob submit")
+        typer.echo("\n".join(f"[majob] {line}" for line in diagnosis_lines(found)))
     recorder.finish(outcome)
     if not outcome.passed:
         if waited.job.succeeded:  # else follow_job has said how the job ended

@@ -19,6 +19,8 @@ from majob import display
 from majob.notebook.cards import job_html, pipeline_result_html, run_result_html, stage_result_html
 from majob.notebook.series import job_series, plot_series, series_frame, sparkline
 from majob.notebook.tables import history_html, jobs_html
+from majob.perf.html import fragment as perf_fragment
+from majob.perf.report import Diagnosis
 from majob.pipeline.ledger_schema import StageRecords
 from majob.pipeline.results import PipelineResult, StageResult
 from majob.runner.result import RunResult
@@ -53,3 +55,4 @@ display.register(StageResult, html=stage_result_html, metrics=stage_metrics, plo
 display.register(PipelineResult, html=pipeline_result_html)
 display.register(StageRecords, html=history_html)
 display.register(JobList, html=jobs_html)
+display.register(Diagnosis, html=perf_fragment)

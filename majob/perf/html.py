@@ -24,6 +24,12 @@ table { border-collapse: collapse; margin: 1em 0; }
 td, th { border: 1px solid #ccc; padding: 4px 8px; font-size: 13px; text-align: left;
   vertical-align: top; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; }"""
+SCOPED_STYLE = """.majob-perf { font-family: sans-serif; color: #222; }
+.majob-perf table { border-collapse: collapse; margin: 1em 0; }
+.majob-perf td, .majob-perf th { border: 1px solid #ccc; padding: 4px 8px; font-size: 13px;
+  text-align: left; vertical-align: top; }
+.majob-perf .legend span { display: inline-block; width: 12px; height: 12px;
+  margin: 0 4px 0 12px; }"""  # the page's STYLE, kept to the report's div in a notebook
 
 
 def _svg(svg_id: str, label: str, body: list[str], x_label: str, y_label: str) -> str:
@@ -112,6 +118,22 @@ def _table(table_id: str, headers: Sequence[str], rows: list[list[str]]) -> str:
 
 
 def render(diagnosis: Diagnosis) -> str:
+    """The report as a page of its own (``majob perf --html``)."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>majob perf</title>
+<style>{STYLE}</style></head><body>
+{_body(diagnosis, "h1", "h2")}
+</body></html>
+"""
+
+
+def fragment(diagnosis: Diagnosis) -> str:
+    """The report inside a notebook's output cell: its style kept to its own ``div``."""
+    body = _body(diagnosis, "h3", "h4")
+    return f'<div class="majob-perf"><style>{SCOPED_STYLE}</style>{body}</div>'
+
+
+def _body(diagnosis: Diagnosis, title: str, heading: str) -> str:
     findings = [
         [
             f"{f.saving_ms:.3g} ms ({100 * f.share:.0f}%)",
@@ -127,22 +149,19 @@ def render(diagnosis: Diagnosis) -> str:
     notes = "".join(f"<li>{escape(line)}</li>" for line in diagnosis.partial)
     advisor = diagnosis.advisor
     advisor_note = "msprof-analyze is not installed" if advisor is None else advisor.note or "ran"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>majob perf</title>
-<style>{STYLE}</style></head><body>
-<h1>majob perf: {escape(diagnosis.target)}</h1>
-{f"<h2>Partial profile</h2><ul id='partial'>{notes}</ul>" if notes else ""}
-<h2>Findings</h2>
+    h, t = heading, title
+    partial = f"<{h}>Partial profile</{h}><ul id='partial'>{notes}</ul>" if notes else ""
+    return f"""<{t}>majob perf: {escape(diagnosis.target)}</{t}>
+{partial}
+<{h}>Findings</{h}>
 {_table("findings", ("saves per step", "finding", "what to change", "from"), findings)}
 <p id="msprof">msprof-analyze: {escape(advisor_note)}</p>
-<h2>Step time</h2>
+<{h}>Step time</{h}>
 {step_time_svg([(r.label, r.step_ms) for r in diagnosis.ranks])}
-<h2>Each profiled step ({escape(first.label)})</h2>{_legend()}
+<{h}>Each profiled step ({escape(first.label)})</{h}>{_legend()}
 {breakdown_svg(per_step, "step-breakdown", "profiled step")}
-<h2>Ranks side by side</h2>
-{breakdown_svg(ranks, "rank-breakdown", "rank")}
-</body></html>
-"""
+<{h}>Ranks side by side</{h}>
+{breakdown_svg(ranks, "rank-breakdown", "rank")}"""
 
 
 def render_comparison(comparison: Comparison) -> str:

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from majob import display
 from majob.errors import UserInputError
 from majob.perf import advisor
 from majob.perf.analyse import RankProfile, analyse_rank
@@ -15,7 +16,7 @@ from majob.perf.layout import rank_dirs
 from majob.perf.timeline import PARTS
 
 
-@dataclass
+@dataclass(repr=False)
 class Diagnosis:
     target: str
     root: Path
@@ -31,6 +32,20 @@ class Diagnosis:
 
     def above(self, share: float) -> list[Finding]:
         return [f for f in self.findings if f.share >= share]
+
+    def summary(self) -> str:
+        """The step time, its largest parts and the first findings, a line each."""
+        return "\n".join(summary_lines(self))
+
+    def __repr__(self) -> str:  # short: the dataclass's would print every step of every rank
+        top = self.findings[0].title if self.findings else "no finding"
+        return (
+            f"<Diagnosis {self.target}: {len(self.ranks)} rank(s), top: {top}"
+            f"{', partial' if self.partial else ''}>"
+        )
+
+    def _repr_html_(self) -> str | None:
+        return display.html(self)
 
 
 def diagnose(label: str, root: Path, scratch: Path, *, run_advisor: bool = True) -> Diagnosis:

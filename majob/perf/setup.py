@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majob.errors import ConfigError
 from majob.runner.layout import ContainerPaths
 from majob.spec.models import JobSpec
 from majob.spec.perf import Perf
+
+if TYPE_CHECKING:
+    from majob.perf.report import Diagnosis
 
 PROFILING_DIR = "profiling"
 STEPS_DIR = "steps"
@@ -85,9 +88,15 @@ def profiling_dir(output_dirs: Mapping[str, Path]) -> Path | None:
     return first / PROFILING_DIR
 
 
-def local_run_lines(run_dir: Path, output_dirs: Mapping[str, Path], profiled: bool) -> list[str]:
-    """What ``majob run`` says at its end: the step times; with ``--perf``, where the profile is
-    and how to read it."""
+def local_run_lines(
+    run_dir: Path,
+    output_dirs: Mapping[str, Path],
+    profiled: bool,
+    diagnosis: Diagnosis | str | None = None,
+) -> list[str]:
+    """What ``majob run`` says at its end: the step times; with ``--perf``, where the profile is,
+    its diagnosis (``diagnosis``: made by the caller, or why it could not be; None: made here)
+    and how to read it whole."""
     from majob.perf.steps import step_time_lines, step_times
     from majob.text import counted
 
@@ -103,24 +112,34 @@ def local_run_lines(run_dir: Path, output_dirs: Mapping[str, Path], profiled: bo
     return [
         *lines,
         f"profile: {counted(len(folders), 'folder')} in {profile}{state}",
-        *_diagnosis_lines(profile),
+        *_diagnosis_lines(profile if diagnosis is None else diagnosis),
         f"  the whole table, with msprof-analyze's advisor: majob perf {profile}",
     ]
 
 
-def _diagnosis_lines(profile: Path) -> list[str]:
-    """majob's own diagnosis of the profile, in a few lines (the advisor is left to ``majob
-    perf``: it takes tens of seconds); a profile it cannot read says why, the run stands."""
+def quick_diagnosis(profile: Path) -> Diagnosis | str:
+    """majob's own diagnosis of the profile (the advisor is left to ``majob perf``: it takes
+    tens of seconds), or why the profile cannot be read."""
     import tempfile
 
     from majob.errors import MajobError
-    from majob.perf.report import diagnose, summary_lines
+    from majob.perf.report import diagnose
 
     with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
         try:
-            diagnosis = diagnose(str(profile), profile, Path(scratch), run_advisor=False)
+            return diagnose(str(profile), profile, Path(scratch), run_advisor=False)
         except MajobError as error:
-            return [f"  not diagnosed: {error.message}"]
+            return error.message
+
+
+def _diagnosis_lines(diagnosis: Path | Diagnosis | str) -> list[str]:
+    """The diagnosis in a few lines; a profile it cannot read says why, the run stands."""
+    from majob.perf.report import summary_lines
+
+    if isinstance(diagnosis, Path):
+        diagnosis = quick_diagnosis(diagnosis)
+    if isinstance(diagnosis, str):
+        return [f"  not diagnosed: {diagnosis}"]
     return [f"  {line}" for line in summary_lines(diagnosis)]
 
 

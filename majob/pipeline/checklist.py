@@ -279,14 +279,46 @@ def _ledger_items(spec: JobSpec, ledger: Ledger, spec_path: str) -> list[Item]:
         f"passed for this code and spec: {', '.join(done) or 'none'}",
         f"majob pipeline {spec_path} (runs {', '.join(missing)})" if missing else "",
     )
-    return [_precision_item(spec.name, debug, seen, spec_path), stages]
+    return [
+        _precision_item(spec.name, debug, seen, spec_path),
+        _perf_item(spec.name, fingerprint.code_digest, ledger, spec_path),
+        stages,
+    ]
+
+
+def _perf_item(name: str, code_digest: str, ledger: Ledger, spec_path: str) -> Item:
+    """From the perf records of the spec (``perf_records.py``): done when one is of this code."""
+    from majob.pipeline.perf_records import perf_records
+
+    title = "performance diagnosed"
+    todo = f"majob run {spec_path} --perf (or majob pipeline {spec_path} --perf)"
+    records = perf_records(ledger, name, limit=1)
+    current = perf_records(ledger, name, code_digest=code_digest, limit=1)
+    if current:
+        found = current[0]
+        return Item(
+            "perf",
+            title,
+            "done",
+            f"{found.source} {found.target}: {found.describe()} ({found.recorded_at})",
+        )
+    if records:
+        return Item(
+            "perf",
+            title,
+            "todo",
+            f"the last diagnosis ({records[0].recorded_at}, {records[0].stage}) was of other "
+            "code: the code changed since",
+            todo,
+        )
+    return Item("perf", title, "todo", "no profile of this spec has been diagnosed", todo)
 
 
 def _precision_item(name: str, debug: StageRecord | None, seen: str, spec_path: str) -> Item:
     """From the last ``majob compare`` recorded for the spec (``.majob/precision/``)."""
     from majob.precision.record import last_precision_check
 
-    title = "precision and performance checked"
+    title = "precision checked"
     check = last_precision_check(name)
     if check is not None:
         problems = "; ".join(check.problems[:3])

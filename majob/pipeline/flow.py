@@ -26,6 +26,7 @@ from majob.pipeline.judge import Outcome, judge_expect
 from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import summary
+from majob.pipeline.perfstage import StageDiagnosis, profiled_outcome, stage_profiled
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.results import PipelineResult, StageResult
 from majob.pipeline.stages import Live, Report, emulator_notes, run_cloud_stage, run_local_stage
@@ -230,10 +231,11 @@ class Pipeline:
         recorder = StageRecorder(
             self.ledger, self.name, stage, fingerprint, spec_path=self.spec_path, override=override
         )
+        profiled = stage_profiled(self.spec, stage, self.perf)
         try:
             if stage == "local":
                 recorder.start()
-                outcome = run_local_stage(self.spec, self.report, perf=self.perf)
+                outcome = run_local_stage(self.spec, self.report, perf=profiled)
             else:
                 outcome = self._run_cloud_stage(stage, fingerprint, recorder)
         except MajobError as error:  # the stage could not start (pre-flight, a profile, ...)
@@ -243,7 +245,13 @@ class Pipeline:
             recorder.stopped("interrupted")
             raise
         outcome = judge_expect(self.spec.expect, outcome)
+        found = None
+        if profiled:
+            by = "majob pipeline"
+            outcome, found = profiled_outcome(self.spec, stage, outcome, self.profile, recorder, by)
         record = recorder.finish(outcome)
+        if found is not None:
+            self._say_profile(stage, outcome, found)
         if outcome.passed:
             last = summary(outcome.metrics)
             shown = ", ".join(f"{k} {v:g}" for k, v in last.items())
@@ -254,8 +262,6 @@ class Pipeline:
                 f"[majob] {stage}: passed in {outcome.duration:.1f}s"
                 + (f" ({shown})" if shown else "")
             )
-            if self.perf:
-                self._say_profile(stage, outcome)
             if stage == "formal" and record is not None:
                 self._say_if_slower(record)
         return StageResult(
@@ -282,15 +288,19 @@ class Pipeline:
         if found is not None:
             self.report(f"[majob] warning: {slower_line(record, *found)}")
 
-    def _say_profile(self, stage: Stage, outcome: Outcome) -> None:
-        """Where a profiled stage's profile is, and the command that reads it."""
+    def _say_profile(self, stage: Stage, outcome: Outcome, found: StageDiagnosis) -> None:
+        """Where a profiled stage's profile is, what it says and the command that reads it."""
         from majob.perf.setup import local_run_lines
         from majob.perf.staging import profile_line
+        from majob.pipeline.perfstage import diagnosis_lines
 
         if stage != "local":
             self.report(profile_line(self.spec, stage))
+            for line in diagnosis_lines(found):
+                self.report(f"[majob]   {line}")
         elif outcome.run is not None:
-            for line in local_run_lines(outcome.run.run_dir, outcome.run.output_dirs, True):
+            run, diagnosis = outcome.run, found.diagnosis or found.missing
+            for line in local_run_lines(run.run_dir, run.output_dirs, True, diagnosis):
                 self.report(f"[majob] {line}")
 
     def _run_cloud_stage(
@@ -300,7 +310,7 @@ class Pipeline:
         its record over; else open a record and submit."""
         from majob.service.submit import plan_submit
 
-        if self.perf:  # the code goes up staged with the bootstrap, the digest is the spec's
+        if stage_profiled(self.spec, stage, self.perf):  # staged with the bootstrap
             from majob.perf.staging import staged_for_perf, staging_dir
             from majob.spec.digest import cloud_spec_digest
 

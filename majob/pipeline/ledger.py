@@ -218,7 +218,9 @@ class Ledger:
         self.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """The connection, inside one write transaction (``perf_records.py`` writes its table
+        through it too)."""
         db = self._connect()
         with self._guard():
             try:
@@ -235,7 +237,7 @@ class Ledger:
                 raise
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[sqlite3.Connection]:
         """The connection, rows as ``sqlite3.Row``, for one read."""
         db = self._connect()
         with self._guard():
@@ -263,7 +265,7 @@ class Ledger:
     ) -> int:
         """Record that ``stage`` starts; its record id."""
         this = ProcessRef.current()
-        with self._write() as db:
+        with self.writing() as db:
             cursor = db.execute(
                 "INSERT INTO records (spec_name, spec_path, stage, spec_digest, code_digest, "
                 "result, majob_version, started_at, override, pid, spec_json, code_files, host, "
@@ -288,7 +290,7 @@ class Ledger:
 
     def set_job(self, record_id: int, job_id: str) -> None:
         """Remember the cloud job as soon as it exists (a re-run can follow it)."""
-        with self._write() as db:
+        with self.writing() as db:
             db.execute("UPDATE records SET job_id = ? WHERE id = ?", (job_id, record_id))
 
     def adopt(self, record: StageRecord) -> bool:
@@ -296,7 +298,7 @@ class Ledger:
         process's, and says when it was adopted. False when another process took it first
         (the update only lands while the record still names the process that left it)."""
         this = ProcessRef.current()
-        with self._write() as db:
+        with self.writing() as db:
             cursor = db.execute(
                 "UPDATE records SET result = 'running', host = ?, pid = ?, pid_started = ?, "
                 "adopted_at = ? WHERE id = ? AND result = ? AND host = ? AND pid = ? "
@@ -333,7 +335,7 @@ class Ledger:
         if result not in RESULTS:
             raise ValueError(f"result {result!r} is not one of {RESULTS}")
         series = {k: {m: list(v) for m, v in s.items()} for k, s in (metrics or {}).items()}
-        with self._write() as db:
+        with self.writing() as db:
             db.execute(
                 "UPDATE records SET result = ?, reason = ?, duration = ?, metrics = ?, outputs = ?,"
                 " job_id = COALESCE(?, job_id), restarts = ?, step_p50_ms = ?, step_p95_ms = ?"
@@ -367,12 +369,12 @@ class Ledger:
         sql += " ORDER BY id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        with self._read() as db:
+        with self.reading() as db:
             rows = db.execute(sql, args).fetchall()
         return [record_from_row(row) for row in rows]
 
     def get(self, record_id: int) -> StageRecord:
-        with self._read() as db:
+        with self.reading() as db:
             row = db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
         if row is None:
             raise LedgerError(f"the ledger {self.path} has no record {record_id}")
@@ -382,7 +384,7 @@ class Ledger:
         """The newest record of the cloud job ``job_id``."""
         if not self.path.exists():
             return None
-        with self._read() as db:
+        with self.reading() as db:
             row = db.execute(
                 "SELECT * FROM records WHERE job_id = ? ORDER BY id DESC LIMIT 1", (job_id,)
             ).fetchone()

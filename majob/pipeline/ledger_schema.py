@@ -64,6 +64,27 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE records ADD COLUMN step_p50_ms REAL;
     ALTER TABLE records ADD COLUMN step_p95_ms REAL
     """,
+    # What a profile of the spec's code said (issue 33, ``perf_records.py``): the checklist's
+    # "performance diagnosed" item is done when one matches the code's current digest.
+    """
+    CREATE TABLE perf_records (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_name TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        spec_digest TEXT NOT NULL,
+        code_digest TEXT NOT NULL,
+        source TEXT NOT NULL,
+        target TEXT NOT NULL,
+        step_p50_ms REAL,
+        step_p95_ms REAL,
+        ranks INTEGER NOT NULL,
+        findings TEXT NOT NULL DEFAULT '[]',
+        partial TEXT NOT NULL DEFAULT '',
+        majob_version TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    );
+    CREATE INDEX perf_records_by_spec ON perf_records (spec_name, code_digest, id)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

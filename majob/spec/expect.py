@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from majob.spec.fields import SpecModel
+from majob.spec.perf_expect import PerfExpect
 
 
 def _metric_pattern(value: str) -> str:
@@ -87,6 +88,11 @@ class Expect(SpecModel):
         description="The local stage also rehearses a failure: it kills the run half-way, "
         "restarts it with only the checkpoint output kept (fault_tolerance.checkpoints) and "
         "passes only if the restart resumed and ended with the uninterrupted run's metrics.",
+    )
+    perf: PerfExpect | None = Field(
+        None,
+        description="Bounds on the step of each stage it names, which is then profiled (as "
+        "with --perf), e.g. {data_wait: '< 30%', step_p50: '< 120 ms', stages: [local]}.",
     )
 
 

@@ -38,6 +38,7 @@ from majob.spec.rules import (
     env_problems,
     flavor_is_ascend,
     metric_problems,
+    perf_expect_problems,
 )
 from majob.spec.stage_outputs import room_problems, stage_folders, stage_output_problems
 from majob.spec.sweep import Sweep, sweep_problems
@@ -285,6 +286,9 @@ class JobSpec(SpecModel):
             self.hyperparameters,
         )
         problems += metric_problems(self.metrics, self.expect.metrics)
+        problems += perf_expect_problems(
+            self.expect.perf, [c.name for c in self.outputs], bool(self.image.command)
+        )
         problems += env_problems(self.env, ("env",))
         problems += checkpoint_problems(
             self.fault_tolerance.checkpoint_output, [c.name for c in self.outputs]

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from majob.spec.fields import Scalar, render_scalar
+from majob.spec.perf_expect import PerfExpect
 from majob.spec.positions import Loc
 
 Problem = tuple[Loc, str]  # a field path and what is wrong there
@@ -160,3 +161,31 @@ def metric_problems(metrics: Mapping[str, str], expected: Mapping[str, str]) -> 
         for name in expected
         if name not in metrics
     ]
+
+
+def perf_expect_problems(
+    perf: PerfExpect | None, outputs: Sequence[str], custom_command: bool
+) -> list[Problem]:
+    """``expect.perf`` profiles its stages: the profile needs an output to go to, and a cloud
+    stage of a custom image (whose command starts the job, no boot file to wrap) cannot be."""
+    if perf is None:
+        return []
+    problems: list[Problem] = []
+    if not outputs:
+        problems.append(
+            (
+                ("expect", "perf"),
+                "a profile is written into the first output, and the spec has none: add an "
+                "`outputs:` entry (e.g. train_url)",
+            )
+        )
+    cloud = [stage for stage in perf.stages if stage != "local"]
+    if custom_command and cloud:
+        problems.append(
+            (
+                ("expect", "perf", "stages"),
+                f"{' and '.join(cloud)} run a custom image's command, which majob cannot "
+                "profile (no boot file to wrap): set expect.perf.stages: [local]",
+            )
+        )
+    return problems

@@ -8,7 +8,7 @@ import majob
 
 # Where each public name is defined: the façade must hand out that very object.
 HOMES = {
-    "majob.api": ["jobs", "submit"],
+    "majob.api": ["jobs", "perf_report", "submit"],
     "majob.compile.rest": ["to_rest_body"],
     "majob.compile.sdk": ["EstimatorCall", "to_estimator"],
     "majob.errors": [
@@ -21,6 +21,7 @@ HOMES = {
     "majob.migrate.checker": ["check_paths", "check_source"],
     "majob.migrate.findings": ["FileReport", "Finding"],
     "majob.migrate.rewrite": ["migrate_source"],
+    "majob.perf.report": ["Diagnosis"],
     "majob.pipeline.flow": ["Pipeline"],
     "majob.pipeline.results": ["PipelineResult", "StageResult"],
     "majob.pipeline.rehearsal": ["Rehearsal", "RehearsalOptions", "rehearse"],

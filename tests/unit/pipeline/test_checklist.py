@@ -88,6 +88,7 @@ def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
         "resume": "not needed",  # no fault_tolerance: ModelArts does not restart the job
         "manual": "done",
         "precision": "not checked",
+        "perf": "todo",
         "stages": "todo",
     }
 

@@ -40,7 +40,7 @@ def test_a_ledger_of_schema_4_gains_the_step_time_columns(tmp_path: Path) -> Non
     db.execute("PRAGMA user_version = 4")
     db.commit()
     db.close()
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION >= 5  # later migrations keep these columns
     with Ledger(path) as ledger:
         (old,) = ledger.records()
         assert (old.step_p50_ms, old.step_p95_ms) == (None, None)

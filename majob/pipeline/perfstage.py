@@ -1,0 +1,174 @@
+"""A profiled stage (``--perf``, or a stage ``expect.perf`` names): its profile diagnosed with
+majob's own analysis (msprof-analyze's advisor is left to ``majob perf``: it takes tens of
+seconds), the ``expect.perf`` bounds checked against it, and a perf record written.
+
+A local stage's profile is in its run's first output; a cloud stage's is read back from OBS
+(``<output>/<stage>/profiling/``, which the job's output upload put there). A stage that was to
+be profiled and has no profile fails ``expect.perf`` and says why.
+"""
+
+from __future__ import annotations
+
+import operator
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from majob.errors import MajobError
+from majob.perf.setup import PROFILING_DIR
+from majob.pipeline.judge import Outcome, StoredOutput
+from majob.spec.models import JobSpec
+from majob.spec.perf_expect import SHARE_PARTS, PerfExpect, parse_share_bound, parse_time_bound
+
+if TYPE_CHECKING:
+    from majob.perf.report import Diagnosis
+    from majob.pipeline.record import StageRecorder
+    from majob.spec.profiles import Profile
+
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+}
+
+
+def stage_profiled(spec: JobSpec, stage: str, asked: bool) -> bool:
+    """``--perf`` was given, or the spec's ``expect.perf`` names ``stage``."""
+    perf = spec.expect.perf
+    return asked or (perf is not None and perf.applies_to(stage))
+
+
+@dataclass(frozen=True)
+class StageDiagnosis:
+    """A profiled stage's diagnosis, or why there is none."""
+
+    diagnosis: Diagnosis | None
+    missing: str = ""
+
+
+def diagnose_stage(stage: str, outcome: Outcome, profile: Profile) -> StageDiagnosis:
+    """The diagnosis of the profile ``outcome``'s run or job wrote."""
+    from majob.perf.report import diagnose
+
+    with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
+        try:
+            if stage == "local":
+                root = _local_profile(outcome)
+            else:
+                root = _cloud_profile(outcome.stored, profile, Path(scratch) / "profile")
+            if root is None:
+                return StageDiagnosis(None, f"the {stage} run wrote no {PROFILING_DIR}/ folder")
+            label = f"{stage} ({outcome.job.id if outcome.job else root})"
+            found = diagnose(label, root, Path(scratch) / "advisor", run_advisor=False)
+        except MajobError as error:
+            return StageDiagnosis(None, error.message.splitlines()[0])
+    return StageDiagnosis(found)
+
+
+def _local_profile(outcome: Outcome) -> Path | None:
+    from majob.perf.setup import profiling_dir
+
+    return profiling_dir(outcome.run.output_dirs) if outcome.run is not None else None
+
+
+def _cloud_profile(stored: Sequence[StoredOutput], profile: Profile, target: Path) -> Path | None:
+    """The job's ``profiling/`` files (of the first output holding one), downloaded."""
+    wanted = [f for f in stored if f.path.startswith(f"{PROFILING_DIR}/")]
+    if not wanted:
+        return None
+    from majob.service.connect import open_store
+    from majob.storage.uri import ObsUri
+
+    store = open_store(profile)
+    try:
+        for file in (f for f in wanted if f.channel == wanted[0].channel):
+            uri = ObsUri.parse(file.uri)
+            local = target / file.path
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_bytes(store.get_bytes(uri.bucket, uri.key))
+    finally:
+        store.close()
+    return target / PROFILING_DIR
+
+
+def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
+    """The ``expect.perf`` bounds that fail on some rank, one line each (empty: all hold)."""
+    diagnosis = found.diagnosis
+    if diagnosis is None:
+        return [f"expect.perf: the stage has no profile to check ({found.missing})"]
+    failures = []
+    for name in ("step_p50", "step_p95"):
+        bound = getattr(expect, name)
+        if bound is None:
+            continue
+        op, limit = parse_time_bound(bound)
+        for rank in diagnosis.ranks:
+            value = rank.p50 if name == "step_p50" else rank.p95
+            if value == value and not _COMPARE[op](value, limit):  # NaN: no step was timed
+                failures.append(
+                    f"expect.perf.{name}: {name} {op} {limit:g} ms failed: {value:.3g} ms on "
+                    f"{rank.label}"
+                )
+    for key, part in SHARE_PARTS.items():
+        bound = getattr(expect, key)
+        if bound is None:
+            continue
+        op, limit = parse_share_bound(bound)
+        for rank in diagnosis.ranks:
+            share = rank.share(part)
+            if not _COMPARE[op](share, limit):
+                failures.append(
+                    f"expect.perf.{key}: {key} {op} {limit:.0%} failed: {share:.0%} of a step "
+                    f"on {rank.label} ({rank.per_step.get(part, 0.0):.3g} ms of "
+                    f"{rank.step_mean:.3g} ms)"
+                )
+    if expect.findings is not None and diagnosis.findings:
+        op, limit = parse_share_bound(expect.findings)
+        top = diagnosis.findings[0]
+        if not _COMPARE[op](top.share, limit):
+            advice = f"; {top.advice[0]}" if top.advice else ""
+            failures.append(
+                f"expect.perf.findings: findings {op} {limit:.0%} failed: {top.title} would "
+                f"save {top.share:.0%} of a step{advice}"
+            )
+    return failures
+
+
+def judge_perf(spec: JobSpec, stage: str, outcome: Outcome, found: StageDiagnosis) -> Outcome:
+    """``outcome`` with ``expect.perf`` applied when it names ``stage`` (a stage that failed
+    already keeps its reason)."""
+    expect = spec.expect.perf
+    if not outcome.passed or expect is None or not expect.applies_to(stage):
+        return outcome
+    failures = perf_failures(expect, found)
+    return replace(outcome, passed=not failures, reason="; ".join(failures))
+
+
+def profiled_outcome(
+    spec: JobSpec, stage: str, outcome: Outcome, profile: Profile, recorder: StageRecorder, by: str
+) -> tuple[Outcome, StageDiagnosis]:
+    """A profiled stage's ``outcome`` with ``expect.perf`` applied and its diagnosis, which
+    goes into the ledger as a perf record of the recorder's code (``by``: the command)."""
+    from majob.pipeline.perf_records import PerfBasis, save_perf_record
+
+    found = diagnose_stage(stage, outcome, profile)
+    outcome = judge_perf(spec, stage, outcome, found)
+    if found.diagnosis is not None:
+        fingerprint = recorder.fingerprint
+        basis = PerfBasis(spec.name, stage, fingerprint.spec_digest, fingerprint.code_digest)
+        target = outcome.job.id if outcome.job else (outcome.run.run_id if outcome.run else "")
+        save_perf_record(recorder.ledger, basis, found.diagnosis, source=by, target=target)
+    return outcome, found
+
+
+def diagnosis_lines(found: StageDiagnosis) -> list[str]:
+    """A cloud stage's diagnosis in a few lines, or why there is none."""
+    from majob.perf.report import summary_lines
+
+    if found.diagnosis is None:
+        return [f"not diagnosed: {found.missing}"]
+    return summary_lines(found.diagnosis)
