@@ -7,13 +7,18 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator.cloud import EmulatedCloud
+from majob.pipeline.digests import Fingerprint
 from majob.pipeline.ledger import Ledger
+from majob.pipeline.perf_records import PerfBasis, perf_records
+from majob.pipeline.perf_target import basis_of
+from majob.spec.load import load_spec
 from majob.storage.obs import ObsObjectStore
 
 pytestmark = pytest.mark.slow
@@ -95,6 +100,14 @@ def test_run_perf_profiles_a_plain_script_into_the_ascend_layout(tmp_path: Path)
     assert out.rstrip().endswith(f"with msprof-analyze's advisor: majob perf {profiling}")
     # The profile stays with the run: it is not copied into the output's local folder.
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("trace_view.json"))
+    # Its diagnosis is a perf record of the spec's code (the checklist's item), and the run
+    # directory says whose code it ran, for a later `majob perf RUN`.
+    with Ledger(spec_file=spec) as ledger:
+        (record,) = perf_records(ledger, "tiny-perf")
+    assert record.source == "majob run --perf" and record.target == run_dir.name
+    assert record.code_digest == Fingerprint.of(load_spec(spec)).code_digest
+    assert record.step_p50_ms is not None and record.ranks == 1
+    assert basis_of(run_dir) == PerfBasis("tiny-perf", "local", ANY, record.code_digest)
 
 
 def test_a_plain_run_records_its_step_times_in_the_run_directory(tmp_path: Path) -> None:
@@ -205,7 +218,39 @@ def test_pipeline_perf_profiles_the_local_and_the_debug_stage(
     )
     keys = [o.key for o in store.list_all(BUCKET, "t/out/debug/profiling/")]
     assert any(key.endswith("/ASCEND_PROFILER_OUTPUT/trace_view.json") for key in keys), keys
+    # the debug stage's profile, read back from OBS, diagnosed in the pipeline's own words
+    debug = result.stdout.split(f"[majob] profile: {where}", 1)[1]
+    assert re.search(r"^\[majob\]   step time p50 [\d.]+ ms, p95 [\d.]+ ms \(", debug, re.M)
     with Ledger(ledger) as opened:
         records = {r.stage: r for r in opened.records("tiny-perf")}
+        diagnosed = {r.stage: r for r in perf_records(opened, "tiny-perf")}
     assert set(records) == {"local", "debug"}
     assert all(r.passed and r.step_p50_ms is not None for r in records.values())
+    assert set(diagnosed) == {"local", "debug"}
+    assert diagnosed["debug"].target == records["debug"].job_id
+    assert {r.source for r in diagnosed.values()} == {"majob pipeline"}
+
+
+EXPECT = """expect:
+  perf: {{step_p50: '{bound}', data_wait: '<= 100%', stages: [local]}}
+"""
+
+
+@pytest.mark.parametrize(("bound", "passes"), [("< 0.001 ms", False), ("< 3600 s", True)])
+def test_expect_perf_profiles_the_stage_it_names_and_holds_it_to_its_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: str, passes: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = _project(tmp_path)
+    spec.write_text(spec.read_text() + EXPECT.format(bound=bound))
+    ledger = tmp_path / "ledger.db"
+    args = ["pipeline", str(spec), "--until", "local", "--ledger", str(ledger)]
+    result = CliRunner().invoke(app, args)  # no --perf: expect.perf asks for the profile
+    assert result.exit_code == (0 if passes else 1), result.output
+    assert re.search(r"^\[majob\] profile: 1 folder in .*/profiling$", result.stdout, re.M)
+    failed = "expect.perf.step_p50: step_p50 < 0.001 ms failed: "
+    assert (failed in result.output) is not passes, result.output
+    with Ledger(ledger) as opened:
+        (record,) = opened.records("tiny-perf")
+        (diagnosed,) = perf_records(opened, "tiny-perf")
+    assert record.passed is passes and diagnosed.stage == "local"
