@@ -47,11 +47,14 @@ STEP_LINE = re.compile(
 )
 
 
+def ms_text(ms: float) -> str:
+    """``35.2``, ``0.412``, ``1234``: three significant digits under 100 ms, whole ones above."""
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.3g}"
+
+
 def step_line(ms: float, first: int, last: int, rank: int) -> str:
-    """``[majob] step time: 35.2 ms (median of steps 81-120, rank 0)``: three significant
-    digits under 100 ms, whole milliseconds above."""
-    shown = f"{ms:.0f}" if ms >= 100 else f"{ms:.3g}"
-    return LINE.format(ms=shown, first=first, last=last, rank=rank)
+    """``[majob] step time: 35.2 ms (median of steps 81-120, rank 0)``."""
+    return LINE.format(ms=ms_text(ms), first=first, last=last, rank=rank)
 
 
 def parse_step_line(text: str) -> StepLine | None:
