@@ -8,7 +8,9 @@ finder wraps the module's execution):
 - torch's global optimizer step post hook (``register_optimizer_step_post_hook``) ends a step: its
   start and end (``perf_counter_ns``) and the time the garbage collector ran in it
   (``gc.callbacks``) go to ``majob_steps_<R>.jsonl``, one line per step, flushed as it goes;
-  step 0 starts at the first module call (a one-shot global forward pre-hook);
+  step 0 starts at the first module call (a one-shot global forward pre-hook); every
+  ``step_line_seconds`` the process says its recent step time on stderr (``steplog.py``, the
+  recorder, beside this file);
 - in ``profile`` mode a profiler is armed at the same time (``torch.profiler``, CPU activity and
   CUDA when available; ``torch_npu.profiler`` with NPU activity and ``_ExperimentalConfig`` when
   torch_npu and an NPU are there) with torch's schedule, and each optimizer step advances it
@@ -30,7 +32,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gc
 import importlib.machinery
 import json
 import os
@@ -79,42 +80,6 @@ def _stamp() -> str:
     return time.strftime("%Y%m%d%H%M%S", time.localtime(now)) + f"{int(now % 1 * 1000):03d}"
 
 
-class _Steps:
-    """Each step's start, end and gc time, one JSON line each, flushed as it goes."""
-
-    def __init__(self) -> None:
-        self.index = 0
-        self.start_ns: int | None = None
-        self.gc_ns = 0
-        self._gc_started = 0
-        self.out: Any = None
-        gc.callbacks.append(self._gc)
-
-    def _gc(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._gc_started = time.perf_counter_ns()
-        elif self._gc_started:
-            self.gc_ns += time.perf_counter_ns() - self._gc_started
-            self._gc_started = 0
-
-    def begin(self) -> None:
-        if self.start_ns is None:
-            self.start_ns = time.perf_counter_ns()
-            self.gc_ns = 0
-
-    def end(self, path: str, profiled: bool) -> None:
-        now = time.perf_counter_ns()
-        start = self.start_ns if self.start_ns is not None else now
-        if self.out is None:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.out = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open, flushed)
-        record = {"step": self.index, "start_ns": start, "end_ns": now, "gc_ns": self.gc_ns}
-        self.out.write(json.dumps({**record, "profiled": profiled}) + "\n")
-        self.out.flush()
-        self.index += 1
-        self.start_ns, self.gc_ns = now, 0
-
-
 def profiled_steps(perf: dict[str, Any]) -> set[int]:
     """The steps (from 0) torch's schedule records, ``spec/perf.py``'s ``Perf.profiled_steps``."""
     skip, wait = int(perf.get("skip_first", 0)), int(perf.get("wait", 0))
@@ -127,13 +92,12 @@ def profiled_steps(perf: dict[str, Any]) -> set[int]:
     }
 
 
-def _profiler_module() -> Any:
-    """``profiler.py`` beside this file (torch's side), loaded by path once torch is there."""
+def _sibling(name: str, file: str) -> Any:
+    """``file`` beside this file (``steplog.py``, ``profiler.py``), loaded by path once."""
     import importlib.util
 
-    name = "_majob_perf_profiler"
     if name not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiler.py")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), file)
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"majob --perf: cannot load {path}")
@@ -143,13 +107,26 @@ def _profiler_module() -> Any:
     return sys.modules[name]
 
 
+def _profiler_module() -> Any:
+    """``profiler.py`` (torch's side), loaded once torch is there."""
+    return _sibling("_majob_perf_profiler", "profiler.py")
+
+
+def _steps(config: dict[str, Any]) -> Any:
+    """The process's step recorder (``steplog.py``), saying its step time every
+    ``step_line_seconds``."""
+    steplog = _sibling("_majob_perf_steplog", "steplog.py")
+    seconds = config.get("step_line_seconds", steplog.DEFAULT_LINE_SECONDS)
+    return steplog.Steps(float(seconds))
+
+
 class _State:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
         self.mode: str = config.get("mode", "steps")
         self.perf: dict[str, Any] = config.get("perf", {})
         self.profiled = profiled_steps(self.perf) if self.mode == "profile" else set()
-        self.steps = _Steps()
+        self.steps = _steps(config)
         self.pid = os.getpid()
         self.home: str | None = None  # this process's folder, made at its first record
         self.rank = 0
@@ -226,7 +203,7 @@ class _State:
         index = self.steps.index
         profiled = self.profiler is not None and not self.windows and index in self.profiled
         path = os.path.join(self.folder(), STEPS_FILE.format(rank=self.rank))
-        self.steps.end(path, profiled and not self.done)
+        self.steps.end(path, profiled and not self.done, self.rank)
         if self.windows:
             return  # the profile runs on time windows, begun before this first step
         if index == 0:
@@ -358,7 +335,7 @@ def install() -> None:
 
 # -- the cloud: run as the job's boot file -----------------------------------------------------
 # `majob submit --perf` uploads this file with the code (``majob_perf/bootstrap.py``, with
-# ``profiler.py`` and ``settings.json`` beside it) and makes it the boot file:
+# ``steplog.py``, ``profiler.py`` and ``settings.json`` beside it) and makes it the boot file:
 # ModelArts runs ``python <code>/majob_perf/bootstrap.py ARGS``, which installs the hooks and runs
 # the user's boot file (``MAJOB_PERF_BOOT``, relative to the code dir) as ``__main__``.
 

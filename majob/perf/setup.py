@@ -26,6 +26,7 @@ PROFILING_DIR = "profiling"
 STEPS_DIR = "steps"
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 PROFILER = Path(__file__).with_name("profiler.py")
+STEPLOG = Path(__file__).with_name("steplog.py")
 CONFIG_ENV = "MAJOB_PERF"
 BOOTSTRAP_ENV = "MAJOB_PERF_BOOTSTRAP"
 
@@ -48,11 +49,14 @@ def perf_channel(spec: JobSpec) -> str:
 
 
 def settings(spec: JobSpec, profiling_dir: str | None, steps_dir: str | None) -> dict[str, Any]:
-    """The bootstrap's settings: ``profile`` mode when ``profiling_dir`` is given, else steps."""
+    """The bootstrap's settings: ``profile`` mode when ``profiling_dir`` is given, else steps;
+    either way, how often each process says its step time (``step_line_seconds``)."""
+    block = perf_block(spec)
+    line = {"step_line_seconds": block.step_line_seconds}
     if profiling_dir is not None:
-        perf = perf_block(spec).model_dump(mode="json")
-        return {"mode": "profile", "profiling_dir": profiling_dir, "perf": perf}
-    return {"mode": "steps", "steps_dir": steps_dir}
+        perf = block.model_dump(mode="json")
+        return {"mode": "profile", "profiling_dir": profiling_dir, "perf": perf, **line}
+    return {"mode": "steps", "steps_dir": steps_dir, **line}
 
 
 def _write(directory: Path, values: dict[str, Any]) -> dict[str, str]:

@@ -2,18 +2,26 @@
 
 As for ``--dump`` (``majob/precision/staging.py``): the node has no majob and no run
 sitecustomize, so the bootstrap travels with the code. The code dir is copied (with the upload's
-ignore and secret rules) into a staging dir, which gets ``majob_perf/{bootstrap.py,profiler.py,
-settings.json}``; the staged spec's boot file is that bootstrap, and ``MAJOB_PERF_BOOT`` names
-the user's. The profile goes to ``${MA_MOUNT_PATH}/outputs/<first output>_0/profiling``, which
-ModelArts uploads to the stage's output folder (``<output obs>/<stage>/profiling/``). The
-emulated ModelArts runs it the same way. The user's own code dir is never written.
+ignore and secret rules) into a staging dir, which gets
+``majob_perf/{bootstrap.py,profiler.py,steplog.py,settings.json}``; the staged spec's boot file
+is that bootstrap, and ``MAJOB_PERF_BOOT`` names the user's. The profile goes to
+``${MA_MOUNT_PATH}/outputs/<first output>_0/profiling``, which ModelArts uploads to the stage's
+output folder (``<output obs>/<stage>/profiling/``). The emulated ModelArts runs it the same
+way. The user's own code dir is never written.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from majob.perf.setup import BOOTSTRAP, PROFILER, PROFILING_DIR, perf_channel, settings
+from majob.perf.setup import (
+    BOOTSTRAP,
+    PROFILER,
+    PROFILING_DIR,
+    STEPLOG,
+    perf_channel,
+    settings,
+)
 from majob.runner.staging import container_output, refuse_custom_image, staged_with_bootstrap
 from majob.spec.models import JobSpec, Stage
 
@@ -37,7 +45,7 @@ def staged_for_perf(spec: JobSpec, staging: Path, stage: Stage) -> JobSpec:
         spec,
         staging,
         STAGED_DIR,
-        {"bootstrap.py": BOOTSTRAP, "profiler.py": PROFILER},
+        {"bootstrap.py": BOOTSTRAP, "profiler.py": PROFILER, "steplog.py": STEPLOG},
         settings(spec.at_stage(stage), profiling, None),
         {BOOT_ENV: spec.code.boot_file},
     )

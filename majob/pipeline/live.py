@@ -6,6 +6,8 @@ recomputed each time it is drawn (a terminal redraws it several times a second),
 a poll answers: between two polls a running job's duration goes on growing, so the line says
 what is true now. Polls set its ground truth (``seen``): the service's own duration, or, while
 the service still says 0 (it may lag the phase), the time since majob saw the phase begin.
+The step time is the last one the job's first node said in its log (the node bootstrap's
+``[majob] step time: ...`` line, read by the same ``MetricReader``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from majob.pipeline.metrics import MetricReader, summary
+from majob.perf.steplog import ms_text
+from majob.pipeline.metrics import MetricReader, step_time, summary
 from majob.text import clock
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ class LiveLine:
         self.job, self._seen_at = job, at
 
     def text(self) -> str:
-        """``mnist-debug (3f2a9c1e): Running, 1m05s · loss 0.31 · accuracy 91.2``."""
+        """``mnist-debug (3f2a9c1e): Running, 1m05s · step 35.2 ms · loss 0.31 · accuracy 91.2``."""
         job = self.job
         head = f"{job.name} ({job.id[:8]}): {job.phase_label}"
         now = self._now()
@@ -62,5 +65,10 @@ class LiveLine:
             ours = (now - self._phase_since) * 1000 if job.phase == "Running" else 0
             self._shown_ms = max(self._shown_ms, service, ours)
             head += f", {clock(self._shown_ms)}"
-        values = summary(self.metrics.series) if self.metrics is not None else {}
-        return " · ".join([head, *(f"{name} {value:g}" for name, value in values.items())])
+        parts = [head]
+        if self.metrics is not None:
+            step_ms = step_time(self.metrics)
+            if step_ms is not None:
+                parts.append(f"step {ms_text(step_ms)} ms")
+            parts += [f"{name} {value:g}" for name, value in summary(self.metrics.series).items()]
+        return " · ".join(parts)

@@ -4,12 +4,18 @@
 that matches adds the group's number to that metric's series. Lines carry their node as the
 ``[worker-i] `` prefix the local stage and ``majob logs`` print, so each node keeps its own
 series: ``{"worker-0": {"loss": [2.3, 1.1, ...]}}``.
+
+The node bootstrap's step-time line (``[majob] step time: 35.2 ms (median of steps 81-120,
+rank 0)``, ``majob/perf/steplog.py``) is read too, into ``step_ms`` (each node's latest), never
+into a metric's series: ``metrics:`` and ``expect.log_*`` see only the spec's own regexes.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+
+from majob.perf.steplog import parse_step_line
 
 Series = dict[str, dict[str, list[float]]]  # node -> metric -> values, in log order
 
@@ -22,15 +28,20 @@ class MetricReader:
     def __init__(self, definitions: Mapping[str, str]) -> None:
         self._patterns = {name: re.compile(pattern) for name, pattern in definitions.items()}
         self.series: Series = {}
+        self.step_ms: dict[str, float] = {}  # node -> the last step time its log said
 
     def feed(self, line: str, node: str | None = None) -> None:
-        if not self._patterns:
+        if not self._patterns and "[majob] step time:" not in line:
             return
         if node is None:
             match = _PREFIX.match(line)
             node = match.group(1) if match else "worker-0"
             if match:
                 line = line[match.end() :]
+        said = parse_step_line(line)
+        if said is not None:
+            self.step_ms[node] = said.ms
+            return
         for name, pattern in self._patterns.items():
             found = pattern.search(line)
             if found is None:
@@ -58,6 +69,13 @@ def summary(series: Mapping[str, Mapping[str, list[float]]]) -> dict[str, float]
             if values and name not in out:
                 out[name] = values[-1]
     return out
+
+
+def step_time(reader: MetricReader) -> float | None:
+    """The last step time the first node (worker-0 first) said, if any has."""
+    for node in sorted(reader.step_ms, key=node_order):
+        return reader.step_ms[node]
+    return None
 
 
 def node_order(node: str) -> tuple[int, str]:

@@ -48,6 +48,14 @@ class Perf(SpecModel):
         le=3600,
         description="A script that steps no optimizer: each this many seconds counts as a step.",
     )
+    step_line_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=86_400,
+        description="Every this many seconds of training, each process logs its recent step time "
+        "(`[majob] step time: 35.2 ms (median of steps 81-120, rank 0)`), every run, profiled or "
+        "not; 0: never.",
+    )
 
     @property
     def last_step(self) -> int:

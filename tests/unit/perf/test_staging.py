@@ -47,12 +47,14 @@ def test_the_staged_copy_boots_the_bootstrap_with_the_stage_s_perf(tmp_path: Pat
         "bootstrap.py",
         "profiler.py",
         "settings.json",
+        "steplog.py",
     ]
     assert (tmp_path / "staging" / "train.py").read_text() == "print('train')\n"
     settings = json.loads((tools / "settings.json").read_text())
     assert settings["mode"] == "profile"
     assert settings["profiling_dir"] == "${MA_MOUNT_PATH}/outputs/train_url_0/profiling"
     assert (settings["perf"]["active"], settings["perf"]["level"]) == (1, "level2")
+    assert settings["step_line_seconds"] == 30.0
     staged_for_perf(spec, tmp_path / "staging", "formal")  # staged anew for the formal stage
     formal = json.loads((tools / "settings.json").read_text())
     assert (formal["perf"]["active"], formal["perf"]["level"]) == (2, "level0")
@@ -79,4 +81,8 @@ def test_a_local_run_s_nodes_get_steps_mode_or_profile_mode(tmp_path: Path) -> N
             assert settings["profiling_dir"] == str(paths.outputs["train_url"] / "profiling")
             assert settings["perf"]["active"] == 2
         else:
-            assert settings == {"mode": "steps", "steps_dir": str(tmp_path / "run" / "steps")}
+            assert settings == {
+                "mode": "steps",
+                "steps_dir": str(tmp_path / "run" / "steps"),
+                "step_line_seconds": 30.0,
+            }

@@ -51,3 +51,26 @@ def test_the_last_value_of_each_metric_is_on_the_line() -> None:
     for text in ("[worker-0] loss=2.3", "[worker-1] loss=9", "[worker-0] loss=0.31 acc=91.2"):
         reader.feed(text)
     assert line.text() == "mnist-debug (3f2a9c1e): Running, 0m05s · loss 0.31 · accuracy 91.2"
+
+
+def test_the_first_node_s_last_step_time_is_on_the_line_and_is_no_metric() -> None:
+    reader = MetricReader({"loss": r"loss=([0-9.]+)", "ms": r"([0-9.]+) ms"})
+    line = LiveLine(replace(JOB, phase="Running", duration_ms=5_000), reader, now=Clock())
+    for text in (
+        "[worker-1] [majob] step time: 90.5 ms (median of steps 1-40, rank 1)",
+        "[worker-0] [majob] step time: 35.2 ms (median of steps 1-40, rank 0)",
+        "[worker-0] loss=0.31",
+        "[worker-0] [majob] step time: 36.75 ms (median of steps 41-80, rank 0)",
+    ):
+        reader.feed(text)
+    assert line.text() == "mnist-debug (3f2a9c1e): Running, 0m05s · step 36.8 ms · loss 0.31"
+    assert reader.series == {"worker-0": {"loss": [0.31]}}  # the step line feeds no metric
+    assert reader.step_ms == {"worker-0": 36.75, "worker-1": 90.5}
+
+
+def test_a_spec_without_metrics_still_shows_the_step_time() -> None:
+    reader = MetricReader({})
+    line = LiveLine(replace(JOB, phase="Running", duration_ms=5_000), reader, now=Clock())
+    reader.feed("[majob] step time: 412 ms (median of steps 3-9, rank 0)")  # no node prefix
+    assert line.text() == "mnist-debug (3f2a9c1e): Running, 0m05s · step 412 ms"
+    assert reader.series == {}

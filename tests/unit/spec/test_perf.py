@@ -72,3 +72,10 @@ def test_a_stage_s_perf_error_names_the_stage(project: Path) -> None:
     (problem,) = _problems(project / "spec.yaml")
     line = text.splitlines().index("    perf: {repeat: 0}") + 1
     assert problem.startswith(f"{line}:20 stages.debug.perf.repeat:"), problem
+
+
+def test_the_step_line_is_said_every_30_seconds_unless_set_and_0_is_never() -> None:
+    assert Perf.model_validate({}).step_line_seconds == 30.0
+    assert Perf.model_validate({"step_line_seconds": 0}).step_line_seconds == 0
+    with pytest.raises(ValueError, match="step_line_seconds"):
+        Perf.model_validate({"step_line_seconds": -1})
