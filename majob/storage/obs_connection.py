@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from majob.errors import MajobError, UserInputError
@@ -36,12 +39,52 @@ INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
 
 def _import_sdk() -> Any:
     try:
+        if "obs" not in sys.modules and "requests" not in sys.modules:
+            with _requests_deferred():
+                import obs
         import obs
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise UserInputError(
             "the OBS SDK (esdk-obs-python) is not installed", hint=INSTALL_HINT
         ) from error
     return obs
+
+
+@contextlib.contextmanager
+def _requests_deferred() -> Iterator[None]:
+    """Import the SDK without importing ``requests`` (~45 ms of every ``majob obs`` command).
+
+    The SDK sends through ``http.client``; ``requests`` serves only its opt-in session mode
+    (``use_http_conns=True``, which majob never asks for) and the token fetch of one security
+    provider. Its ``obs.http`` and ``obs.scheduler`` name ``requests`` at import, and
+    ``obs.http`` subclasses ``requests.adapters.HTTPAdapter``. While the SDK is imported,
+    ``requests`` is a stand-in that loads the real module on first use of any name, and
+    ``HTTPAdapter`` a stand-in base that swaps itself for the real one when first built. The
+    stand-ins leave ``sys.modules`` afterwards: anyone else's ``import requests`` is the real one.
+    """
+    stand_in = types.ModuleType("requests")
+    adapters = types.ModuleType("requests.adapters")
+
+    def real(name: str) -> Any:
+        return getattr(importlib.import_module("requests"), name)
+
+    class HTTPAdapter:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            base = importlib.import_module("requests.adapters").HTTPAdapter
+            for sub in HTTPAdapter.__subclasses__():
+                sub.__bases__ = tuple(base if b is HTTPAdapter else b for b in sub.__bases__)
+            base.__init__(self, *args, **kwargs)
+
+    stand_in.__getattr__ = real  # type: ignore[method-assign]
+    adapters.HTTPAdapter = HTTPAdapter  # type: ignore[attr-defined]
+    stand_in.adapters = adapters  # type: ignore[attr-defined]
+    sys.modules["requests"], sys.modules["requests.adapters"] = stand_in, adapters
+    try:
+        yield
+    finally:
+        for name, module in (("requests", stand_in), ("requests.adapters", adapters)):
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
 
 
 @functools.cache
