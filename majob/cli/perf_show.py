@@ -53,6 +53,8 @@ def show(diagnosis: Diagnosis, *, installed: bool) -> None:
         console.print(result.note, markup=False)
     for line in diagnosis.partial:
         console.print(f"partial profile: {line}", markup=False)
+    for line in diagnosis.untypical:
+        console.print(f"note: {line}", markup=False)
 
 
 def _findings(console: Console, diagnosis: Diagnosis) -> None:

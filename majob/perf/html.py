@@ -147,12 +147,14 @@ def _body(diagnosis: Diagnosis, title: str, heading: str) -> str:
     per_step = [(f"#{s.number}", {p: s.parts[p] / 1e3 for p in PARTS}) for s in first.steps]
     ranks = [(r.label, dict(r.per_step)) for r in diagnosis.ranks]
     notes = "".join(f"<li>{escape(line)}</li>" for line in diagnosis.partial)
+    untypical = "".join(f"<li>{escape(line)}</li>" for line in diagnosis.untypical)
     advisor = diagnosis.advisor
     advisor_note = "msprof-analyze is not installed" if advisor is None else advisor.note or "ran"
     h, t = heading, title
     partial = f"<{h}>Partial profile</{h}><ul id='partial'>{notes}</ul>" if notes else ""
     return f"""<{t}>majob perf: {escape(diagnosis.target)}</{t}>
 {partial}
+{f"<ul id='untypical'>{untypical}</ul>" if untypical else ""}
 <{h}>Findings</{h}>
 {_table("findings", ("saves per step", "finding", "what to change", "from"), findings)}
 <p id="msprof">msprof-analyze: {escape(advisor_note)}</p>

@@ -4,6 +4,7 @@ beside (when installed), the findings of both merged and ranked by the time they
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,6 +31,12 @@ class Diagnosis:
         """Why the profile is not whole (empty: it is)."""
         return self.skipped + [f"{r.label}: {why}" for r in self.ranks for why in r.partial]
 
+    @property
+    def untypical(self) -> list[str]:
+        """The ranks whose profiled steps are far slower than their run's median step: what
+        the profile says is then about warm-up (or a loaded machine), not the run."""
+        return [note for r in self.ranks if (note := untypical_note(r))]
+
     def above(self, share: float) -> list[Finding]:
         return [f for f in self.findings if f.share >= share]
 
@@ -46,6 +53,24 @@ class Diagnosis:
 
     def _repr_html_(self) -> str | None:
         return display.html(self)
+
+
+UNTYPICAL = 5.0  # profiled steps this many times the run's median step are not its steps
+
+
+def untypical_note(rank: RankProfile) -> str:
+    """Why ``rank``'s profiled steps are not typical of its run, or ""."""
+    if rank.step_source != "majob_steps" or not rank.steps or not rank.p50 > 0:
+        return ""
+    profiled = statistics.median(s.dur / 1e3 for s in rank.steps)
+    if profiled <= UNTYPICAL * rank.p50:
+        return ""
+    numbers = ", ".join(str(s.number) for s in rank.steps)
+    return (
+        f"{rank.label}: the profiled steps ({numbers}) took {profiled / rank.p50:.0f}x the run's "
+        f"median step ({rank.p50:.3g} ms): they are not typical of the run (warm-up, or a "
+        "loaded machine); profile later steps with a larger perf.skip_first"
+    )
 
 
 def diagnose(label: str, root: Path, scratch: Path, *, run_advisor: bool = True) -> Diagnosis:
@@ -172,6 +197,7 @@ def to_json(diagnosis: Diagnosis) -> dict[str, object]:
         "target": diagnosis.target,
         "root": str(diagnosis.root),
         "partial": diagnosis.partial,
+        "untypical": diagnosis.untypical,
         "findings": [finding_json(f) for f in diagnosis.findings],
         "ranks": [rank_json(p) for p in diagnosis.ranks],
         "msprof_analyze": {"ran": False, "note": advisor.INSTALL_HINT, "problems": []}
@@ -213,4 +239,5 @@ def summary_lines(diagnosis: Diagnosis, limit: int = 3) -> list[str]:
         lines.append("nothing to fix: no finding would save 2% of a step")
     if diagnosis.partial:
         lines.append(f"partial profile: {diagnosis.partial[0]}")
+    lines += [f"note: {note}" for note in diagnosis.untypical[:1]]
     return lines

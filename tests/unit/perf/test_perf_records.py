@@ -127,3 +127,20 @@ def test_the_notebook_shows_the_report_in_its_own_scoped_block(
     assert re.match(r"<Diagnosis .+: 1 rank\(s\), top: .+>$", repr(report))
     assert report.summary().startswith("step time p50 ")
     assert report.findings[0].key == "data_wait"
+
+
+def test_profiled_steps_far_slower_than_the_run_are_said_not_typical(tmp_path: Path) -> None:
+    from .conftest import StepPlan, step_events, write_rank
+
+    plan = StepPlan([("aten::linear", 900.0), ("Optimizer.step#SGD.step", 100.0)])
+    # 40 steps of 0.1 ms in the step records; the profiled ones took ~1 ms (a warm-up)
+    steps = [(i * 100_000, i * 100_000 + 100_000, 0) for i in range(40)]
+    write_rank(tmp_path, step_events([plan] * 3), steps=steps)
+    diagnosis = diagnose("p", tmp_path, tmp_path / "scratch", run_advisor=False)
+    (note,) = diagnosis.untypical
+    assert note.startswith("worker-0-rank0: the profiled steps (0, 1, 2) took ")
+    assert "larger perf.skip_first" in note
+    assert f"note: {note}" in diagnosis.summary()
+    typical = [(i * 1_000_000, i * 1_000_000 + 1_010_000, 0) for i in range(40)]
+    write_rank(tmp_path / "b", step_events([plan] * 3), steps=typical)
+    assert diagnose("b", tmp_path / "b", tmp_path / "s2", run_advisor=False).untypical == []
