@@ -15,12 +15,15 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from majob.service.base import TrainingService
 from majob.spec.catalog import Engine, Flavor
 
 # One list of flavors and engines, wherever it comes from (the catalogue's type).
 from majob.spec.catalog import Offerings as Offerings
+
+if TYPE_CHECKING:  # validate reads the cache only: the service layer stays unimported
+    from majob.service.base import TrainingService
 
 DEFAULT_TTL = 3600.0
 

@@ -92,4 +92,4 @@ Duration = Annotated[
 class SpecModel(BaseModel):
     """Base of every spec model: frozen, strict about unknown keys."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False, defer_build=True)

@@ -24,7 +24,6 @@ from typing import Any
 
 from majob.spec.models import JobSpec, Stage, StageOverride
 from majob.spec.overrides import parse_override
-from majob.spec.starter import defined_flags
 
 MAX_FILES = 300  # .py files read for add_argument calls: a code dir is small (ModelArts: 1,000)
 MAX_BYTES = 1 << 20  # a bigger .py file is generated, not where argparse is set up
@@ -160,6 +159,8 @@ def undefined_hyperparameters(
 def code_flags(code_dir: Path, boot_file: str) -> set[str]:
     """The options the boot file and the other ``.py`` files of ``code_dir`` define (the
     parser is often built in a module the boot file imports)."""
+    from majob.spec.starter import defined_flags  # only a --set hyperparameter reads it
+
     flags: set[str] = set()
     for path in _python_files(code_dir, boot_file):
         try:
