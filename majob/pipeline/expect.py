@@ -14,7 +14,8 @@ from majob.spec.expect import Expect, parse_bound
 if TYPE_CHECKING:
     from majob.pipeline.rehearsal import Rehearsal
 
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
+#: Each bound's operator (``spec/expect.py``, ``spec/perf_expect.py``) as a comparison.
+COMPARE: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
     ">": operator.gt,
@@ -61,7 +62,7 @@ def check_expect(
             )
             continue
         for node, value in reported:
-            if not _COMPARE[op](value, limit):
+            if not COMPARE[op](value, limit):
                 failures.append(
                     f"expect.metrics.{name}: {name} {op} {limit:g} failed: the last value on "
                     f"{node} is {value:g}"

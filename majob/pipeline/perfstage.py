@@ -9,15 +9,15 @@ be profiled and has no profile fails ``expect.perf`` and says why.
 
 from __future__ import annotations
 
-import operator
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majob.errors import MajobError
 from majob.perf.setup import PROFILING_DIR
+from majob.pipeline.expect import COMPARE
 from majob.pipeline.judge import Outcome, StoredOutput
 from majob.spec.models import JobSpec
 from majob.spec.perf_expect import SHARE_PARTS, PerfExpect, parse_share_bound, parse_time_bound
@@ -26,14 +26,6 @@ if TYPE_CHECKING:
     from majob.perf.report import Diagnosis
     from majob.pipeline.record import StageRecorder
     from majob.spec.profiles import Profile
-
-_COMPARE: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-}
 
 
 def stage_profiled(spec: JobSpec, stage: str, asked: bool) -> bool:
@@ -108,7 +100,7 @@ def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
         op, limit = parse_time_bound(bound)
         for rank in diagnosis.ranks:
             value = rank.p50 if name == "step_p50" else rank.p95
-            if value == value and not _COMPARE[op](value, limit):  # NaN: no step was timed
+            if value == value and not COMPARE[op](value, limit):  # NaN: no step was timed
                 failures.append(
                     f"expect.perf.{name}: {name} {op} {limit:g} ms failed: {value:.3g} ms on "
                     f"{rank.label}"
@@ -120,7 +112,7 @@ def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
         op, limit = parse_share_bound(bound)
         for rank in diagnosis.ranks:
             share = rank.share(part)
-            if not _COMPARE[op](share, limit):
+            if not COMPARE[op](share, limit):
                 failures.append(
                     f"expect.perf.{key}: {key} {op} {limit:.0%} failed: {share:.0%} of a step "
                     f"on {rank.label} ({rank.per_step.get(part, 0.0):.3g} ms of "
@@ -129,7 +121,7 @@ def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
     if expect.findings is not None and diagnosis.findings:
         op, limit = parse_share_bound(expect.findings)
         top = diagnosis.findings[0]
-        if not _COMPARE[op](top.share, limit):
+        if not COMPARE[op](top.share, limit):
             advice = f"; {top.advice[0]}" if top.advice else ""
             failures.append(
                 f"expect.perf.findings: findings {op} {limit:.0%} failed: {top.title} would "
