@@ -98,7 +98,7 @@ def test_checklist_text_and_json(project: Path, monkeypatch: pytest.MonkeyPatch)
     )
     items = json.loads(runner.invoke(app, ["checklist", "spec.yaml", "--format", "json"]).output)
     assert [item["key"] for item in items] == [
-        "paths", "image", "data", "ddp", "npu", "resume", "manual", "precision", "stages",
+        "paths", "image", "data", "ddp", "npu", "resume", "manual", "precision", "perf", "stages",
     ]  # fmt: skip
     assert {item["status"] for item in items} <= {"done", "todo", "not needed", "not checked"}
 
