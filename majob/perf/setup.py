@@ -116,12 +116,12 @@ def local_run_lines(
     return [
         *lines,
         f"profile: {counted(len(folders), 'folder')} in {profile}{state}",
-        *_diagnosis_lines(profile if diagnosis is None else diagnosis),
+        *(f"  {line}" for line in diagnosis_lines(_or_made(diagnosis, profile))),
         f"  the whole table, with msprof-analyze's advisor: majob perf {profile}",
     ]
 
 
-def quick_diagnosis(profile: Path) -> Diagnosis | str:
+def quick_diagnosis(profile: Path, label: str | None = None) -> Diagnosis | str:
     """majob's own diagnosis of the profile (the advisor is left to ``majob perf``: it takes
     tens of seconds), or why the profile cannot be read."""
     import tempfile
@@ -131,20 +131,22 @@ def quick_diagnosis(profile: Path) -> Diagnosis | str:
 
     with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
         try:
-            return diagnose(str(profile), profile, Path(scratch), run_advisor=False)
+            return diagnose(label or str(profile), profile, Path(scratch), run_advisor=False)
         except MajobError as error:
             return error.message
 
 
-def _diagnosis_lines(diagnosis: Path | Diagnosis | str) -> list[str]:
-    """The diagnosis in a few lines; a profile it cannot read says why, the run stands."""
+def _or_made(diagnosis: Diagnosis | str | None, profile: Path) -> Diagnosis | str:
+    return quick_diagnosis(profile) if diagnosis is None else diagnosis
+
+
+def diagnosis_lines(diagnosis: Diagnosis | str) -> list[str]:
+    """The diagnosis in a few lines, or why there is none (the run stands either way)."""
     from majob.perf.report import summary_lines
 
-    if isinstance(diagnosis, Path):
-        diagnosis = quick_diagnosis(diagnosis)
     if isinstance(diagnosis, str):
-        return [f"  not diagnosed: {diagnosis}"]
-    return [f"  {line}" for line in summary_lines(diagnosis)]
+        return [f"not diagnosed: {diagnosis}"]
+    return summary_lines(diagnosis)
 
 
 def _complete(folder: Path) -> bool:

@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import re
+import statistics
 import sys
 import time
 from typing import NamedTuple
@@ -40,7 +41,8 @@ class StepLine(NamedTuple):
 
 
 DEFAULT_LINE_SECONDS = 30.0
-LINE = "[majob] step time: {ms} ms (median of steps {first}-{last}, rank {rank})"
+MARKER = "[majob] step time: "  # a line without it is none of these (checked before the regex)
+LINE = MARKER + "{ms} ms (median of steps {first}-{last}, rank {rank})"
 STEP_LINE = re.compile(
     r"\[majob\] step time: (?P<ms>\d+(?:\.\d+)?(?:e[-+]?\d+)?) ms "
     r"\(median of steps (?P<first>\d+)-(?P<last>\d+), rank (?P<rank>\d+)\)"
@@ -59,19 +61,11 @@ def step_line(ms: float, first: int, last: int, rank: int) -> str:
 
 def parse_step_line(text: str) -> StepLine | None:
     """The step time a log line says (anywhere in it: a ``[worker-i]`` prefix is fine)."""
-    found = STEP_LINE.search(text)
+    found = STEP_LINE.search(text) if MARKER in text else None
     if found is None:
         return None
     ms = float(found["ms"])
     return StepLine(ms, int(found["first"]), int(found["last"]), int(found["rank"]))
-
-
-def _median(values: list[int]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 class Steps:
@@ -131,7 +125,7 @@ class Steps:
         self._recent.append(took_ns)
         if now - self._said_ns < self.line_ns:
             return
-        text = step_line(_median(self._recent) / 1e6, self._first, index, rank)
+        text = step_line(statistics.median(self._recent) / 1e6, self._first, index, rank)
         (self._say or _stderr)(text + "\n")
         self._said_ns, self._recent = now, []
 

@@ -28,25 +28,30 @@ class Stored(Protocol):
 
 def cloud_step_ms(stored: Sequence[Stored], profile: Profile) -> tuple[float, float] | None:
     """p50 and p95 (ms) of the steps in the job's step files; None when it wrote none."""
-    found = [(f, m) for f in stored if (m := _STEP_FILE.match(f.path))]
-    if not found:
-        return None
-    first = found[0][0].channel
     from majob.perf.steps import step_times
+
+    step_files = [f for f in stored if _STEP_FILE.match(f.path)]
+    if not step_files:
+        return None
+    with tempfile.TemporaryDirectory(prefix="majob-steps-") as scratch:
+        times = step_times([fetch_profiling(step_files, profile, Path(scratch))])
+    return (times.p50, times.p95) if times is not None else None
+
+
+def fetch_profiling(stored: Sequence[Stored], profile: Profile, target: Path) -> Path:
+    """The ``profiling/`` files among ``stored`` (of the first output holding any) downloaded
+    under ``target``, as they are laid out in the output; the local ``profiling/`` folder."""
+    wanted = [f for f in stored if f.path.startswith(f"{PROFILING_DIR}/")]
     from majob.service.connect import open_store
     from majob.storage.uri import ObsUri
 
     store = open_store(profile)
     try:
-        with tempfile.TemporaryDirectory(prefix="majob-steps-") as scratch:
-            for file, match in found:
-                if file.channel != first:
-                    continue
-                uri = ObsUri.parse(file.uri)
-                target = Path(scratch) / match.group(1) / match.group(2)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(store.get_bytes(uri.bucket, uri.key))
-            times = step_times([Path(scratch)])
+        for file in (f for f in wanted if f.channel == wanted[0].channel):
+            uri = ObsUri.parse(file.uri)
+            local = target / file.path
+            local.parent.mkdir(parents=True, exist_ok=True)
+            local.write_bytes(store.get_bytes(uri.bucket, uri.key))
     finally:
         store.close()
-    return (times.p50, times.p95) if times is not None else None
+    return target / PROFILING_DIR

@@ -26,7 +26,7 @@ from majob.pipeline.judge import Outcome, judge_expect
 from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
 from majob.pipeline.metrics import summary
-from majob.pipeline.perfstage import StageDiagnosis, profiled_outcome, stage_profiled
+from majob.pipeline.perfstage import profiled_outcome, stage_profiled
 from majob.pipeline.record import StageRecorder
 from majob.pipeline.results import PipelineResult, StageResult
 from majob.pipeline.stages import Live, Report, emulator_notes, run_cloud_stage, run_local_stage
@@ -34,6 +34,7 @@ from majob.spec.load import display_path
 from majob.spec.models import STAGES, JobSpec, Stage
 
 if TYPE_CHECKING:
+    from majob.perf.report import Diagnosis
     from majob.service.base import Job, TrainingService
     from majob.spec.profiles import Profile
 
@@ -288,19 +289,18 @@ class Pipeline:
         if found is not None:
             self.report(f"[majob] warning: {slower_line(record, *found)}")
 
-    def _say_profile(self, stage: Stage, outcome: Outcome, found: StageDiagnosis) -> None:
+    def _say_profile(self, stage: Stage, outcome: Outcome, found: Diagnosis | str) -> None:
         """Where a profiled stage's profile is, what it says and the command that reads it."""
-        from majob.perf.setup import local_run_lines
+        from majob.perf.setup import diagnosis_lines, local_run_lines
         from majob.perf.staging import profile_line
-        from majob.pipeline.perfstage import diagnosis_lines
 
         if stage != "local":
             self.report(profile_line(self.spec, stage))
             for line in diagnosis_lines(found):
                 self.report(f"[majob]   {line}")
         elif outcome.run is not None:
-            run, diagnosis = outcome.run, found.diagnosis or found.missing
-            for line in local_run_lines(run.run_dir, run.output_dirs, True, diagnosis):
+            run = outcome.run
+            for line in local_run_lines(run.run_dir, run.output_dirs, True, found):
                 self.report(f"[majob] {line}")
 
     def _run_cloud_stage(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from majob.perf.steplog import parse_step_line
+from majob.perf.steplog import MARKER, parse_step_line
 
 Series = dict[str, dict[str, list[float]]]  # node -> metric -> values, in log order
 
@@ -31,7 +31,7 @@ class MetricReader:
         self.step_ms: dict[str, float] = {}  # node -> the last step time its log said
 
     def feed(self, line: str, node: str | None = None) -> None:
-        if not self._patterns and "[majob] step time:" not in line:
+        if not self._patterns and MARKER not in line:
             return
         if node is None:
             match = _PREFIX.match(line)

@@ -9,18 +9,20 @@ be profiled and has no profile fails ``expect.perf`` and says why.
 
 from __future__ import annotations
 
+import math
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majob.errors import MajobError
-from majob.perf.setup import PROFILING_DIR
+from majob.perf.setup import PROFILING_DIR, diagnosis_lines
 from majob.pipeline.expect import COMPARE
-from majob.pipeline.judge import Outcome, StoredOutput
+from majob.pipeline.judge import Outcome
 from majob.spec.models import JobSpec
 from majob.spec.perf_expect import SHARE_PARTS, PerfExpect, parse_share_bound, parse_time_bound
+
+__all__ = ["diagnosis_lines", "diagnose_stage", "judge_perf", "perf_failures", "profiled_outcome"]
 
 if TYPE_CHECKING:
     from majob.perf.report import Diagnosis
@@ -34,64 +36,30 @@ def stage_profiled(spec: JobSpec, stage: str, asked: bool) -> bool:
     return asked or (perf is not None and perf.applies_to(stage))
 
 
-@dataclass(frozen=True)
-class StageDiagnosis:
-    """A profiled stage's diagnosis, or why there is none."""
+def diagnose_stage(stage: str, outcome: Outcome, profile: Profile) -> Diagnosis | str:
+    """The diagnosis of the profile ``outcome``'s run or job wrote, or why there is none."""
+    from majob.perf.setup import profiling_dir, quick_diagnosis
+    from majob.pipeline.cloudsteps import fetch_profiling
 
-    diagnosis: Diagnosis | None
-    missing: str = ""
-
-
-def diagnose_stage(stage: str, outcome: Outcome, profile: Profile) -> StageDiagnosis:
-    """The diagnosis of the profile ``outcome``'s run or job wrote."""
-    from majob.perf.report import diagnose
-
-    with tempfile.TemporaryDirectory(prefix="majob-perf-") as scratch:
+    missing = f"the {stage} run wrote no {PROFILING_DIR}/ folder"
+    if stage == "local":
+        root = profiling_dir(outcome.run.output_dirs) if outcome.run is not None else None
+        return quick_diagnosis(root) if root is not None else missing
+    if not any(f.path.startswith(f"{PROFILING_DIR}/") for f in outcome.stored):
+        return missing
+    label = f"{stage} ({outcome.job.id})" if outcome.job else stage
+    with tempfile.TemporaryDirectory(prefix="majob-profile-") as scratch:
         try:
-            if stage == "local":
-                root = _local_profile(outcome)
-            else:
-                root = _cloud_profile(outcome.stored, profile, Path(scratch) / "profile")
-            if root is None:
-                return StageDiagnosis(None, f"the {stage} run wrote no {PROFILING_DIR}/ folder")
-            label = f"{stage} ({outcome.job.id if outcome.job else root})"
-            found = diagnose(label, root, Path(scratch) / "advisor", run_advisor=False)
-        except MajobError as error:
-            return StageDiagnosis(None, error.message.splitlines()[0])
-    return StageDiagnosis(found)
+            return quick_diagnosis(fetch_profiling(outcome.stored, profile, Path(scratch)), label)
+        except MajobError as error:  # OBS went away while it was read back
+            return error.message.splitlines()[0]
 
 
-def _local_profile(outcome: Outcome) -> Path | None:
-    from majob.perf.setup import profiling_dir
-
-    return profiling_dir(outcome.run.output_dirs) if outcome.run is not None else None
-
-
-def _cloud_profile(stored: Sequence[StoredOutput], profile: Profile, target: Path) -> Path | None:
-    """The job's ``profiling/`` files (of the first output holding one), downloaded."""
-    wanted = [f for f in stored if f.path.startswith(f"{PROFILING_DIR}/")]
-    if not wanted:
-        return None
-    from majob.service.connect import open_store
-    from majob.storage.uri import ObsUri
-
-    store = open_store(profile)
-    try:
-        for file in (f for f in wanted if f.channel == wanted[0].channel):
-            uri = ObsUri.parse(file.uri)
-            local = target / file.path
-            local.parent.mkdir(parents=True, exist_ok=True)
-            local.write_bytes(store.get_bytes(uri.bucket, uri.key))
-    finally:
-        store.close()
-    return target / PROFILING_DIR
-
-
-def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
-    """The ``expect.perf`` bounds that fail on some rank, one line each (empty: all hold)."""
-    diagnosis = found.diagnosis
-    if diagnosis is None:
-        return [f"expect.perf: the stage has no profile to check ({found.missing})"]
+def perf_failures(expect: PerfExpect, diagnosis: Diagnosis | str) -> list[str]:
+    """The ``expect.perf`` bounds that fail on some rank, one line each (empty: all hold);
+    ``diagnosis`` is the stage's, or why it has none."""
+    if isinstance(diagnosis, str):
+        return [f"expect.perf: the stage has no profile to check ({diagnosis})"]
     failures = []
     for name in ("step_p50", "step_p95"):
         bound = getattr(expect, name)
@@ -100,7 +68,7 @@ def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
         op, limit = parse_time_bound(bound)
         for rank in diagnosis.ranks:
             value = rank.p50 if name == "step_p50" else rank.p95
-            if value == value and not COMPARE[op](value, limit):  # NaN: no step was timed
+            if not math.isnan(value) and not COMPARE[op](value, limit):  # NaN: none timed
                 failures.append(
                     f"expect.perf.{name}: {name} {op} {limit:g} ms failed: {value:.3g} ms on "
                     f"{rank.label}"
@@ -130,7 +98,7 @@ def perf_failures(expect: PerfExpect, found: StageDiagnosis) -> list[str]:
     return failures
 
 
-def judge_perf(spec: JobSpec, stage: str, outcome: Outcome, found: StageDiagnosis) -> Outcome:
+def judge_perf(spec: JobSpec, stage: str, outcome: Outcome, found: Diagnosis | str) -> Outcome:
     """``outcome`` with ``expect.perf`` applied when it names ``stage`` (a stage that failed
     already keeps its reason)."""
     expect = spec.expect.perf
@@ -142,25 +110,16 @@ def judge_perf(spec: JobSpec, stage: str, outcome: Outcome, found: StageDiagnosi
 
 def profiled_outcome(
     spec: JobSpec, stage: str, outcome: Outcome, profile: Profile, recorder: StageRecorder, by: str
-) -> tuple[Outcome, StageDiagnosis]:
+) -> tuple[Outcome, Diagnosis | str]:
     """A profiled stage's ``outcome`` with ``expect.perf`` applied and its diagnosis, which
     goes into the ledger as a perf record of the recorder's code (``by``: the command)."""
     from majob.pipeline.perf_records import PerfBasis, save_perf_record
 
     found = diagnose_stage(stage, outcome, profile)
     outcome = judge_perf(spec, stage, outcome, found)
-    if found.diagnosis is not None:
+    if not isinstance(found, str):
         fingerprint = recorder.fingerprint
         basis = PerfBasis(spec.name, stage, fingerprint.spec_digest, fingerprint.code_digest)
         target = outcome.job.id if outcome.job else (outcome.run.run_id if outcome.run else "")
-        save_perf_record(recorder.ledger, basis, found.diagnosis, source=by, target=target)
+        save_perf_record(recorder.ledger, basis, found, source=by, target=target)
     return outcome, found
-
-
-def diagnosis_lines(found: StageDiagnosis) -> list[str]:
-    """A cloud stage's diagnosis in a few lines, or why there is none."""
-    from majob.perf.report import summary_lines
-
-    if found.diagnosis is None:
-        return [f"not diagnosed: {found.missing}"]
-    return summary_lines(found.diagnosis)

@@ -39,10 +39,9 @@ INSTALL_HINT = "install the OBS extra: pip install 'majob[obs]'"
 
 def _import_sdk() -> Any:
     try:
-        if "obs" not in sys.modules and "requests" not in sys.modules:
-            with _requests_deferred():
-                import obs
-        import obs
+        deferred = "obs" not in sys.modules and "requests" not in sys.modules
+        with _requests_deferred() if deferred else contextlib.nullcontext():
+            import obs
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise UserInputError(
             "the OBS SDK (esdk-obs-python) is not installed", hint=INSTALL_HINT

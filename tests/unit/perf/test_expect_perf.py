@@ -11,7 +11,7 @@ import pytest
 from majob.errors import SpecError
 from majob.perf.report import Diagnosis, diagnose
 from majob.pipeline.judge import Outcome
-from majob.pipeline.perfstage import StageDiagnosis, judge_perf, perf_failures, stage_profiled
+from majob.pipeline.perfstage import judge_perf, perf_failures, stage_profiled
 from majob.spec.load import load_spec
 from majob.spec.perf_expect import PerfExpect, parse_share_bound, parse_time_bound
 
@@ -107,7 +107,7 @@ def _diagnosis(plain_profile: Callable[..., Path], tmp_path: Path, data: float) 
 def test_a_data_bound_step_fails_a_data_wait_bound_and_says_by_how_much(
     plain_profile: Callable[..., Path], tmp_path: Path
 ) -> None:
-    found = StageDiagnosis(_diagnosis(plain_profile, tmp_path, 5000.0))
+    found = _diagnosis(plain_profile, tmp_path, 5000.0)
     (failure,) = perf_failures(PerfExpect.model_validate({"data_wait": "< 30%"}), found)
     assert failure.startswith("expect.perf.data_wait: data_wait < 30% failed: ")
     assert "of a step on worker-0-rank0" in failure
@@ -117,7 +117,7 @@ def test_a_data_bound_step_fails_a_data_wait_bound_and_says_by_how_much(
 def test_the_largest_finding_and_the_step_time_are_bounded_too(
     plain_profile: Callable[..., Path], tmp_path: Path
 ) -> None:
-    found = StageDiagnosis(_diagnosis(plain_profile, tmp_path, 5000.0))
+    found = _diagnosis(plain_profile, tmp_path, 5000.0)
     expect = PerfExpect.model_validate({"findings": "< 5%", "step_p50": "< 0.001 ms"})
     failures = perf_failures(expect, found)
     assert len(failures) == 2
@@ -131,13 +131,13 @@ def test_the_largest_finding_and_the_step_time_are_bounded_too(
 def test_a_quiet_step_passes_the_finding_bound(
     plain_profile: Callable[..., Path], tmp_path: Path
 ) -> None:
-    found = StageDiagnosis(_diagnosis(plain_profile, tmp_path, 1.0))
+    found = _diagnosis(plain_profile, tmp_path, 1.0)
     assert perf_failures(PerfExpect.model_validate({"findings": "< 5%"}), found) == []
 
 
 def test_no_profile_fails_the_stage_and_says_why() -> None:
     expect = PerfExpect.model_validate({"data_wait": "< 30%"})
-    (failure,) = perf_failures(expect, StageDiagnosis(None, "the local run wrote no profiling/"))
+    (failure,) = perf_failures(expect, "the local run wrote no profiling/")
     assert failure == (
         "expect.perf: the stage has no profile to check (the local run wrote no profiling/)"
     )
@@ -145,7 +145,7 @@ def test_no_profile_fails_the_stage_and_says_why() -> None:
 
 def test_a_stage_it_does_not_name_or_that_failed_keeps_its_outcome(tmp_path: Path) -> None:
     spec = load_spec(_spec(tmp_path, "{data_wait: '< 30%', stages: [local]}"))
-    missing = StageDiagnosis(None, "none")
+    missing = "none"
     assert judge_perf(spec, "debug", Outcome(True), missing).passed
     failed = judge_perf(spec, "local", Outcome(False, "exit 1"), missing)
     assert not failed.passed and failed.reason == "exit 1"
