@@ -15,7 +15,11 @@ process (the trace's export included).
 
 With ``--ddp``: the DDP example (``job_specs/ddp_resnet.yaml``, 2 nodes on gloo) through
 ``majob run`` with and without ``--perf``, the same ``--rounds``; printed: the median of the
-nodes' training loops and ``perf/steps`` on it.
+nodes' training loops and ``perf/steps`` on it, and where the difference goes: the median step
+the profiler did not record (with and without ``--perf``: the armed-but-idle profiler should
+cost nothing), the recorded steps' extra time over that median, and the export (the step after
+the last recorded one pays for writing the trace). The recorded steps and the export are a
+fixed cost per run; ``--epochs`` sets how many steps it is spread over.
 
     .venv/bin/python bench/perf_collect.py [--rounds 5] [--epochs 8] [--ddp]
 """
@@ -30,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,19 +85,35 @@ def _run(mode: str, work: Path, epochs: int) -> tuple[float, float | None]:
     return wall, sum(line["end_ns"] - line["start_ns"] for line in lines[1:]) / 1e9
 
 
-def _loop_seconds(folder: Path) -> list[float]:
-    """Each step file's training loop under ``folder`` (steps 1..N), in seconds."""
+@dataclass(frozen=True)
+class _NodeLoop:
+    """One node's training loop (steps 1..N) and the parts of it ``--perf`` may add to."""
+
+    loop: float  # seconds
+    idle_step: float  # median step not recorded by the profiler, seconds
+    recorded_extra: float  # recorded steps' time over ``idle_step``, seconds
+    export_extra: float  # the step after the last recorded one, over ``idle_step``, seconds
+
+
+def _node_loops(folder: Path) -> list[_NodeLoop]:
+    """Each step file's loop under ``folder`` and its parts."""
     loops = []
     for path in sorted(folder.rglob("majob_steps_*.jsonl")):
-        lines = [json.loads(line) for line in path.read_text().splitlines()]
-        loops.append(sum(line["end_ns"] - line["start_ns"] for line in lines[1:]) / 1e9)
+        lines = [json.loads(line) for line in path.read_text().splitlines()][1:]
+        seconds = [(line["end_ns"] - line["start_ns"]) / 1e9 for line in lines]
+        recorded = [i for i, line in enumerate(lines) if line.get("profiled")]
+        idle = statistics.median(s for i, s in enumerate(seconds) if i not in recorded)
+        after = recorded[-1] + 1 if recorded else None
+        export = seconds[after] - idle if after is not None and after < len(seconds) else 0.0
+        extra = sum(seconds[i] - idle for i in recorded)
+        loops.append(_NodeLoop(sum(seconds), idle, extra, export))
     return loops
 
 
 def _ddp(rounds: int, epochs: int) -> None:
     """``majob run`` of the DDP example with and without ``--perf``: the nodes' loops."""
     spec = ROOT / "job_specs" / "ddp_resnet.yaml"
-    loops: dict[str, list[float]] = {"steps": [], "perf": []}
+    loops: dict[str, list[_NodeLoop]] = {"steps": [], "perf": []}
     with tempfile.TemporaryDirectory() as work:
         for index in range(rounds):
             for mode in loops:
@@ -101,12 +122,21 @@ def _ddp(rounds: int, epochs: int) -> None:
                 command += ["--set", f"hyperparameters.epochs={epochs}", "--runs-dir", str(runs)]
                 command += ["--perf"] if mode == "perf" else []
                 subprocess.run(command, check=True, capture_output=True, cwd=work)
-                loops[mode] += _loop_seconds(runs)
-    steps, perf = statistics.median(loops["steps"]), statistics.median(loops["perf"])
+                loops[mode] += _node_loops(runs)
+
+    def median(mode: str, part: str) -> float:
+        return statistics.median(getattr(loop, part) for loop in loops[mode])
+
+    steps, perf = median("steps", "loop"), median("perf", "loop")
+    idle_steps, idle_perf = median("steps", "idle_step"), median("perf", "idle_step")
     print(f"examples/ddp_resnet (2 nodes), {epochs} epochs, {rounds} rounds (medians per node):")
-    print(f"  steps   loop {steps:.3f} s")
-    print(f"  --perf  loop {perf:.3f} s")
-    print(f"  perf/steps loop {perf / steps:.3f}x")
+    print(f"  steps   loop {steps:.3f} s, step not recorded {idle_steps * 1e3:.2f} ms")
+    print(f"  --perf  loop {perf:.3f} s, step not recorded {idle_perf * 1e3:.2f} ms")
+    print(f"  perf/steps loop               {perf / steps:.3f}x")
+    print(f"  perf/steps step not recorded  {idle_perf / idle_steps:.3f}x")
+    recorded, export = median("perf", "recorded_extra"), median("perf", "export_extra")
+    print(f"  fixed cost per run: recorded steps +{recorded * 1e3:.1f} ms,", end=" ")
+    print(f"export +{export * 1e3:.1f} ms")
 
 
 def main() -> None:
