@@ -6,7 +6,8 @@ under a run directory. Both take them from here, relative to ``HOME``.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
 
 HOME = PurePosixPath("/home/ma-user")  # MA_HOME
 MOUNT = HOME / "modelarts"  # MA_MOUNT_PATH
@@ -17,3 +18,16 @@ LOG_DIR = MOUNT / "log"  # MA_LOG_DIR
 # engine or image it stands in for and what it did not check. The pipeline repeats them in its
 # summary: an emulated stage that passed proves less than a real one.
 EMULATOR_NOTE = "[majob emulator] "
+
+
+def mounted(value: str, mounts: Mapping[PurePosixPath, Path]) -> str | None:
+    """``value`` as the folder that stands for a mounted volume here, when it is a path on one
+    of ``mounts`` (container mount point -> local folder); else None. The local stage and the
+    emulator put an SFS volume's folder where the container has the mount point this way: in
+    the arguments, environment values and commands a job is given (a path written into the
+    script's own code is not seen: docs/data.md)."""
+    for point, folder in mounts.items():
+        text = str(point)
+        if value == text or value.startswith(text + "/"):
+            return str(folder) + value[len(text) :]
+    return None

@@ -87,6 +87,11 @@ def to_rest_body(spec: JobSpec, stage: Stage = "formal") -> dict[str, Any]:
     if effective.resources.pool is not None:
         resource["pool_id"] = effective.resources.pool
     job_spec: dict[str, Any] = {"resource": resource}
+    if effective.volumes:
+        job_spec["volumes"] = [
+            {"nfs": {"nfs_server_path": v.nfs, "local_path": v.mount, "read_only": v.read_only}}
+            for v in effective.volumes
+        ]
     if effective.log is not None:
         job_spec["log_export_path"] = {"obs_url": effective.log.rest_path}
     hours = auto_stop_hours(spec, stage)

@@ -164,7 +164,17 @@ def to_estimator(spec: JobSpec, stage: Stage = "formal") -> EstimatorCall:
             f"auto_stop after {hours} h has no Estimator argument; the REST body carries it "
             "(majob compile --target rest), or stop the job yourself"
         )
+    if effective.volumes:
+        notes.append(VOLUMES_NOT_IN_SDK)
     return EstimatorCall(estimator=estimator, fit=fit, notes=tuple(notes))
+
+
+# The notebook SDK's Estimator documents no volume argument (docs/data.md); the REST v2 body's
+# spec.volumes does mount them.
+VOLUMES_NOT_IN_SDK = (
+    "volumes (SFS Turbo) have no Estimator argument: submit through the REST backend (leave "
+    "MAJOB_BACKEND unset; majob compile --target rest shows its spec.volumes)"
+)
 
 
 def _estimator_args(effective: JobSpec, notes: list[str]) -> dict[str, SdkValue]:

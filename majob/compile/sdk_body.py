@@ -19,7 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from majob.compile.sdk import EstimatorCall, InputData, OutputData, SdkValue, TrainingFiles
+from majob.compile.sdk import (
+    VOLUMES_NOT_IN_SDK,
+    EstimatorCall,
+    InputData,
+    OutputData,
+    SdkValue,
+    TrainingFiles,
+)
 from majob.errors import CompileError
 
 
@@ -132,6 +139,8 @@ def _input(item: Mapping[str, Any], notes: list[str]) -> InputData:
 
 def _unsaid(metadata: Mapping[str, Any], spec: Mapping[str, Any]) -> list[str]:
     notes = []
+    if spec.get("volumes"):
+        notes.append(VOLUMES_NOT_IN_SDK)
     if spec.get("auto_stop"):
         notes.append("auto_stop has no Estimator argument: the job is not stopped by time")
     for key in metadata.get("annotations") or {}:

@@ -67,6 +67,24 @@ def resolve_inputs(spec: JobSpec, overrides: Mapping[str, str | Path]) -> dict[s
     return resolved
 
 
+def check_volumes(spec: JobSpec) -> None:
+    """Each volume needs a stand-in folder for the local stage: the run mounts it in the
+    volume's place (``layout.py``)."""
+    for index, volume in enumerate(spec.volumes):
+        if volume.local is None:
+            raise RunnerError(
+                f"volume {volume.nfs} (mounted at {volume.mount}) has no local stand-in for the "
+                "local stage",
+                hint=f"add 'local: path/to/folder' to volumes[{index}] in the spec: a folder "
+                "with a sample of what the share holds",
+            )
+        if not Path(volume.local).is_dir():
+            raise RunnerError(
+                f"volume {volume.nfs}: local stand-in {volume.local} is not a folder",
+                hint=f"fix volumes[{index}].local",
+            )
+
+
 def image_notices(spec: JobSpec, interpreter: str) -> tuple[str, ...]:
     """What the local stage does not reproduce of the spec's image, said before the run starts:
     a custom SWR image is never pulled or run here."""

@@ -95,7 +95,9 @@ def prepare(
     config = {
         "code_copy": str(paths.code_dir),
         "code_origin": str(code_origin),
-        "write_ok": [str(p) for p in (*paths.outputs.values(), paths.log_dir)],
+        "write_ok": [
+            str(p) for p in (*paths.outputs.values(), paths.log_dir, *paths.writable_mounts)
+        ],
         "container_root": str(paths.root),
         "read_ok": [str(run_dir), str(run_dir.resolve())],
         "read_watch": sorted({str(code_origin), *(str(p) for p in input_origins), str(home)}),

@@ -43,14 +43,20 @@ class ContainerPaths:
     code_dir_name: str
     inputs: Mapping[str, Path] = field(default_factory=dict)
     outputs: Mapping[str, Path] = field(default_factory=dict)
+    mounts: Mapping[PurePosixPath, Path] = field(default_factory=dict)  # volumes' stand-ins
+    writable_mounts: tuple[Path, ...] = ()  # the stand-ins of volumes not mounted read-only
 
     def _local(self, path: PurePosixPath) -> Path:
         """The run's stand-in for a container path."""
         return self.root / path.relative_to(container.HOME)
 
     def local_value(self, value: str) -> str:
-        """An env value that is a ``/home/ma-user`` path, as the run's path (else unchanged):
-        the spec may name a container path the way the container's own variables do."""
+        """An env value that is a ``/home/ma-user`` path or a path on a volume, as the run's
+        path (else unchanged): the spec may name a container path the way the container's own
+        variables do."""
+        on_volume = container.mounted(value, self.mounts)
+        if on_volume is not None:
+            return on_volume
         home = str(container.HOME)
         if value == home or value.startswith(home + "/"):
             return str(self.root) + value[len(home) :]
@@ -81,6 +87,10 @@ def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
         code_dir_name=spec.code_dir_name(),
         inputs={c.name: mount / "inputs" / f"{c.name}_0" for c in spec.inputs},
         outputs={c.name: mount / "outputs" / f"{c.name}_0" for c in spec.outputs},
+        mounts={v.mount_path: Path(v.local) for v in spec.volumes if v.local is not None},
+        writable_mounts=tuple(
+            Path(v.local) for v in spec.volumes if v.local is not None and not v.read_only
+        ),
     )
 
 
@@ -161,7 +171,10 @@ def script_args(
     ]
     for name, value in spec.hyperparameters.items():
         hidden = masked and spec.from_environ.masks("hyperparameters", name)
-        args.append(f"--{name}={MASK if hidden else render_scalar(value)}")
+        shown = render_scalar(value)  # a path on a volume: the volume's stand-in here
+        args.append(
+            f"--{name}={MASK if hidden else container.mounted(shown, paths.mounts) or shown}"
+        )
     if nodes > 1 and not spec.image.is_custom:
         args += [
             f"--init_method=tcp://{LOCAL_HOST}:{master_port}",

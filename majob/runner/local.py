@@ -22,7 +22,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from majob.runner import guard
-from majob.runner.checks import check_boot_file, image_notices, resolve_inputs, wants_npu
+from majob.runner.checks import (
+    check_boot_file,
+    check_volumes,
+    image_notices,
+    resolve_inputs,
+    wants_npu,
+)
 from majob.runner.failures import raise_for_status
 from majob.runner.faults import FaultInjector
 from majob.runner.host import free_port, host_environment, node_environment, resolve_interpreter
@@ -170,6 +176,7 @@ def _prepare(
     # An Ascend job on a host without torch_npu runs on the CPU through majob's stand-in.
     standin = npu_standin_for(wants_npu(spec), interpreter)
     check_boot_file(spec)
+    check_volumes(spec)
     input_sources = resolve_inputs(spec, inputs)
     run_id = new_run_id(spec)
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id

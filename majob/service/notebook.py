@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from majob.compile.sdk import InputData, OutputData, TrainingFiles
+from majob.compile.sdk import VOLUMES_NOT_IN_SDK, InputData, OutputData, TrainingFiles
 from majob.compile.sdk_body import estimator_from_body
 from majob.errors import MajobError, ServiceError, UserInputError
 from majob.masking import Masker
@@ -162,6 +162,11 @@ class NotebookTrainingService:
     # -- the protocol ------------------------------------------------------------------------
 
     def create(self, body: Mapping[str, Any]) -> Job:
+        if (body.get("spec") or {}).get("volumes"):  # dropped, the job would miss its data
+            raise UserInputError(
+                "this job mounts SFS Turbo volumes, which the notebook SDK cannot submit",
+                hint=VOLUMES_NOT_IN_SDK,
+            )
         metadata = dict(body.get("metadata") or {})
         submit_id = (metadata.get("annotations") or {}).get(SUBMIT_ID_ANNOTATION)
         if submit_id:

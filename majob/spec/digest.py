@@ -24,8 +24,8 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     references that filled them. Without its ``sweep:`` block too: how many trials search what
     changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
     and the specs recorded before sweeps existed keep their digests. Without the fields added
-    since (``fault_tolerance``, ``expect.resumes``, ``expect.perf``) while they hold their
-    defaults, for the same reason: an upgrade of majob must not reopen every gate of an
+    since (``fault_tolerance``, ``expect.resumes``, ``expect.perf``, ``volumes``) while they
+    hold their defaults, for the same reason: an upgrade of majob must not reopen every gate of an
     existing ledger. Without ``perf:`` at all: what ``--perf`` would profile changes nothing
     the job does."""
     written = spec.as_written()
@@ -36,6 +36,8 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
         del dumped["expect"]["resumes"]
     if written.expect.perf is None:
         del dumped["expect"]["perf"]
+    if not written.volumes:
+        del dumped["volumes"]
     return dumped
 
 

@@ -141,11 +141,12 @@ def _check_files(spec: JobSpec, problems: Problems, *, only_code_dir: bool = Fal
             ("code", "boot_file"),
             f"boot file {spec.code.boot_file!r} is not in {display_path(code_dir)}",
         )
-    for index, channel in enumerate(spec.inputs):
-        if channel.local is not None and not Path(channel.local).exists():
+    stand_ins = [("inputs", i, c.local) for i, c in enumerate(spec.inputs)]
+    stand_ins += [("volumes", i, v.local) for i, v in enumerate(spec.volumes)]
+    for kind, index, local in stand_ins:
+        if local is not None and not Path(local).exists():
             problems.add(
-                ("inputs", index, "local"),
-                f"local stand-in {display_path(Path(channel.local))} does not exist",
+                (kind, index, "local"), f"local stand-in {display_path(Path(local))} does not exist"
             )
 
 

@@ -42,6 +42,7 @@ from majob.spec.rules import (
 )
 from majob.spec.stage_outputs import room_problems, stage_folders, stage_output_problems
 from majob.spec.sweep import Sweep, sweep_problems
+from majob.spec.volumes import Volume, volume_problems
 from majob.storage.uri import ObsUri
 
 Stage = Literal["local", "debug", "formal"]
@@ -193,6 +194,7 @@ class JobSpec(SpecModel):
     env: dict[str, Scalar] = Field(
         default_factory=dict, description="Environment variables (<=100, no MA_ prefix, no $)."
     )
+    volumes: tuple[Volume, ...] = Field((), description="SFS Turbo shares every node mounts.")
     log: ObsDir | None = Field(None, description="OBS directory the logs are exported to.")
     distributed: Distributed | None = None
     precision: Precision | None = Field(
@@ -289,7 +291,9 @@ class JobSpec(SpecModel):
         problems += perf_expect_problems(
             self.expect.perf, [c.name for c in self.outputs], bool(self.image.command)
         )
-        problems += env_problems(self.env, ("env",))
+        problems += env_problems(self.env, ("env",)) + volume_problems(
+            self.volumes, self.resources.pool
+        )
         problems += checkpoint_problems(
             self.fault_tolerance.checkpoint_output, [c.name for c in self.outputs]
         )

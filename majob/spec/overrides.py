@@ -129,7 +129,7 @@ def resolve_paths(data: dict[str, Any], base: Path) -> None:
         code_dir = code.get("dir", ".")
         if isinstance(code_dir, str):
             code["dir"] = str((base / code_dir).resolve())
-    for kind in ("inputs", "outputs"):
+    for kind in ("inputs", "outputs", "volumes"):
         channels = data.get(kind)
         if not isinstance(channels, list):
             continue

@@ -29,9 +29,10 @@ from __future__ import annotations
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from majob.container import mounted
 from majob.emulator.modelarts.plan import ChannelPlan, JobPlan
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
@@ -55,6 +56,7 @@ class JobContainer:
     outputs: Mapping[str, Path]
     job_dir: Path
     working_dir: Path
+    mounts: Mapping[PurePosixPath, Path] = field(default_factory=dict)  # SFS volumes' folders
 
     @property
     def mount(self) -> Path:
@@ -69,7 +71,11 @@ class JobContainer:
         return self.mount / "log"
 
     def local_value(self, value: str) -> str:
-        """A variable's value that is a ``/home`` path, as the job's (else unchanged)."""
+        """A variable's value that is a ``/home`` path or one on a volume, as the job's (else
+        unchanged)."""
+        on_volume = mounted(value, self.mounts)
+        if on_volume is not None:
+            return on_volume
         home = str(HOME.parent)
         if value == home or value.startswith(home + "/"):
             path = PurePosixPath(value)
@@ -104,10 +110,13 @@ def remove(root: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def lay_out(plan: JobPlan, root: Path) -> JobContainer:
+def lay_out(
+    plan: JobPlan, root: Path, mounts: Mapping[PurePosixPath, Path] | None = None
+) -> JobContainer:
     """The job's container under ``root``: the code dir named after the last dir of the body's
     ``code_dir`` (under ``local_code_dir``), each input and output in its ``local_dir`` or
-    ``<name>_0``, the nodes started in ``working_dir`` or the code dir."""
+    ``<name>_0``, the nodes started in ``working_dir`` or the code dir; ``mounts``: each
+    volume's mount point and its folder."""
     code = plan.code_dir
     # With no code dir (a custom image holding its code), the job dir itself stands for it.
     segments = [s for s in (code.bucket, *code.key.split("/")) if s] if code else [None]
@@ -131,6 +140,7 @@ def lay_out(plan: JobPlan, root: Path) -> JobContainer:
         outputs={c.name: channel_dir(c, "outputs") for c in plan.outputs},
         job_dir=job_dir,
         working_dir=on_disk(root, working) if working else code_dir,
+        mounts=dict(mounts or {}),
     )
 
 
@@ -181,7 +191,9 @@ def _environment(plan: JobPlan, container: JobContainer, node: int, job_id: str)
 
 def _arguments(plan: JobPlan, container: JobContainer, node: int, port: int) -> list[str]:
     args = [f"--{c.name}={container.channel_value(c)}" for c in _channels(plan, "parameter")]
-    args += [f"--{name}={value}" for name, value in plan.parameters]
+    args += [
+        f"--{name}={mounted(value, container.mounts) or value}" for name, value in plan.parameters
+    ]
     if plan.nodes > 1 and plan.launch.image_url is None:
         args += [
             f"--init_method=tcp://{HOST}:{port}",

@@ -40,6 +40,7 @@ from majob.emulator.modelarts.storage import JobStorage
 from majob.emulator.modelarts.store import JobStore, now_ms
 from majob.emulator.modelarts.transfers import JobTransfers
 from majob.emulator.modelarts.usage import UsageRecorder
+from majob.emulator.modelarts.volume_watch import VolumeFull, VolumeWatch
 from majob.emulator.modelarts.watchdog import HangDetected, Watchdog, log_size
 from majob.runner.host import free_port, host_environment, node_environment
 from majob.runner.nodes import NodeGroup
@@ -93,6 +94,7 @@ class JobRun(threading.Thread):
         )
         self.records: list[RunRecord] = []  # one per run: the first, then one per restart
         self._watchdog: Watchdog | None = None
+        self.volumes = VolumeWatch(plan.volumes, store.directory.parent)  # SFS shares' capacity
         self._log_starts: list[int] = []  # each task log's size when its node started
         self._on_exit = on_exit
         self._stop_event = threading.Event()
@@ -268,11 +270,7 @@ class JobRun(threading.Thread):
     def _set_final(
         self, phase: str, secondary: str, statuses: list[dict[str, object]] | None = None
     ) -> None:
-        values: dict[str, object] = {
-            "phase": phase,
-            "secondary_phase": secondary,
-            "end_time": now_ms(),
-        }
+        values = dict[str, object](phase=phase, secondary_phase=secondary, end_time=now_ms())
         if statuses is not None:
             values["task_statuses"] = statuses
         if not self.store.transition(self.job_id, ("Creating", "Pending", "Running"), **values):
@@ -302,17 +300,14 @@ class JobRun(threading.Thread):
     # -- the container ------------------------------------------------------------------------
 
     def _lay_out(self) -> JobContainer:
-        container = lay_out(self.plan, self.store.job_dir(self.job_id) / "ma-user")
+        container = lay_out(
+            self.plan, self.store.job_dir(self.job_id) / "ma-user", self.volumes.mounts
+        )
         self._container = container
-        for directory in (
-            container.code_dir,
-            container.log_dir,
-            container.working_dir,
-            *container.outputs.values(),
-        ):
+        outputs = container.outputs.values()
+        for directory in (container.code_dir, container.log_dir, container.working_dir, *outputs):
             directory.mkdir(parents=True, exist_ok=True)
-        log_dir = self.store.log_path(self.job_id, "worker-0").parent
-        log_dir.mkdir(parents=True, exist_ok=True)
+        self.store.log_path(self.job_id, "worker-0").parent.mkdir(parents=True, exist_ok=True)
         self._logs = [
             self.store.log_path(self.job_id, f"worker-{i}").open("ab")
             for i in range(self.plan.nodes)
@@ -372,6 +367,8 @@ class JobRun(threading.Thread):
             self._nodes.nodes[task_index(hang.fault.task)].signal_group(signal.SIGKILL)
             return self._nodes.stop(), hang.fault
         self._watchdog.final_look()
+        if (full := self.volumes.full(now=True)) is not None:
+            raise VolumeFull(full)
         for node in self._nodes.nodes:  # a frozen (hung) node takes SIGTERM only once resumed
             node.signal_group(signal.SIGCONT)
         codes = self._nodes.stop()
@@ -389,6 +386,8 @@ class JobRun(threading.Thread):
             self.transfers.upload_outputs(self._container)
             self.transfers.export_logs()
             self._next_upload = time.monotonic() + self.upload_period
+        if (full := self.volumes.full()) is not None:
+            raise VolumeFull(full)  # the job fails (run's except), the nodes stopped
         watchdog = self._watchdog
         hung = watchdog.check() if watchdog is not None else None
         if watchdog is None or hung is None:

@@ -29,6 +29,7 @@ from majob.emulator.modelarts.placement import Placement, container_path, read_p
 from majob.emulator.modelarts.pools import dedicated_cpu_pool, pool_flavor
 from majob.emulator.modelarts.restarts import RestartPolicy
 from majob.emulator.modelarts.storage import JobStorage
+from majob.emulator.modelarts.volumes import VolumePlan, read_volumes
 from majob.storage.uri import ObsUri
 
 NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -64,6 +65,7 @@ class JobPlan:
     log_export: ObsUri | None
     placement: Placement = field(default_factory=Placement)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
+    volumes: tuple[VolumePlan, ...] = ()
 
     @property
     def code_dir(self) -> ObsUri | None:
@@ -98,7 +100,9 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
     inputs, outputs = _channels(algorithm)
     environments = _environments(algorithm.get("environments"))
     spec = obj(body.get("spec"), "spec")
-    flavor, nodes = _resource(obj(spec.get("resource"), "spec.resource"), launch.engine)
+    resource = obj(spec.get("resource"), "spec.resource")
+    flavor, nodes = _resource(resource, launch.engine)
+    volumes = read_volumes(spec, text(resource.get("pool_id"), "spec.resource.pool_id"))
     log_export = _log_export(obj(spec.get("log_export_path"), "spec.log_export_path"))
     if storage is not None:
         _check_buckets(outputs, log_export, storage)
@@ -114,6 +118,7 @@ def check_body(body: Any, storage: JobStorage | None) -> JobPlan:
         log_export=log_export,
         placement=read_placement(algorithm),
         restart=restart,
+        volumes=volumes,
     )
 
 
