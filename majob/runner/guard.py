@@ -98,6 +98,7 @@ def prepare(
         "write_ok": [
             str(p) for p in (*paths.outputs.values(), paths.log_dir, *paths.writable_mounts)
         ],
+        "read_only": [str(p) for p in paths.mounts.values() if p not in paths.writable_mounts],
         "container_root": str(paths.root),
         "read_ok": [str(run_dir), str(run_dir.resolve())],
         "read_watch": sorted({str(code_origin), *(str(p) for p in input_origins), str(home)}),

@@ -43,6 +43,7 @@ class _Guard:
         self.code_copy = config["code_copy"].rstrip("/") + "/"
         self.code_origin = config["code_origin"].rstrip("/") + "/"
         self.write_ok = config["write_ok"]
+        self.read_only = config.get("read_only", [])  # read-only volumes' stand-ins
         self.container = [config["container_root"]]
         self.temp = config["temp"]
         # Whatever the interpreter and its libraries read is there in the container's image too.
@@ -80,6 +81,9 @@ class _Guard:
             return  # tool settings and caches (~/.cache, ~/.config): not the script's data
         if write:
             if path.endswith(".pyc") or path.startswith(("/dev/", "/proc/")):
+                return
+            if _under(path, self.read_only):  # the container's mount refuses it (EROFS)
+                self.record("write", path)
                 return
             if _under(path, self.write_ok):
                 return
