@@ -178,40 +178,45 @@ from majob.migrate import workers
 
 MAIN = os.getpid()
 TAKEN = ""  # a fresh directory per map: a forked worker marks it when it takes an item
+FAIL = None  # None: square every item; "raise" or "kill": a worker fails on any item but 1
 
 def square_or_fail(value):
     if os.getpid() == MAIN:
-        # This process holds its item until a forked worker has taken one, so the next items go
-        # to the workers however slow or loaded the machine is (a fixed sleep raced with forks).
+        # This process holds each item until a forked worker has taken one (the one it fails on,
+        # when it fails), so the workers get items however slow or loaded the machine is and
+        # whichever process the fork schedules first (a fixed sleep raced with forks, and so
+        # did counting on this process taking the first item).
         deadline = time.monotonic() + 120
         while not os.listdir(TAKEN) and time.monotonic() < deadline:
             time.sleep(0.01)
         return value * value
+    if FAIL is None or value == 1:
+        if FAIL is None:
+            open(os.path.join(TAKEN, str(os.getpid())), "w").close()
+        return value * value
     open(os.path.join(TAKEN, str(os.getpid())), "w").close()
-    if value == 13:
-        raise ValueError("thirteen is unlucky")
-    elif value == 99:
+    if FAIL == "kill":
         os.kill(os.getpid(), signal.SIGKILL)  # a worker killed (out of memory) mid-task
-    return value * value
+    raise ValueError(f"{value} is unlucky")
 
 def children():
     tasks = Path("/proc/self/task").iterdir()
     return {pid for task in tasks for pid in (task / "children").read_text().split()}
 
 assert workers._fork_is_safe()
-values = [v for v in range(40) if v != 13]
+values = list(range(40))
 TAKEN = tempfile.mkdtemp()
 assert workers.map_in_workers(square_or_fail, values, 3, weights=values) == [v * v for v in values]
-TAKEN = tempfile.mkdtemp()
-try:  # the heaviest item is dealt first, to this process; 13 to a forked worker
-    workers.map_in_workers(square_or_fail, [13, 1, 2], 3, weights=[1, 100, 1])
+TAKEN, FAIL = tempfile.mkdtemp(), "raise"
+try:  # whichever process takes 1 (the heaviest), a worker takes 13 or 14 and raises
+    workers.map_in_workers(square_or_fail, [13, 1, 14], 2, weights=[1, 100, 1])
 except ValueError as error:
-    assert "thirteen" in str(error) and "in a check worker" in str(error.__cause__), error
+    assert "unlucky" in str(error) and "in a check worker" in str(error.__cause__), error
 else:
     raise AssertionError("the worker's error was lost")
-TAKEN = tempfile.mkdtemp()
+TAKEN, FAIL = tempfile.mkdtemp(), "kill"
 try:
-    workers.map_in_workers(square_or_fail, [1, 99, 2, 3], 2, weights=[100, 1, 1, 1])
+    workers.map_in_workers(square_or_fail, [1, 99, 98, 97], 2, weights=[100, 1, 1, 1])
 except workers.WorkerFailed as error:
     assert "signal 9" in str(error), error
 else:
