@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("image", "env_app", ("env",)),
     ("precision", "commands", ("compare",)),
     ("perf", "commands", ("perf",)),
+    ("data", "data_app", ("data",)),
 )
 
 

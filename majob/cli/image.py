@@ -176,8 +176,8 @@ def inspect_command(
     max_size: Annotated[str, typer.Option("--max-size", help="Largest image accepted.")] = "30GB",
 ) -> None:
     """Sizes and entry counts of each layer, read by streaming; exit 1 over a limit."""
-    from majob.image.sizes import format_size, parse_size
     from majob.image.tarball import Limits, inspect_image
+    from majob.sizes import format_size, parse_size
     from majob.text import one_line, printable
 
     limits = Limits(
@@ -229,7 +229,7 @@ def pack_command(
 ) -> None:
     """Pack a conda environment with conda-pack, and say how to use it on ModelArts."""
     from majob.image.envpack import advice, pack_env
-    from majob.image.sizes import format_size
+    from majob.sizes import format_size
 
     packed = pack_env(name, prefix, output, force=force)
     print(f"packed {packed.archive} ({format_size(packed.size)})")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from majob.errors import UserInputError
-from majob.image.sizes import format_size
+from majob.sizes import format_size
 from majob.text import one_line
 
 MAX_JSON_BYTES = 16 << 20  # manifests, indexes and configs are kilobytes

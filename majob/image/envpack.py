@@ -16,7 +16,7 @@ from pathlib import Path
 
 from majob.container import MOUNT
 from majob.errors import UserInputError
-from majob.image.sizes import format_size
+from majob.sizes import format_size
 
 INSTALL_HINT = "pip install 'majob[condapack]' (conda-pack; conda itself must be on PATH)"
 CODE_DIR_ADVISED = 50 * 10**6  # the code directory is advised under 50 MB (modelarts.md §3.2)

@@ -40,7 +40,7 @@ from majob.image.archive import (
     member_name,
 )
 from majob.image.layers import GZIP_MAGIC, Layer, read_layer
-from majob.image.sizes import format_size
+from majob.sizes import format_size
 from majob.text import one_line
 
 GB = 10**9

@@ -13,7 +13,8 @@ the node count is within the flavor's ``max_num``; an Ascend flavor goes with an
 (and the other way round); each input's OBS path holds data (or, with ``--upload-inputs``, its
 ``local`` stand-in exists to be uploaded); the output, log and code buckets exist and take
 writes; no job (active or ended) has the same name; the stage's checkpoint folder holds nothing
-another stage or spec wrote (``service/checkpoints.py``).
+another stage or spec wrote (``service/checkpoints.py``); the inputs fit each node's /cache
+(``service/dataplan.py``: a refusal when they cannot, a warning when they belong on SFS Turbo).
 """
 
 from __future__ import annotations
@@ -295,13 +296,15 @@ def run_preflight(
     make_buckets: bool = False,
     named: Sequence[Job] | None = None,
     claim: CheckpointClaim | None = None,
+    warn: Callable[[str], None] = lambda line: None,
 ) -> list[str]:
     """Every problem found, one line each (``earlier``: problems found before, e.g. while
     compiling). ``spec`` is the stage's effective spec; ``profile_flag`` (`` --profile x``)
     goes into the commands the problems suggest; ``make_buckets``: the submit makes the
     buckets that do not exist (the emulator's, with ``--upload-inputs``); ``named``: the jobs
     a search for ``job_name`` found already (``check_name``); ``claim``: what the submit asks
-    of its checkpoint folder (``service/checkpoints.py``)."""
+    of its checkpoint folder (``service/checkpoints.py``); ``warn`` hears what does not stop
+    the job (the inputs that belong on SFS Turbo, ``service/dataplan.py``)."""
     findings = Findings(list(earlier))
     check_boot_file(spec, uploaded, findings)  # a plan's own finding of it is not repeated
 
@@ -313,6 +316,10 @@ def run_preflight(
         findings.guard("flavors and engines", offered)
         check_inputs(spec, store, findings, upload_inputs=upload_inputs, profile_flag=profile_flag)
         check_buckets(spec, store, findings, profile_flag=profile_flag, made_later=make_buckets)
+        if spec.inputs and not upload_inputs:  # inputs uploaded later cannot be sized yet
+            findings.guard(
+                "inputs' size", lambda: _check_data(spec, store, offerings, findings, warn)
+            )
         check_name(job_name, service, findings, named)
         if claim is not None:
             findings.guard(WHERE, lambda: check_claim(claim, store, findings))
@@ -323,6 +330,19 @@ def run_preflight(
         # outside the ``except``, so the refusal does not ride along as its context).
         raise credentials_refused(refused)
     return findings.problems
+
+
+def _check_data(
+    spec: JobSpec,
+    store: ObjectStore,
+    offerings: Callable[[], Offerings],
+    findings: Findings,
+    warn: Callable[[str], None],
+) -> None:
+    from majob.service.dataplan import check_data, plan_data
+
+    plan = plan_data(spec, store, offered=offerings().flavors, require_data=False)
+    check_data(plan, findings.add, warn)
 
 
 def credentials_refused(error: StorageAuthError | ServiceAuthError) -> ConfigError:

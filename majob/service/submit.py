@@ -168,6 +168,7 @@ class Submitter:
             make_buckets=self.makes_buckets(upload_inputs),
             named=named,
             claim=plan.claim,
+            warn=lambda line: self.report(f"warning: {line}"),
         )
 
     def makes_buckets(self, upload_inputs: bool) -> bool:

@@ -20,6 +20,7 @@ organisation; the exact SWR paths vary by region and are not documented.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,10 +41,20 @@ class Flavor:
     gpu: str = ""
     npu: str = ""
     memory: str = ""
+    disk: str = ""  # the node's local disk (/cache), as the flavor list gives it
 
     @property
     def is_ascend(self) -> bool:
         return self.type.lower() == "ascend" or bool(self.npu)
+
+    @property
+    def disk_bytes(self) -> int | None:
+        """The node's local disk in bytes (decimal GB, as the list's ``unit``); None when the
+        flavor says nothing of it."""
+        found = re.fullmatch(r"size=(\d+(?:\.\d+)?) unit=(GB|TB|MB)", self.disk)
+        if found is None:
+            return None
+        return int(float(found[1]) * {"MB": 10**6, "GB": 10**9, "TB": 10**12}[found[2]])
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Flavor:
@@ -58,6 +69,7 @@ class Flavor:
             gpu=_describe(info.get("gpu")),
             npu=_describe(info.get("npu")),
             memory=_describe(info.get("memory")),
+            disk=_describe(info.get("disk")),
         )
 
     def to_cache(self) -> dict[str, Any]:
@@ -138,8 +150,24 @@ def _cards(count: int, product: str, memory: str) -> str:
 
 
 FLAVORS: tuple[Flavor, ...] = (
-    Flavor("modelarts.vm.cpu.2u", "Computing CPU(2U) instance", "CPU", 1, _cpu(2), memory=_gb(8)),
-    Flavor("modelarts.vm.cpu.8u", "Computing CPU(8U) instance", "CPU", 16, _cpu(8), memory=_gb(32)),
+    Flavor(
+        "modelarts.vm.cpu.2u",
+        "Computing CPU(2U) instance",
+        "CPU",
+        1,
+        _cpu(2),
+        memory=_gb(8),
+        disk=_gb(50),
+    ),
+    Flavor(
+        "modelarts.vm.cpu.8u",
+        "Computing CPU(8U) instance",
+        "CPU",
+        16,
+        _cpu(8),
+        memory=_gb(32),
+        disk=_gb(100),
+    ),
     Flavor(
         "modelarts.p3.large.public.free",
         "GPU: 1*NVIDIA-V100(32GB) | CPU: 8 vCPUs 64GB (free)",
@@ -148,6 +176,7 @@ FLAVORS: tuple[Flavor, ...] = (
         _cpu(8),
         gpu=_cards(1, "NVIDIA-V100", "32GB"),
         memory=_gb(64),
+        disk=_gb(780),
     ),
     Flavor(
         "modelarts.p3.large.public",
@@ -157,6 +186,7 @@ FLAVORS: tuple[Flavor, ...] = (
         _cpu(8),
         gpu=_cards(1, "NVIDIA-V100", "32GB"),
         memory=_gb(64),
+        disk=_gb(780),
     ),
     Flavor(
         "modelarts.vm.gpu.p100",

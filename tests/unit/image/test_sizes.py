@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from majob.errors import UserInputError
-from majob.image.sizes import format_size, parse_size
+from majob.sizes import format_size, parse_size
 
 
 @pytest.mark.parametrize(
