@@ -27,6 +27,8 @@ Every failure a user can cause or meet is a ``MajobError``; the CLI prints it as
     │   ├── NodeFailedError         a node exited non-zero; names the node
     │   └── RunTimeoutError         the stage timeout elapsed
     ├── MigrationError              a source file cannot be checked or rewritten
+    ├── DataStageError              an OBS -> SFS stage is not complete: the source changed,
+    │                               the volume is full, a file failed the verify pass
     └── PipelineError               the pipeline cannot go on: a closed gate, an unusable ledger
         ├── StageRefused            exit 2: the stage before it has not passed for this code
         │                           and spec (names the changed files and fields)
@@ -235,6 +237,11 @@ class MigrationError(MajobError):
     """A source file could not be checked or rewritten."""
 
 
+class DataStageError(MajobError):
+    """An OBS -> SFS stage did not end with a complete, verified copy; its manifest says
+    incomplete or stale, and nothing is presented as staged."""
+
+
 class PipelineError(MajobError):
     """The pipeline cannot go on (a stage that fails is a result, not an error)."""
 
@@ -252,6 +259,7 @@ class LedgerError(PipelineError):
 __all__ = [
     "CompileError",
     "ConfigError",
+    "DataStageError",
     "LedgerError",
     "MajobError",
     "MigrationError",

@@ -117,7 +117,7 @@ def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8)
     # Check every key and target first: a malicious listing, or a name this file system cannot
     # hold, fails before a single byte is written.
     rels = [safe_relative_path(o.key, prefix, bucket=src.bucket) for o in objects]
-    _refuse_file_dir_clashes(rels, src)
+    refuse_file_dir_clashes(rels, src)
     check_download_targets(dest, rels, prefix)
     targets = [(o, dest / rel) for o, rel in zip(objects, rels, strict=True)]
     with _local_errors(dest):
@@ -152,7 +152,7 @@ def _local_errors(target: Path) -> Iterator[None]:
         ) from None
 
 
-def _refuse_file_dir_clashes(rels: list[str], src: ObsUri) -> None:
+def refuse_file_dir_clashes(rels: list[str], src: ObsUri) -> None:
     """``a`` and ``a/b`` cannot both be files on disk: refuse such a listing up front."""
     files = set(rels)
     for rel in rels:

@@ -1,0 +1,82 @@
+"""Staging OBS -> a volume folder: majob's copier against ``rclone copy`` of the same, and an
+unchanged re-stage (issue 38). Goals: the first stage's wall time <= 1x rclone's; the
+re-stage <= 0.1x of the first.
+
+::
+
+    .venv/bin/python bench/data.py --quick     # 2,000 files of 4 KiB and one 64 MiB file
+    .venv/bin/python bench/data.py             # 20,000 files and one 1 GiB file
+
+The fake OBS runs in a process of its own (``python -m majob.emulator.obs``); the data is put
+there with majob's sync (so the big file carries the ``md5`` metadata majob writes); each
+client then copies it into a fresh folder on this machine's disk (what the volume's folder is in
+the emulator). Times are wall times of whole processes, start-up included. Not measured here
+yet: the 4-node job reading a 2 GiB input from the volume against per-node downloads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from obs_sync import majob_env, make_data, ratio, rclone_env, run_process
+
+from majob.storage.obs import ObsObjectStore
+from majob.storage.sync import sync_dir
+from majob.storage.uri import ObsUri
+from majob.testing import FAKE_BUCKET, fake_obs_process, obs_config
+
+PREFIX = "stage-bench/"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="2,000 files and 64 MiB")
+    args = parser.parse_args()
+    files, big_mib = (2000, 64) if args.quick else (20_000, 1024)
+    with tempfile.TemporaryDirectory(prefix="majob-bench-data-") as tmp_text:
+        tmp = Path(tmp_text)
+        small, big = make_data(tmp / "src", files, big_mib)
+        with fake_obs_process() as fake:
+            with ObsObjectStore(obs_config(fake.endpoint)) as store:
+                for folder in (small, big):
+                    sync_dir(
+                        store,
+                        folder,
+                        ObsUri(FAKE_BUCKET, PREFIX + folder.name + "/"),
+                        cache_dir=tmp / "cache",
+                    )
+            env = majob_env(fake.endpoint, tmp / "cache")
+            stage = [sys.executable, "-m", "majob.data.stage_main", f"obs://{FAKE_BUCKET}/{PREFIX}"]
+            first = run_process([*stage, str(tmp / "majob")], env)
+            again = run_process([*stage, str(tmp / "majob")], env)
+            if shutil.which("rclone"):
+                rclone = run_process(
+                    [
+                        "rclone",
+                        "copy",
+                        f"fake:{FAKE_BUCKET}/{PREFIX}",
+                        str(tmp / "rclone"),
+                        "--transfers",
+                        "8",
+                        "--checkers",
+                        "8",
+                    ],
+                    rclone_env(fake.endpoint, tmp),
+                )
+            else:
+                rclone = None
+    for name, run in (("majob stage", first), ("majob re-stage", again), ("rclone copy", rclone)):
+        if run is not None:
+            print(f"{name:16} {run[0]:8.2f} s  exit {run[2]}  rss {run[1]:.0f} MiB")
+    if rclone is not None:
+        print(f"first stage / rclone copy: {ratio(first[0], rclone[0])} (goal <= 1x)")
+    print(f"re-stage / first stage:    {ratio(again[0], first[0])} (goal <= 0.1x)")
+    return 0 if first[2] == 0 and again[2] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

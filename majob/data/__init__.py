@@ -1,0 +1,1 @@
+"""Large data: staging an OBS folder onto an SFS Turbo volume (docs/data.md)."""

@@ -1,0 +1,270 @@
+"""The copy engine of ``majob data stage``: an OBS folder into a directory tree (the mounted
+SFS volume), parallel, incremental, resumable, verified (docs/data.md, "Staging OBS -> SFS").
+
+::
+
+    listing --compare with manifest + journal + disk--> to copy --download_object (temp, MD5,
+    rename) x jobs, one journal line each--> second listing (source changed?) --> verify pass
+    --> manifest complete
+
+Each object goes through ``storage.download.download_object``: written to a temporary name
+beside its target, its MD5 checked against the ETag (a single PUT) or the ``md5`` metadata
+majob stores on multipart uploads, then renamed into place. An object whose ETag says no MD5
+(a multipart upload by another tool) is hashed once on disk and that MD5 recorded. What the
+verify pass compares is in ``verify``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from majob.data.manifest import (
+    JOURNAL_NAME,
+    MANIFEST_NAME,
+    Listed,
+    Manifest,
+    StagedFile,
+    drop_journal,
+    journal,
+    journal_line,
+    listing_digest,
+    now,
+    read_journal,
+    read_manifest,
+    write_manifest,
+)
+from majob.data.stage_verify import changes_between, verify
+from majob.errors import DataStageError, UserInputError
+from majob.storage.base import ObjectInfo, ObjectStore
+from majob.storage.download import (
+    download_object,
+    refuse_file_dir_clashes,
+    safe_relative_path,
+)
+from majob.storage.listing import list_folder
+from majob.storage.localstate import file_md5
+from majob.storage.plan import md5_of
+from majob.storage.pool import run_all
+from majob.storage.targets import check_download_targets
+from majob.storage.uri import ObsUri
+from majob.text import counted, human_bytes
+
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+@dataclass
+class StageReport:
+    """What a stage did: files and bytes copied this run, kept from before, the total."""
+
+    source: str
+    dest: Path
+    files: int = 0
+    bytes: int = 0
+    copied: int = 0
+    copied_bytes: int = 0
+    kept: int = 0
+    skipped: bool = False  # unchanged source and a complete manifest: nothing copied
+    extra: list[str] = field(default_factory=list)  # files on the volume not in the source
+
+    def summary(self) -> str:
+        if self.skipped:
+            return (
+                f"{self.dest}: unchanged, {counted(self.files, 'file')} "
+                f"({human_bytes(self.bytes)}) already staged from {self.source}"
+            )
+        return (
+            f"staged {self.source} -> {self.dest}: {counted(self.files, 'file')} "
+            f"({human_bytes(self.bytes)}); copied {self.copied} "
+            f"({human_bytes(self.copied_bytes)}), kept {self.kept}"
+        )
+
+
+def list_source(store: ObjectStore, src: ObsUri, dest: Path) -> Listed:
+    """One listing of ``src``, every key checked before anything is written."""
+    prefix = src.as_dir().key
+    objects = tuple(o for o in list_folder(store, src) if not o.key.endswith("/"))
+    rels = tuple(safe_relative_path(o.key, prefix, bucket=src.bucket) for o in objects)
+    reserved = [r for r in rels if r in (MANIFEST_NAME, JOURNAL_NAME)]
+    if reserved:
+        raise UserInputError(f"the source holds {reserved[0]!r}, the name of majob's manifest")
+    refuse_file_dir_clashes(list(rels), src)
+    check_download_targets(dest, list(rels), prefix)
+    return Listed(objects, rels, listing_digest(objects))
+
+
+def stage_tree(
+    store: ObjectStore,
+    src: ObsUri,
+    dest: Path,
+    *,
+    jobs: int = 8,
+    full_verify: bool = False,
+    on_file: Callable[[StagedFile], None] | None = None,
+) -> StageReport:
+    """Make ``dest`` hold the files of the OBS folder ``src``, verified, with a complete
+    manifest; ``DataStageError`` (manifest incomplete or stale) when it cannot."""
+    src = src.as_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    listed = list_source(store, src, dest)
+    report = StageReport(src.uri, dest, files=len(listed.objects))
+    report.bytes = sum(o.size for o in listed.objects)
+    previous = read_manifest(dest)
+    known = dict(previous.files) if previous and previous.source == src.uri else {}
+    known.update(read_journal(dest))
+    if (
+        previous is not None
+        and previous.state == "complete"
+        and previous.source == src.uri
+        and previous.listing_digest == listed.digest
+        and not verify(listed, dest, known, full=full_verify, copied=set())
+    ):
+        report.skipped, report.kept = True, report.files
+        report.extra = _extra_files(dest, set(listed.rels))
+        return report
+    manifest = Manifest(src.uri, listed.digest, "incomplete", now(), files=known)
+    write_manifest(dest, manifest)
+    todo = [
+        (info, rel)
+        for info, rel in zip(listed.objects, listed.rels, strict=True)
+        if not _still_there(known.get(rel), info, dest / rel)
+    ]
+    copied = _copy_all(store, src, dest, todo, manifest, jobs, on_file)
+    report.copied, report.copied_bytes = len(copied), sum(known_size(manifest, r) for r in copied)
+    report.kept = report.files - report.copied
+    _finish(store, src, dest, listed, manifest, copied, full_verify)
+    report.extra = _extra_files(dest, set(listed.rels))
+    return report
+
+
+def known_size(manifest: Manifest, rel: str) -> int:
+    return manifest.files[rel].size
+
+
+def _still_there(staged: StagedFile | None, info: ObjectInfo, target: Path) -> bool:
+    """Whether an earlier run's copy of ``info`` is on disk as it left it (size and mtime)."""
+    if staged is None or staged.size != info.size or staged.etag != info.etag.strip('"'):
+        return False
+    try:
+        stat = target.stat()
+    except OSError:
+        return False
+    return stat.st_size == staged.size and stat.st_mtime_ns == staged.mtime_ns
+
+
+def _copy_all(
+    store: ObjectStore,
+    src: ObsUri,
+    dest: Path,
+    todo: list[tuple[ObjectInfo, str]],
+    manifest: Manifest,
+    jobs: int,
+    on_file: Callable[[StagedFile], None] | None,
+) -> set[str]:
+    lock = threading.Lock()
+    copied: set[str] = set()
+
+    def fetch(item: tuple[ObjectInfo, str], handle: IO[str]) -> None:
+        info, rel = item
+        target = dest / rel
+        got, verified = download_object(store, ObsUri(src.bucket, info.key), target)
+        expected = md5_of(got) if verified else None
+        staged = StagedFile(
+            rel=rel,
+            key=info.key,
+            size=got.size,
+            etag=got.etag.strip('"'),
+            md5=expected or file_md5(target),
+            mtime_ns=target.stat().st_mtime_ns,
+        )
+        with lock:
+            journal_line(handle, staged)
+            manifest.files[rel] = staged
+            copied.add(rel)
+        if on_file is not None:
+            on_file(staged)
+
+    try:
+        with journal(dest) as handle:
+            run_all(lambda item: fetch(item, handle), todo, jobs, "majob-stage")
+    except OSError as error:
+        _fail_on_full(dest, manifest, error)
+        raise
+    except UserInputError as error:  # download_object's "cannot write": a full volume, often
+        if "space" in error.message or "quota" in error.message:
+            _fail_on_full(dest, manifest, None)
+        raise
+    return copied
+
+
+def _fail_on_full(dest: Path, manifest: Manifest, error: OSError | None) -> None:
+    if error is not None and error.errno not in FULL_ERRNOS:
+        return
+    write_manifest(dest, manifest)  # incomplete, with what did land
+    raise DataStageError(
+        f"the volume under {dest} is full: {counted(len(manifest.files), 'file')} of the "
+        "source landed, the stage is incomplete (nothing is presented as staged)",
+        hint="free space or grow the SFS Turbo file system, then run the same stage again: "
+        "it resumes",
+    ) from error
+
+
+def _finish(
+    store: ObjectStore,
+    src: ObsUri,
+    dest: Path,
+    listed: Listed,
+    manifest: Manifest,
+    copied: set[str],
+    full_verify: bool,
+) -> None:
+    """A second listing (did the source change while it was copied?), then the verify pass;
+    the manifest says complete only when both find nothing."""
+    after = list_source(store, src, dest)
+    changes = changes_between(listed, after)
+    changes += [
+        f"changed while copied: {f.key}"
+        for rel, f in manifest.files.items()
+        if rel in copied and f.etag != _etag_in(listed, rel)
+    ]
+    manifest.finished = now()
+    if changes:
+        manifest.state, manifest.changes = "stale", changes
+        write_manifest(dest, manifest)
+        raise DataStageError(
+            f"{src} changed while it was staged ({counted(len(changes), 'change')}): "
+            + "; ".join(changes[:5]),
+            hint="run the stage again once the source is stable: it copies only what changed",
+        )
+    problems = verify(listed, dest, manifest.files, full=full_verify, copied=copied)
+    if problems:
+        write_manifest(dest, manifest)
+        raise DataStageError(
+            f"the verify pass found {counted(len(problems), 'problem')} under {dest}: "
+            + "; ".join(problems[:5]),
+            hint="run the same stage again: it copies the files that failed",
+        )
+    manifest.state = "complete"
+    write_manifest(dest, manifest)
+    drop_journal(dest)
+
+
+def _etag_in(listed: Listed, rel: str) -> str:
+    index = listed.rels.index(rel)
+    return listed.objects[index].etag.strip('"')
+
+
+def _extra_files(dest: Path, rels: set[str]) -> list[str]:
+    """Files under ``dest`` that the source does not hold (left in place, reported)."""
+    extra: list[str] = []
+    for root, _dirs, names in os.walk(dest):
+        for name in names:
+            rel = os.path.relpath(os.path.join(root, name), dest).replace(os.sep, "/")
+            if rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
+                extra.append(rel)
+    return sorted(extra)

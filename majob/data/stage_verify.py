@@ -1,0 +1,66 @@
+"""The verify pass of a stage, and what changed between two listings.
+
+Every file of the source listing must be on the volume with the listing's size. Its MD5 must be
+the one the source says: the ETag of a single PUT, or the ``md5`` metadata majob stores on its
+multipart uploads; for another tool's multipart object (an ETag that is no MD5) the MD5 majob
+recorded when it wrote the file. How deep the bytes are read:
+
+- a file copied by this run was hashed on disk, after it was written and before it was renamed
+  into place (``download_object``): its recorded MD5 is compared, the bytes not read again;
+- a file kept from an earlier run is compared by size and modification time with what the
+  manifest recorded when it landed (a changed file shows a new mtime);
+- ``full=True`` (``majob data stage --verify-full``) re-reads and hashes every file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from majob.data.manifest import Listed, StagedFile
+from majob.storage.localstate import file_md5
+from majob.storage.plan import md5_of
+
+
+def verify(
+    listed: Listed,
+    dest: Path,
+    staged: Mapping[str, StagedFile],
+    *,
+    full: bool,
+    copied: set[str],
+) -> list[str]:
+    """The problems found, one line each; empty when the tree is the source's."""
+    problems: list[str] = []
+    for info, rel in zip(listed.objects, listed.rels, strict=True):
+        record = staged.get(rel)
+        target = dest / rel
+        try:
+            stat = target.stat()
+        except OSError:
+            problems.append(f"missing: {rel}")
+            continue
+        if stat.st_size != info.size:
+            problems.append(f"size {stat.st_size} != {info.size}: {rel}")
+            continue
+        expected = md5_of(info) or (record.md5 if record else None)
+        if record is None or expected is None or record.md5 != expected:
+            problems.append(f"checksum not recorded or different: {rel}")
+        elif full:
+            if file_md5(target) != expected:
+                problems.append(f"checksum differs: {rel}")
+        elif rel not in copied and stat.st_mtime_ns != record.mtime_ns:
+            problems.append(f"modified since it was staged: {rel}")
+    return problems
+
+
+def changes_between(before: Listed, after: Listed) -> list[str]:
+    """What a second listing says changed: keys added, removed, or with a new size or ETag."""
+    if before.digest == after.digest:
+        return []
+    old = {o.key: (o.size, o.etag) for o in before.objects}
+    new = {o.key: (o.size, o.etag) for o in after.objects}
+    lines = [f"added: {k}" for k in sorted(new.keys() - old.keys())]
+    lines += [f"removed: {k}" for k in sorted(old.keys() - new.keys())]
+    lines += [f"changed: {k}" for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]
+    return lines

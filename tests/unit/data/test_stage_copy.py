@@ -1,0 +1,149 @@
+"""The stage copy engine against the fake OBS through the real client: copy, skip, resume after
+SIGKILL, a source that changes while it is copied, a file changed on the volume, bad endpoints."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from majob.data.manifest import JOURNAL_NAME, MANIFEST_NAME, read_journal, read_manifest
+from majob.data.stage_copy import stage_tree
+from majob.errors import DataStageError, StorageUnreachable
+from majob.storage.obs import ObsObjectStore
+from majob.storage.uri import ObsUri
+from majob.testing import FAKE_BUCKET, obs_config
+
+SRC = ObsUri(FAKE_BUCKET, "data/set/")
+
+
+def _fill(store: ObsObjectStore, count: int) -> dict[str, bytes]:
+    files = {f"part-{i:03d}/f{i}.bin": os.urandom(100 + i) for i in range(count)}
+    for rel, data in files.items():
+        store.put_bytes(FAKE_BUCKET, SRC.key + rel, data)
+    store.put_bytes(FAKE_BUCKET, "data/setx/sibling", b"not below the folder")
+    return files
+
+
+def test_stage_copies_verifies_and_skips_an_unchanged_source(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    files = _fill(obs_store, 12)
+    dest = tmp_path / "vol" / "set"
+    report = stage_tree(obs_store, SRC, dest, jobs=4)
+    assert (report.files, report.copied, report.skipped) == (12, 12, False)
+    assert {rel: (dest / rel).read_bytes() for rel in files} == files
+    manifest = read_manifest(dest)
+    assert manifest is not None and manifest.state == "complete"
+    assert manifest.source == SRC.uri and set(manifest.files) == set(files)
+    assert not (dest / JOURNAL_NAME).exists()
+    again = stage_tree(obs_store, SRC, dest, full_verify=True)
+    assert again.skipped and again.copied == 0 and again.kept == 12
+
+
+def test_a_file_changed_on_the_volume_is_copied_again(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    files = _fill(obs_store, 5)
+    dest = tmp_path / "set"
+    stage_tree(obs_store, SRC, dest)
+    (dest / "part-002/f2.bin").write_bytes(b"edited on the share")
+    report = stage_tree(obs_store, SRC, dest)
+    assert not report.skipped and report.copied == 1
+    assert (dest / "part-002/f2.bin").read_bytes() == files["part-002/f2.bin"]
+
+
+def test_a_source_that_changes_while_staged_leaves_the_manifest_stale(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    _fill(obs_store, 4)
+    dest = tmp_path / "set"
+
+    def meddle(_staged: object) -> None:
+        obs_store.put_bytes(FAKE_BUCKET, SRC.key + "late.bin", b"arrived during the copy")
+
+    with pytest.raises(DataStageError, match="changed while it was staged") as caught:
+        stage_tree(obs_store, SRC, dest, jobs=1, on_file=meddle)
+    assert "added: data/set/late.bin" in caught.value.message
+    manifest = read_manifest(dest)
+    assert manifest is not None and manifest.state == "stale"
+    assert manifest.changes == ["added: data/set/late.bin"]
+    # Once the source is stable, the next stage copies what is new and completes.
+    report = stage_tree(obs_store, SRC, dest)
+    assert report.copied == 1 and read_manifest(dest).state == "complete"  # type: ignore[union-attr]
+
+
+KILLER = """
+import os, signal, sys
+from pathlib import Path
+from majob.data.stage_copy import stage_tree
+from majob.storage.obs import open_store
+from majob.storage.uri import ObsUri
+done = []
+def on_file(staged):
+    done.append(staged)
+    if len(done) == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+with open_store() as store:
+    stage_tree(store, ObsUri.parse(sys.argv[1]), Path(sys.argv[2]), jobs=1, on_file=on_file)
+"""
+
+
+def test_a_stage_killed_half_way_resumes_and_verifies(
+    obs_store: ObsObjectStore, obs_env: dict[str, str], tmp_path: Path
+) -> None:
+    files = _fill(obs_store, 10)
+    dest = tmp_path / "set"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, SRC.uri, str(dest)], env={**os.environ, **obs_env}
+    )
+    assert killed.returncode == -9
+    manifest = read_manifest(dest)
+    assert manifest is not None and manifest.state == "incomplete"
+    landed = read_journal(dest)
+    assert len(landed) == 4
+    report = stage_tree(obs_store, SRC, dest, full_verify=True)
+    assert (report.copied, report.kept) == (6, 4)
+    assert {rel: (dest / rel).read_bytes() for rel in files} == files
+    record = json.loads((dest / MANIFEST_NAME).read_text())
+    assert record["state"] == "complete" and len(record["files"]) == 10
+    # The killed run's temporary file, if any, is never presented as staged data.
+    assert all(rel in files for rel in record_rels(record))
+
+
+def record_rels(record: dict[str, list[dict[str, str]]]) -> list[str]:
+    return [entry["rel"] for entry in record["files"]]
+
+
+def test_an_unreachable_obs_is_one_clear_error(tmp_path: Path) -> None:
+    store = ObsObjectStore(obs_config("http://127.0.0.1:9", retries=0, timeout=2.0))
+    with pytest.raises(StorageUnreachable):
+        stage_tree(store, SRC, tmp_path / "set")
+    assert not (tmp_path / "set" / MANIFEST_NAME).exists()
+
+
+def test_the_process_prints_progress_and_the_summary(
+    obs_store: ObsObjectStore, obs_env: dict[str, str], tmp_path: Path
+) -> None:
+    _fill(obs_store, 3)
+    run = subprocess.run(
+        [sys.executable, "-m", "majob.data.stage_main", SRC.uri, str(tmp_path / "set")],
+        env={**os.environ, **obs_env},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "majob-stage: files=3/3" in run.stdout
+    assert "staged obs://majob-test/data/set/" in run.stdout
+    assert obs_env["HUAWEICLOUD_SDK_SK"] not in run.stdout + run.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "majob.data.stage_main", "s3://x/y", str(tmp_path / "other")],
+        env={**os.environ, **obs_env},
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ")
