@@ -53,6 +53,16 @@ class FakeFlavor:
         return max(1, int(float(memory.get("size", 1)) * scale))
 
     @property
+    def disk_bytes(self) -> int | None:
+        """The node's local disk, its ``/cache`` (decimal units, as the list writes them);
+        None when the flavor lists none (a dedicated pool's)."""
+        disk = self.item["flavor_info"].get("disk") or {}
+        if "size" not in disk:
+            return None
+        scale = {"TB": 10**12, "GB": 10**9, "MB": 10**6}.get(str(disk.get("unit", "GB")), 10**9)
+        return int(float(disk["size"]) * scale)
+
+    @property
     def accelerators(self) -> int:
         """GPUs or NPUs per node (``MA_NUM_GPUS``)."""
         info = self.item["flavor_info"]

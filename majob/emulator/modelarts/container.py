@@ -29,10 +29,11 @@ from __future__ import annotations
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from majob.container import mounted
+from majob.emulator.modelarts.nodecache import CACHE, node_cache_dir
 from majob.emulator.modelarts.plan import ChannelPlan, JobPlan
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
@@ -106,7 +107,7 @@ def on_disk(root: Path, path: PurePosixPath) -> Path:
 def remove(root: Path) -> None:
     """Remove the container whose ``/home/ma-user`` is ``root``, with the siblings ``on_disk``
     puts its other paths under (a job-level restart gets a fresh one)."""
-    for path in (root, root.parent / "home", root.parent / "rootfs"):
+    for path in (root, root.parent / "home", root.parent / "rootfs", root.parent / "cache"):
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -147,16 +148,23 @@ def lay_out(
 def node_commands(
     plan: JobPlan, container: JobContainer, *, job_id: str, python: str, port: int
 ) -> list[NodeCommand]:
-    """One command per node; ``port`` is where node 0 listens for the others."""
-    return [
-        NodeCommand(
-            index=node,
-            argv=_argv(plan, container, python, _arguments(plan, container, node, port)),
-            env=_environment(plan, container, node, job_id),
-            cwd=container.working_dir,
+    """One command per node; ``port`` is where node 0 listens for the others. Each node's
+    ``/cache`` is a folder of its own (``nodecache.py``)."""
+    commands = []
+    for node in range(plan.nodes):
+        cache = node_cache_dir(container.root.parent, node)
+        cache.mkdir(parents=True, exist_ok=True)
+        own = replace(container, mounts={**container.mounts, CACHE: cache})
+        args = _arguments(plan, own, node, port)
+        commands.append(
+            NodeCommand(
+                index=node,
+                argv=_argv(plan, own, python, args),
+                env=_environment(plan, own, node, job_id),
+                cwd=own.working_dir,
+            )
         )
-        for node in range(plan.nodes)
-    ]
+    return commands
 
 
 def _environment(plan: JobPlan, container: JobContainer, node: int, job_id: str) -> dict[str, str]:

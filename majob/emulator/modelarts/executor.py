@@ -94,7 +94,7 @@ class JobRun(threading.Thread):
         )
         self.records: list[RunRecord] = []  # one per run: the first, then one per restart
         self._watchdog: Watchdog | None = None
-        self.volumes = VolumeWatch(plan.volumes, store.directory.parent)  # SFS shares' capacity
+        self.volumes = VolumeWatch(plan, store.job_dir(job_id), store.directory)  # disks' room
         self._log_starts: list[int] = []  # each task log's size when its node started
         self._on_exit = on_exit
         self._stop_event = threading.Event()

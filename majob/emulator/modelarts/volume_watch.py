@@ -1,10 +1,11 @@
-"""A running job's SFS volumes measured against their file systems' capacity.
+"""A running job's disks measured against their capacity: its writable SFS shares, and each
+node's ``/cache`` (with the inputs downloaded onto the node's disk).
 
 On ModelArts a write to a full SFS Turbo share fails in the script (``OSError: [Errno 28] No
-space left on device``) and the job ends as the script does. The emulator cannot make a folder
-answer ``ENOSPC`` without root, so it measures the shares a job writes to (a read-only mount
-cannot grow) every ``period`` seconds and once at the end, and a job found past a capacity is
-stopped and failed with an event that says which share is full and by how much.
+space left on device``) and the job ends as the script does; a node whose local disk fills is
+evicted and the job fails. The emulator cannot make a folder answer ``ENOSPC`` without root, so
+it measures these folders every ``period`` seconds and once at the end, and a job found past a
+capacity is stopped and failed with an event that says which disk is full and by how much.
 """
 
 from __future__ import annotations
@@ -13,28 +14,36 @@ import time
 from pathlib import Path
 
 from majob.emulator import sfs
-from majob.emulator.modelarts.volumes import VolumePlan, mounts
+from majob.emulator.modelarts.nodecache import cache_size, node_cache_dir
+from majob.emulator.modelarts.plan import JobPlan
+from majob.emulator.modelarts.volumes import mounts
 from majob.text import human_bytes
 
-PERIOD = 0.5  # seconds between two measurements (a walk of the share's files)
+PERIOD = 0.5  # seconds between two measurements (a walk of the folders' files)
 
 
 class VolumeWatch:
-    """Measures the writable shares of one job."""
+    """Measures the writable shares and the nodes' /cache of one job."""
 
-    def __init__(self, volumes: tuple[VolumePlan, ...], state_dir: Path, period: float = PERIOD):
-        self.state_dir = state_dir
+    def __init__(self, plan: JobPlan, job_dir: Path, modelarts_dir: Path, period: float = PERIOD):
+        self.state_dir = modelarts_dir.parent
+        self.plan = plan
+        self.job_dir = job_dir
         self.period = period
-        self.shares = sorted({v.nfs_server_path for v in volumes if not v.read_only})
-        self.mounts = mounts(volumes, state_dir)  # each mount point's folder, made
+        self.shares = sorted({v.nfs_server_path for v in plan.volumes if not v.read_only})
+        self.mounts = mounts(plan.volumes, self.state_dir)  # each mount point's folder, made
+        self.cache = cache_size(modelarts_dir, plan.flavor.flavor_id, plan.flavor.disk_bytes)
         self._next = 0.0
 
     def full(self, *, now: bool = False) -> str | None:
-        """The event text when a share is past its capacity (measured when ``period`` has gone
+        """The event text when a disk is past its capacity (measured when ``period`` has gone
         by, or ``now``); None otherwise."""
-        if not self.shares or (not now and time.monotonic() < self._next):
+        if (not self.shares and self.cache is None) or (not now and time.monotonic() < self._next):
             return None
         self._next = time.monotonic() + self.period
+        return self._share_full() or self._cache_full()
+
+    def _share_full(self) -> str | None:
         for share in self.shares:
             capacity = sfs.quota(self.state_dir, share)
             used = sfs.used_bytes(sfs.share_root(self.state_dir, share))
@@ -47,6 +56,23 @@ class VolumeWatch:
                 )
         return None
 
+    def _cache_full(self) -> str | None:
+        if self.cache is None:
+            return None
+        # The inputs are downloaded once here for all nodes; on ModelArts each node has its copy.
+        inputs = sfs.used_bytes(self.job_dir / "ma-user" / "modelarts" / "inputs")
+        for node in range(self.plan.nodes):
+            used = inputs + sfs.used_bytes(node_cache_dir(self.job_dir, node))
+            if used > self.cache:
+                return (
+                    f"worker-{node}: the node's local disk is full ({human_bytes(used)} of "
+                    f"inputs and /cache, capacity {human_bytes(self.cache)} on "
+                    f"{self.plan.flavor.flavor_id}): the container was evicted (ephemeral "
+                    "storage exceeded); write less to /cache, or put the data on SFS Turbo "
+                    "(majob data plan SPEC)"
+                )
+        return None
+
 
 class VolumeFull(Exception):
-    """A job's share is past its capacity: the job fails with this text (its event)."""
+    """A job's disk is past its capacity: the job fails with this text (its event)."""
