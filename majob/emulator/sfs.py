@@ -16,7 +16,6 @@ job past the capacity is stopped the way a full share ends it: failed, with the 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path, PurePosixPath
 
 from majob.emulator.statedir import make_private_dir, write_private
@@ -78,23 +77,3 @@ def set_quota(state_dir: Path, nfs_server_path: str, capacity_bytes: int) -> Non
     make_private_dir(state_dir / SFS_DIR)
     quotas = {**_quotas(state_dir), server: capacity_bytes}
     write_private(state_dir / SFS_DIR / QUOTAS_FILE, json.dumps(quotas, indent=2))
-
-
-def used_bytes(folder: Path) -> int:
-    """The bytes the files under ``folder`` hold (links not followed; 0 when it is missing)."""
-    total = 0
-    pending = [folder]
-    while pending:
-        try:
-            entries = list(os.scandir(pending.pop()))
-        except OSError:
-            continue  # removed meanwhile, or not a folder
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    total += entry.stat(follow_symlinks=False).st_size
-            except OSError:
-                continue
-    return total

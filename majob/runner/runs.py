@@ -28,6 +28,7 @@ from typing import Any
 
 from majob.errors import ConfigError, UserInputError
 from majob.spec.durations import format_duration, parse_duration
+from majob.storage.tree_size import tree_size
 
 RUNS_DIR = Path(".majob") / "runs"
 DEFAULT_KEEP = 20
@@ -104,18 +105,6 @@ def _stamp(run_id: str) -> dt.datetime:
     match = _RUN_ID.match(run_id)
     assert match is not None
     return dt.datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.timezone.utc)
-
-
-def tree_size(path: Path) -> int:
-    """Bytes of the files under ``path``; symlinks count as themselves, never followed."""
-    total = 0
-    for directory, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(directory, name)).st_size
-            except OSError:
-                continue  # removed while we looked
-    return total
 
 
 def read_run(path: Path, *, sized: bool = True) -> RunInfo:

@@ -19,7 +19,7 @@ thresholds docs/data.md explains:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from majob.errors import UserInputError
@@ -178,8 +178,7 @@ def plan_data(
     """The plan of ``spec`` (a stage's effective spec): one listing per input. An input that
     holds nothing is a ``UserInputError`` unless not ``require_data`` (the pre-flight, which
     says so itself)."""
-    flavor = spec.resources.flavor or f"pool {spec.resources.pool}"
-    cache, source = (
+    cache, cache_source = (
         (cache_size, "given with --cache-size")
         if cache_size is not None
         else cache_of(spec.resources.flavor or "", offered)
@@ -194,15 +193,13 @@ def plan_data(
     plan = DataPlan(
         inputs=sizes,
         nodes=spec.resources.nodes,
-        flavor=flavor,
+        flavor=spec.resources.flavor or f"pool {spec.resources.pool}",
         cache_bytes=cache,
-        cache_source=source,
+        cache_source=cache_source,
     )
-    if bandwidth is not None:
-        plan = DataPlan(
-            plan.inputs, plan.nodes, plan.flavor, cache, source, bandwidth, "given with --bandwidth"
-        )
-    return plan
+    if bandwidth is None:
+        return plan
+    return replace(plan, bandwidth=bandwidth, bandwidth_source="given with --bandwidth")
 
 
 def check_data(plan: DataPlan, problem: Callable[[str], None], warn: Callable[[str], None]) -> None:

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from majob.sizes import parse_size
+
 PRESET_IMAGE_REPO = "swr.cn-north-4.myhuaweicloud.com/modelarts-job-dev-image"
 
 
@@ -51,10 +53,8 @@ class Flavor:
     def disk_bytes(self) -> int | None:
         """The node's local disk in bytes (decimal GB, as the list's ``unit``); None when the
         flavor says nothing of it."""
-        found = re.fullmatch(r"size=(\d+(?:\.\d+)?) unit=(GB|TB|MB)", self.disk)
-        if found is None:
-            return None
-        return int(float(found[1]) * {"MB": 10**6, "GB": 10**9, "TB": 10**12}[found[2]])
+        found = re.fullmatch(r"size=(\d+(?:\.\d+)?) unit=([KMGT]B)", self.disk)
+        return parse_size(found[1] + found[2]) if found else None
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Flavor:

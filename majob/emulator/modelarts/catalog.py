@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from majob.sizes import parse_size
+
 CATALOG_FILE = Path(__file__).with_name("catalog.json")
 
 
@@ -57,10 +59,7 @@ class FakeFlavor:
         """The node's local disk, its ``/cache`` (decimal units, as the list writes them);
         None when the flavor lists none (a dedicated pool's)."""
         disk = self.item["flavor_info"].get("disk") or {}
-        if "size" not in disk:
-            return None
-        scale = {"TB": 10**12, "GB": 10**9, "MB": 10**6}.get(str(disk.get("unit", "GB")), 10**9)
-        return int(float(disk["size"]) * scale)
+        return parse_size(f"{disk['size']}{disk.get('unit', 'GB')}") if "size" in disk else None
 
     @property
     def accelerators(self) -> int:

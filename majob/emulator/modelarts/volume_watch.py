@@ -17,6 +17,7 @@ from majob.emulator import sfs
 from majob.emulator.modelarts.nodecache import cache_size, node_cache_dir
 from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.volumes import mounts
+from majob.storage.tree_size import tree_size
 from majob.text import human_bytes
 
 PERIOD = 0.5  # seconds between two measurements (a walk of the folders' files)
@@ -33,6 +34,7 @@ class VolumeWatch:
         self.shares = sorted({v.nfs_server_path for v in plan.volumes if not v.read_only})
         self.mounts = mounts(plan.volumes, self.state_dir)  # each mount point's folder, made
         self.cache = cache_size(modelarts_dir, plan.flavor.flavor_id, plan.flavor.disk_bytes)
+        self._inputs: int | None = None  # the downloaded inputs' bytes, measured once
         self._next = 0.0
 
     def full(self, *, now: bool = False) -> str | None:
@@ -46,7 +48,7 @@ class VolumeWatch:
     def _share_full(self) -> str | None:
         for share in self.shares:
             capacity = sfs.quota(self.state_dir, share)
-            used = sfs.used_bytes(sfs.share_root(self.state_dir, share))
+            used = tree_size(sfs.share_root(self.state_dir, share))
             if used > capacity:
                 return (
                     f"the SFS Turbo file system of {share} is full ({human_bytes(used)} written, "
@@ -59,10 +61,12 @@ class VolumeWatch:
     def _cache_full(self) -> str | None:
         if self.cache is None:
             return None
-        # The inputs are downloaded once here for all nodes; on ModelArts each node has its copy.
-        inputs = sfs.used_bytes(self.job_dir / "ma-user" / "modelarts" / "inputs")
+        # The inputs are downloaded once here for all nodes (on ModelArts each node has its
+        # copy), before the nodes start: measured at the first look only.
+        if self._inputs is None:
+            self._inputs = tree_size(self.job_dir / "ma-user" / "modelarts" / "inputs")
         for node in range(self.plan.nodes):
-            used = inputs + sfs.used_bytes(node_cache_dir(self.job_dir, node))
+            used = self._inputs + tree_size(node_cache_dir(self.job_dir, node))
             if used > self.cache:
                 return (
                     f"worker-{node}: the node's local disk is full ({human_bytes(used)} of "
