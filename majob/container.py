@@ -13,6 +13,9 @@ HOME = PurePosixPath("/home/ma-user")  # MA_HOME
 MOUNT = HOME / "modelarts"  # MA_MOUNT_PATH
 JOB_DIR = MOUNT / "user-job-dir"  # MA_JOB_DIR: the code dir is JOB_DIR/<last segment of code.obs>
 LOG_DIR = MOUNT / "log"  # MA_LOG_DIR
+CACHE = PurePosixPath("/cache")  # the node's local disk
+# A volume mounted on these would hide the code, inputs and outputs, or the node's disk.
+RESERVED = (MOUNT, CACHE)
 
 # The emulator's notes in a job's log start with this (after the service's own prefix): which
 # engine or image it stands in for and what it did not check. The pipeline repeats them in its

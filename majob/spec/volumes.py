@@ -24,8 +24,6 @@ Problem = tuple[Loc, str]
 
 # A host name or an IPv4 address, a colon, an absolute export path.
 _NFS = re.compile(r"^(?P<server>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(?P<path>/\S*)$")
-# ModelArts' own paths in the container: a volume there would hide the code, inputs or outputs.
-RESERVED = (container.MOUNT, PurePosixPath("/cache"))
 _EXAMPLE = "e.g. 192.168.0.169:/ (the share's root) or 192.168.0.169:/datasets"
 
 
@@ -94,7 +92,7 @@ def volume_problems(volumes: Sequence[Volume], pool: str | None) -> list[Problem
         )
     for index, volume in enumerate(volumes):
         where: Loc = ("volumes", index, "mount")
-        for reserved in RESERVED:
+        for reserved in container.RESERVED:
             if _overlap(volume.mount_path, reserved):
                 problems.append(
                     (

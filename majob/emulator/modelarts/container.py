@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from majob.container import mounted
-from majob.emulator.modelarts.nodecache import CACHE, node_cache_dir
+from majob.container import CACHE, mounted
+from majob.emulator.modelarts.nodecache import node_cache_dir
 from majob.emulator.modelarts.plan import ChannelPlan, JobPlan
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command

@@ -13,11 +13,10 @@ job's downloaded inputs against the capacity: the flavor's disk, unless
 from __future__ import annotations
 
 import json
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from majob.emulator.statedir import make_private_dir, write_private
 
-CACHE = PurePosixPath("/cache")
 SIZES_FILE = "cache_sizes.json"
 
 

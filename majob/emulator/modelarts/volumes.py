@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from majob.container import RESERVED
 from majob.emulator.modelarts.errors import bad_request
 from majob.emulator.modelarts.jsonbody import obj, text
 from majob.emulator.sfs import split_share, volume_dir
-
-_RESERVED = (PurePosixPath("/home/ma-user/modelarts"), PurePosixPath("/cache"))
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ def _nfs(nfs: dict[str, Any], where: str, earlier: list[VolumePlan]) -> VolumePl
     local = PurePosixPath(text(nfs.get("local_path"), f"{where}.local_path") or "")
     if not local.is_absolute() or ".." in local.parts or local == PurePosixPath("/"):
         raise bad_request(f"{where}.local_path {str(local)!r} must be an absolute folder")
-    taken = [*_RESERVED, *(v.local_path for v in earlier)]
+    taken = [*RESERVED, *(v.local_path for v in earlier)]
     for other in taken:
         if local == other or local.is_relative_to(other) or other.is_relative_to(local):
             raise bad_request(f"{where}.local_path {local} overlaps {other}")
