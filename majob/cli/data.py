@@ -1,5 +1,6 @@
 """``majob data ...``: large data. ``plan``: what each node downloads against its /cache, and
-whether the inputs belong on SFS Turbo (docs/data.md)."""
+whether the inputs belong on SFS Turbo; ``stage``: copy a data set onto SFS Turbo
+(``data_stage.py``; docs/data.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from majob.cli.common import ProfileOption, SetOption, SpecFileArgument, user_errors
+from majob.cli.data_stage import stage
 
 if TYPE_CHECKING:
     from majob.service.dataplan import DataPlan
@@ -18,6 +20,7 @@ data_app = typer.Typer(
     help="Large data: size the inputs against each node's /cache, plan the OBS -> SFS path.",
     no_args_is_help=True,
 )
+data_app.command("stage")(user_errors(stage))
 
 
 @data_app.command("plan")

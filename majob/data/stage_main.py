@@ -4,23 +4,32 @@ that mounts the share).
 
 It prints one ``majob-stage: files=<done>/<total> bytes=<done>/<total>`` line about every 2% of
 the bytes (a job's log is read line by line: the CLI following it turns them into a bar), then
-the summary, or the error's lines, and exits with the error's code. OBS is reached the way
-``open_store`` says (``MAJOB_OBS_ENDPOINT``, credentials from the environment or the credentials
+the summary and one ``majob-stage-done:`` line (files, bytes, the listing's digest: what
+``majob data stage`` records), or the error's lines, and exits with the error's code. OBS is
+reached at ``--endpoint`` (else the way ``open_store`` says, ``MAJOB_OBS_ENDPOINT``) with the job
+agency's temporary credentials when the container has them (``OBS_ACCESS_KEY_ID``,
+``OBS_SECRET_ACCESS_KEY``, ``OBS_SECURITY_TOKEN``), else majob's own (environment or credentials
 file); no secret is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from majob.data.manifest import StagedFile
 from majob.errors import MajobError
 
+if TYPE_CHECKING:
+    from majob.storage.config import ObsConfig
+
 PROGRESS = "majob-stage:"
+DONE = "majob-stage-done:"
 STEP = 0.02  # a progress line per 2% of the bytes
 
 
@@ -30,22 +39,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dest", type=Path, help="the folder on the mounted volume")
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--verify-full", action="store_true", help="re-hash every file")
+    parser.add_argument(
+        "--endpoint", help="the OBS endpoint, e.g. https://obs.REGION.myhuaweicloud.com"
+    )
+    parser.add_argument("--region", help="the OBS region (else from the endpoint)")
     args = parser.parse_args(argv)
     try:
-        return _stage(args.source, args.dest, args.jobs, args.verify_full)
+        config = _config(args.endpoint, args.region)
+        return _stage(config, args.source, args.dest, args.jobs, args.verify_full)
     except MajobError as error:
         for line in error.lines():
             print(f"error: {line}", file=sys.stderr, flush=True)
         return error.exit_code
 
 
-def _stage(source: str, dest: Path, jobs: int, full: bool) -> int:
+def _config(endpoint: str | None, region: str | None) -> ObsConfig:
+    """Where OBS is and who reads it: the agency's temporary credentials in a job's container."""
+    from majob.storage.config import Credentials, ObsConfig
+
+    agency = None
+    if os.environ.get("OBS_ACCESS_KEY_ID") and os.environ.get("OBS_SECRET_ACCESS_KEY"):
+        agency = Credentials(
+            os.environ["OBS_ACCESS_KEY_ID"],
+            os.environ["OBS_SECRET_ACCESS_KEY"],
+            os.environ.get("OBS_SECURITY_TOKEN") or None,
+            source="the job's agency (OBS_ACCESS_KEY_ID)",
+        )
+    return ObsConfig.from_env(endpoint=endpoint, region=region, credentials=agency)
+
+
+def _stage(config: ObsConfig, source: str, dest: Path, jobs: int, full: bool) -> int:
     from majob.data.stage_copy import list_source, stage_tree
     from majob.storage.obs import open_store
     from majob.storage.uri import ObsUri
 
     src = ObsUri.parse(source).as_dir()
-    with open_store() as store:
+    with open_store(config) as store:
         dest.mkdir(parents=True, exist_ok=True)
         listed = list_source(store, src, dest)
         meter = _Meter(len(listed.objects), sum(o.size for o in listed.objects))
@@ -53,6 +82,8 @@ def _stage(source: str, dest: Path, jobs: int, full: bool) -> int:
     print(report.summary(), flush=True)
     if report.extra:
         print(f"note: {len(report.extra)} file(s) under {dest} are not in the source (kept)")
+    done = f"files={report.files} bytes={report.bytes} digest={listed.digest}"
+    print(f"{DONE} {done}", flush=True)
     return 0
 
 

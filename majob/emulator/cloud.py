@@ -22,6 +22,7 @@ from pathlib import Path
 
 from majob.emulator import statedir, statefile
 from majob.emulator.defaults import DEFAULT_BUCKETS, DEFAULT_REQUEST_TIMEOUT
+from majob.emulator.modelarts.agency import JobAgency
 from majob.emulator.modelarts.server import FakeModelArtsServer
 from majob.emulator.modelarts.storage import FakeObsStorage
 from majob.emulator.obs.server import FakeObsServer
@@ -65,7 +66,9 @@ class EmulatedCloud:
             self.obs.backend.ensure_buckets(buckets)
             self.modelarts = FakeModelArtsServer(
                 self.state_dir / "modelarts",
-                storage=FakeObsStorage(self.obs.backend),
+                storage=FakeObsStorage(
+                    self.obs.backend, JobAgency(self.obs.credentials, self.obs.tokens)
+                ),
                 port=modelarts_port,
                 python=python,
                 upload_period=upload_period,

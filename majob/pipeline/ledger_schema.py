@@ -85,6 +85,23 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX perf_records_by_spec ON perf_records (spec_name, code_digest, id)
     """,
+    # What ``majob data stage`` copied OBS -> SFS Turbo and verified (issue 38, data_stages.py):
+    # the next stage of an unchanged source is skipped; the checklist's data item reads it.
+    """
+    CREATE TABLE data_stages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source TEXT NOT NULL,
+        target TEXT NOT NULL,
+        nfs TEXT NOT NULL,
+        listing_digest TEXT NOT NULL,
+        files INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        job_id TEXT NOT NULL,
+        majob_version TEXT NOT NULL,
+        staged_at TEXT NOT NULL
+    );
+    CREATE INDEX data_stages_by_source ON data_stages (source, target, id)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

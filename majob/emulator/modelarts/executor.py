@@ -132,6 +132,7 @@ class JobRun(threading.Thread):
         except Exception as error:  # the job cannot run: say why in its events, as the service does
             self._fail(f"the job failed: {error}")
         finally:
+            self.storage.revoke_credentials(self.job_id)
             for log in self._logs:
                 log.close()
             with contextlib.suppress(OSError):  # the job may have been deleted meanwhile
@@ -192,11 +193,8 @@ class JobRun(threading.Thread):
             return False
         run.recover, run.result, run.recovered_at = recover, "success", time.time()
         what = restart_text(recover, self.plan.restart, self.records)
-        self.store.add_event(
-            self.job_id,
-            f"fault on {fault.task} ({fault.scenario}): {fault.reason}; the job restarts ({what})",
-            "Warning",
-        )
+        said = f"fault on {fault.task} ({fault.scenario}): {fault.reason}; the job restarts"
+        self.store.add_event(self.job_id, f"{said} ({what})", "Warning")
         self._service_line(f"{fault.reason}; restarting the job ({what})")
         start_type = "init_or_rescheduled" if recover == RESCHEDULE else "restarted"
         self.records.append(RunRecord(time.time(), start_type))
@@ -321,9 +319,9 @@ class JobRun(threading.Thread):
             log.flush()
 
     def _start(self, container: JobContainer) -> None:
-        """One process per node, with this machine's environment less what a container lacks;
-        the log says which engine or image the run stands in for and what it did not check,
-        and an Ascend job on a host without torch_npu gets the CPU stand-in (said there too)."""
+        """One process per node, with this machine's environment less what a container lacks
+        plus the job's OBS credentials; the log says what engine or image the run stands in for,
+        what it did not check; an Ascend job without torch_npu gets the CPU stand-in (said)."""
         for note in standin_notes(self.plan, self.python):
             self._service_line(note)
         self._nodes = NodeGroup()  # each run's own processes
@@ -331,7 +329,8 @@ class JobRun(threading.Thread):
         for notice in standin.notices:
             self._service_line(f"[majob] {notice}")
             self.store.add_event(self.job_id, f"majob: {notice}", "Warning")
-        base = host_environment(HOST_ONLY_ENV_PREFIXES)
+        granted = self.storage.job_credentials(self.job_id)  # the job agency's (agency.py)
+        base = {**host_environment(HOST_ONLY_ENV_PREFIXES), **granted}
         first_on_path = (*standin.pythonpath, str(container.job_dir))
         commands = node_commands(
             self.plan, container, job_id=self.job_id, python=self.python, port=free_port()

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Protocol
 
+from majob.emulator.modelarts.agency import JobAgency
 from majob.emulator.obs.models import ObsBackend, ObsServiceError
 from majob.storage.download import safe_relative_path
 from majob.storage.uri import ObsUri
@@ -41,12 +42,27 @@ class JobStorage(Protocol):
 
     def upload_file(self, source: Path, uri: ObsUri, content_type: str | None = None) -> None: ...
 
+    def job_credentials(self, job_id: str) -> dict[str, str]:
+        """The container variables that let the job's own code reach OBS (``agency.py``)."""
+        ...
+
+    def revoke_credentials(self, job_id: str) -> None: ...
+
 
 class FakeObsStorage:
-    """``JobStorage`` over the fake OBS's backend."""
+    """``JobStorage`` over the fake OBS's backend; ``agency`` mints the jobs' temporary
+    credentials (None: the jobs' code gets none)."""
 
-    def __init__(self, backend: ObsBackend) -> None:
+    def __init__(self, backend: ObsBackend, agency: JobAgency | None = None) -> None:
         self.backend = backend
+        self.agency = agency
+
+    def job_credentials(self, job_id: str) -> dict[str, str]:
+        return self.agency.grant(job_id) if self.agency is not None else {}
+
+    def revoke_credentials(self, job_id: str) -> None:
+        if self.agency is not None:
+            self.agency.revoke(job_id)
 
     def _keys(self, bucket: str, prefix: str) -> list[str]:
         keys: list[str] = []
@@ -138,6 +154,12 @@ class NoStorage:
 
     def bucket_exists(self, bucket: str) -> bool:
         return False
+
+    def job_credentials(self, job_id: str) -> dict[str, str]:
+        return {}
+
+    def revoke_credentials(self, job_id: str) -> None:
+        return None
 
     def exists(self, uri: ObsUri) -> bool:
         return False

@@ -75,7 +75,8 @@ class FakeObsServer(EmulatorServer):
         self.backend = ObsBackend(data_dir, region=region)
         # Access keys that are temporary credentials: each must come with this security token.
         self.tokens: dict[str, str] = dict(tokens or {})
-        self.credentials: Mapping[str, str] | None = (
+        # A dict of its own: the emulated ModelArts adds each job's temporary credentials to it.
+        self.credentials: dict[str, str] = dict(
             {DEFAULT_ACCESS_KEY: DEFAULT_SECRET_KEY} if credentials is None else credentials
         )
         self.faults = FaultInjector(seed=seed)
