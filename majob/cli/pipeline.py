@@ -6,6 +6,8 @@ The pipeline, the service clients and rich are imported inside the command bodie
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,13 +22,14 @@ from majob.cli.common import (
     user_errors,
     warn_about_sets,
 )
-from majob.errors import UserInputError
+from majob.errors import MajobError, UserInputError
 
 if TYPE_CHECKING:
     from majob.pipeline.flow import Pipeline
     from majob.pipeline.ledger import Ledger
     from majob.pipeline.ledger_schema import StageRecord
     from majob.spec.models import Stage
+    from majob.storage.base import ObjectStore
 
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
@@ -301,8 +304,8 @@ def checklist(
     if output not in ("text", "json"):
         raise UserInputError(f"--format {output!r}: choose text or json")
     loaded = load_spec(spec, overrides=overrides or [], profile=profile)
-    with Ledger(ledger, spec_file=spec) as opened:
-        items = make_checklist(loaded, opened, str(spec))
+    with Ledger(ledger, spec_file=spec) as opened, _store_or_none(profile) as store:
+        items = make_checklist(loaded, opened, str(spec), store=store)
     if output == "json":
         typer.echo(json.dumps([item.to_dict() for item in items], indent=2))
         return
@@ -311,3 +314,21 @@ def checklist(
         typer.echo(f"{marks[item.status]} {item.title}: {item.status}; {item.detail}")
         if item.todo:
             typer.echo(f"      to do: {item.todo}")
+
+
+@contextmanager
+def _store_or_none(profile: str | None) -> Iterator[ObjectStore | None]:
+    """The profile's OBS for the checklist's data plan; None when it cannot be opened (the
+    item then says it is not checked)."""
+    from majob.service.connect import open_store
+    from majob.spec.profiles import load_profile
+
+    try:
+        store = open_store(load_profile(profile))
+    except MajobError:
+        yield None
+        return
+    try:
+        yield store
+    finally:
+        store.close()

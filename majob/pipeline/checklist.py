@@ -8,11 +8,13 @@ Statuses: ``done``, ``todo`` (with what to do), ``not needed`` (e.g. DDP for one
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from majob.errors import MajobError
 from majob.migrate.findings import Finding
+from majob.pipeline.checklist_item import Item
+from majob.pipeline.data_item import data_item
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import passed_for
 from majob.pipeline.ledger import Ledger
@@ -21,19 +23,8 @@ from majob.pipeline.metrics import summary
 from majob.spec.models import STAGES, JobSpec
 from majob.text import counted
 
-LARGE_INPUT = 1 << 30  # a local stand-in this big is worth planning how the job reads it
-
-
-@dataclass(frozen=True)
-class Item:
-    key: str
-    title: str
-    status: str  # done, todo, not needed, not checked
-    detail: str
-    todo: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+if TYPE_CHECKING:
+    from majob.storage.base import ObjectStore
 
 
 def _where(findings: Sequence[Finding], limit: int = 3) -> str:
@@ -63,18 +54,6 @@ def _findings(spec: JobSpec) -> tuple[list[Finding], int]:
     return found, sum(report.per_epoch_saves for report in reports)
 
 
-def _dir_size(path: Path, stop_at: int) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    total = 0
-    for item in path.rglob("*"):
-        if item.is_file():
-            total += item.stat().st_size
-            if total >= stop_at:
-                break
-    return total
-
-
 IMAGE_STATUS = {"compatible": "done", "incompatible": "todo", "unchecked": "not checked"}
 
 
@@ -99,8 +78,11 @@ def _image_item(formal: JobSpec, spec_path: str) -> Item:
     )
 
 
-def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
-    """The checklist of ``spec`` (the formal stage is what must be ready)."""
+def checklist(
+    spec: JobSpec, ledger: Ledger, spec_path: str = "", *, store: ObjectStore | None = None
+) -> list[Item]:
+    """The checklist of ``spec`` (the formal stage is what must be ready); ``store``: the OBS
+    the data plan lists the inputs in (None: that item is not checked)."""
     formal = spec.at_stage("formal")
     findings, saves = _findings(spec)
     code = spec.code.dir
@@ -111,7 +93,7 @@ def checklist(spec: JobSpec, ledger: Ledger, spec_path: str = "") -> list[Item]:
     return [
         _paths_item(by_prefix["MA1"], code),
         _image_item(formal, spec_path),
-        _data_item(formal),
+        data_item(formal, ledger, store),
         _ddp_item(formal, by_prefix["MA2"], code),
         _npu_item(formal, by_prefix["MA3"], code),
         _resume_item(formal, by_prefix["MA4"], saves, code),
@@ -131,29 +113,6 @@ def _paths_item(paths: Sequence[Finding], code: str) -> Item:
         f"majob migrate {code} --to cloud-paths --write, then read each input and output "
         "from its --<name> argument"
         if paths
-        else "",
-    )
-
-
-def _data_item(formal: JobSpec) -> Item:
-    sizes = []
-    large = []
-    for channel in formal.inputs:
-        if channel.local is not None and Path(channel.local).exists():
-            size = _dir_size(Path(channel.local), LARGE_INPUT)
-            sizes.append(f"{channel.name} ({size / 1e6:.1f} MB here)")
-            if size >= LARGE_INPUT:
-                large.append(channel.name)
-        else:
-            sizes.append(f"{channel.name} (on OBS only)")
-    return Item(
-        "data",
-        "large data planned",
-        "todo" if large else "done",
-        f"inputs read from OBS: {', '.join(sizes) or 'none'}",
-        f"{', '.join(large)} is 1 GB or more: upload it once (majob obs sync) and keep it "
-        "on OBS; for many nodes reading the same large data, consider SFS Turbo"
-        if large
         else "",
     )
 

@@ -86,7 +86,7 @@ def test_a_stage_fills_the_share_once_and_every_node_of_a_job_reads_it(
         assert f"task {task} reads seven and ['b.bin', 'c.bin']" in read.output
 
     listed = runner.invoke(app, ["checklist", "reader.yaml", "--profile", "emulator"])
-    assert "staged" in listed.output, listed.output
+    assert f"staged from {SOURCE} (3 files" in listed.output, listed.output
 
 
 def test_a_share_that_fills_mid_copy_fails_the_stage_and_records_nothing(

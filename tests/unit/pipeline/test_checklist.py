@@ -73,7 +73,7 @@ def test_unmigrated_multi_card_npu_code_has_its_work_listed(project: Path) -> No
     )
     assert got["precision"].status == "not checked"
     assert got["stages"].status == "todo"
-    assert got["data"].status == "done" and "data_url (2.0 MB here)" in got["data"].detail
+    assert got["data"].status == "not checked" and "data_url (2 MB here)" in got["data"].detail
 
 
 def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
@@ -82,7 +82,7 @@ def test_migrated_single_card_code_is_done_or_not_needed(project: Path) -> None:
     assert {key: item.status for key, item in got.items()} == {
         "paths": "done",
         "image": "todo",  # the engine's Python 3.7 is not this one
-        "data": "done",
+        "data": "not checked",  # no OBS to plan from
         "ddp": "not needed",
         "npu": "not needed",
         "resume": "not needed",  # no fault_tolerance: ModelArts does not restart the job
