@@ -134,7 +134,11 @@ def _run_job(
         size=progress.bytes,
         job_id=job.id,
     )
-    typer.echo(f"staged and verified: {_counted(progress.files, progress.bytes)} in {where.uri}")
+    copied = progress.summary.rsplit("; ", 1)[-1] if "; copied" in progress.summary else ""
+    typer.echo(
+        f"staged and verified: {_counted(progress.files, progress.bytes)} in {where.uri}"
+        + (f" ({copied})" if copied else "")
+    )
     _mount_hint(where)
 
 

@@ -141,6 +141,7 @@ class StageProgress:
     total_bytes: int = 0
     digest: str = ""  # set by the done line: the copy is complete and verified
     errors: tuple[str, ...] = ()
+    summary: str = ""  # the engine's "staged ...: copied N, kept M" line
 
     def read(self, line: str) -> bool:
         """Take one log line; whether it moved the progress."""
@@ -152,6 +153,8 @@ class StageProgress:
             self.total_files, self.total_bytes, self.digest = self.files, self.bytes, done[3]
             return True
         text = line.split("] ", 1)[-1] if line.startswith("[") else line
-        if text.startswith("error: "):
+        if text.startswith("staged obs://") or ": unchanged, " in text:
+            self.summary = text
+        elif text.startswith("error: "):
             self.errors = (*self.errors, text[len("error: ") :])
         return False

@@ -63,7 +63,8 @@ def test_a_stage_fills_the_share_once_and_every_node_of_a_job_reads_it(
     _put_source(store)
     first = runner.invoke(app, _stage())
     assert first.exit_code == 0, first.output
-    assert "staged and verified: 3 files" in first.output
+    assert "staged and verified: 3 files (7.8 KiB)" in first.output
+    assert "(copied 3 (7.8 KiB), kept 0)" in first.output
     share = sfs.volume_dir(cloud.state_dir, f"{SERVER}:/datasets/digits")
     assert (share / "a.txt").read_bytes() == b"seven"
     assert (share / "sub" / "c.bin").read_bytes() == b"y" * 5000

@@ -53,5 +53,7 @@ def test_progress_comes_from_the_engine_lines_and_errors_are_kept() -> None:
     assert (progress.files, progress.total_bytes) == (1, 40) and not progress.digest
     assert not progress.read("[worker-0] error: the share is full")
     assert progress.errors == ("the share is full",)
+    progress.read("[worker-0] staged obs://b/x/ -> /mnt/d: 4 files (40 B); copied 1 (10 B), kept 3")
+    assert progress.summary.endswith("copied 1 (10 B), kept 3")
     assert progress.read("majob-stage-done: files=4 bytes=40 digest=" + "0f" * 32)
     assert progress.digest == "0f" * 32 and progress.bytes == 40
