@@ -6,13 +6,16 @@ share that fills mid-copy fails the job and records nothing."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from majob.cli.app import app
 from majob.emulator import sfs
 from majob.emulator.cloud import EmulatedCloud
+from majob.emulator.defaults import EMULATOR_PROJECT_ID
 from majob.pipeline.data_stages import last_data_stage
 from majob.pipeline.ledger import Ledger
 from majob.storage.obs import ObsObjectStore
@@ -112,3 +115,24 @@ def test_bad_targets_and_an_empty_source_are_one_message_each(
     assert bad.exit_code == 2 and "is not an SFS Turbo folder" in bad.output
     empty = runner.invoke(app, _stage())
     assert empty.exit_code == 2 and "holds no objects: nothing to stage" in empty.output
+
+
+def test_wrong_credentials_are_one_message_and_submit_no_job(
+    project: Path, cloud: EmulatedCloud, store: ObsObjectStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _put_source(store)
+    config = Path(os.environ["MAJOB_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "profiles.yaml").write_text(
+        f"wrong:\n  region: cn-north-4\n  project_id: '{EMULATOR_PROJECT_ID}'\n"
+        f"  obs_endpoint: {cloud.endpoints.obs}\n  modelarts_endpoint: {cloud.endpoints.modelarts}\n"
+    )
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", "MAJOBWRONGACCESSKEY0")
+    monkeypatch.setenv("HUAWEICLOUD_SDK_SK", "not-the-secret-at-all-0123456789")
+    args = ["data", "stage", SOURCE, TARGET, "--pool", "pool-cpu", "--profile", "wrong"]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code != 0 and "Traceback" not in refused.output
+    assert "not-the-secret-at-all" not in refused.output
+    assert "access key" in refused.output.lower(), refused.output
+    listed = runner.invoke(app, ["list", "--profile", "emulator"])
+    assert "majob-stage" not in listed.output
