@@ -113,6 +113,7 @@ def _as_json(found: DataPlan) -> dict[str, object]:
         "bandwidth": found.bandwidth,
         "bandwidth_source": found.bandwidth_source,
         "download_seconds": round(found.download_seconds, 1),
+        "epochs": found.epochs,
         "verdict": found.verdict,
         "reasons": found.reasons(),
     }

@@ -86,6 +86,7 @@ class DataPlan:
     cache_source: str
     bandwidth: int = DEFAULT_BANDWIDTH
     bandwidth_source: str = "assumed (no published figure); --bandwidth to set it"
+    epochs: int | None = None  # the spec's ``epochs`` hyperparameter, when it has one
 
     @property
     def per_node(self) -> int:
@@ -118,6 +119,13 @@ class DataPlan:
             f"{format_size(self.bandwidth)}/s ({self.bandwidth_source})",
             f"/cache of {self.flavor}: {cache} ({self.cache_source})",
         ]
+        if self.epochs and self.epochs > 1:
+            read = self.per_node * self.epochs
+            lines.append(
+                f"over {self.epochs} epochs each node reads {format_size(read)} "
+                f"({format_size(read * self.nodes)} for the job): from its /cache copy, or over "
+                "the network from SFS Turbo"
+            )
         advice = {
             "obs": "keep the inputs on OBS",
             "sfs": "move the inputs to SFS Turbo and mount them (volumes:)",
@@ -196,6 +204,7 @@ def plan_data(
         flavor=spec.resources.flavor or f"pool {spec.resources.pool}",
         cache_bytes=cache,
         cache_source=cache_source,
+        epochs=_epochs(spec),
     )
     if bandwidth is None:
         return plan
@@ -212,6 +221,11 @@ def check_data(plan: DataPlan, problem: Callable[[str], None], warn: Callable[[s
         )
     elif plan.verdict == "sfs":
         warn(f"inputs: consider SFS Turbo ({'; '.join(plan.reasons())}); majob data plan SPEC")
+
+
+def _epochs(spec: JobSpec) -> int | None:
+    value = spec.hyperparameters.get("epochs")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _duration(seconds: float) -> str:

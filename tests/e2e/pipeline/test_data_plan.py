@@ -39,6 +39,12 @@ def test_the_plan_sizes_the_inputs_and_keeps_them_on_obs(
     (data,) = plan["inputs"]
     assert (data["objects"], data["total"], data["largest"]) == (2, 5003, 5000)
     assert plan["per_node_bytes"] == 5003 and plan["verdict"] == "obs"
+    assert plan["epochs"] is None  # tiny.yaml sets no epochs (its script's default is 3)
+    with_epochs = runner.invoke(
+        app,
+        ["data", "plan", "tiny.yaml", "--profile", "emulator", "--set", "hyperparameters.epochs=4"],
+    )
+    assert "over 4 epochs each node reads 20 kB (20 kB for the job)" in with_epochs.output
 
 
 def test_inputs_larger_than_the_cache_cannot_fit_and_exit_1(
