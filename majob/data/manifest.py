@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
@@ -58,10 +58,16 @@ class Manifest:
         return sum(f.size for f in self.files.values())
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["format"] = FORMAT
-        data["files"] = [asdict(f) for f in sorted(self.files.values(), key=lambda f: f.rel)]
-        return json.dumps(data, indent=1)
+        """The manifest as JSON, one file a line (written by the C encoder: ``indent`` would
+        take the pure-Python one, ~35 µs a file)."""
+        head = {name: getattr(self, name) for name in _HEAD_FIELDS}
+        head["format"] = FORMAT
+        head["changes"] = list(self.changes)
+        lines = [json.dumps(vars(f)) for f in sorted(self.files.values(), key=lambda f: f.rel)]
+        return json.dumps(head)[:-1] + ', "files": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
+_HEAD_FIELDS = ("source", "listing_digest", "state", "started", "finished")
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def journal(dest: Path) -> Iterator[IO[str]]:
 def journal_line(handle: IO[str], staged: StagedFile) -> None:
     """One line per file, written and flushed in one go (a kill leaves at most a torn last
     line)."""
-    handle.write(json.dumps(asdict(staged)) + "\n")
+    handle.write(json.dumps(vars(staged)) + "\n")
     handle.flush()
 
 

@@ -40,7 +40,7 @@ from majob.data.manifest import (
     write_manifest,
 )
 from majob.data.stage_verify import changes_between, verify
-from majob.errors import DataStageError, UserInputError
+from majob.errors import DataStageError, MajobError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.download import (
     download_object,
@@ -106,12 +106,19 @@ def stage_tree(
     jobs: int = 8,
     full_verify: bool = False,
     on_file: Callable[[StagedFile], None] | None = None,
+    listed: Listed | None = None,
 ) -> StageReport:
     """Make ``dest`` hold the files of the OBS folder ``src``, verified, with a complete
-    manifest; ``DataStageError`` (manifest incomplete or stale) when it cannot."""
+    manifest; ``DataStageError`` (manifest incomplete or stale) when it cannot.
+
+    ``listed`` is a ``list_source`` of the same ``src`` and ``dest`` the caller made just
+    before (to size its progress meter): the stage copies from it instead of listing again.
+    Nothing is lost by that: the second listing after the copy compares with it, so a change
+    since it was made shows as a stale source."""
     src = src.as_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    listed = list_source(store, src, dest)
+    if listed is None:
+        listed = list_source(store, src, dest)
     report = StageReport(src.uri, dest, files=len(listed.objects))
     report.bytes = sum(o.size for o in listed.objects)
     previous = read_manifest(dest)
@@ -192,19 +199,27 @@ def _copy_all(
     try:
         with journal(dest) as handle:
             run_all(lambda item: fetch(item, handle), todo, jobs, "majob-stage")
-    except OSError as error:
-        _fail_on_full(dest, manifest, error)
-        raise
-    except UserInputError as error:  # download_object's "cannot write": a full volume, often
-        if "space" in error.message or "quota" in error.message:
-            _fail_on_full(dest, manifest, None)
+    except (OSError, MajobError) as error:
+        if _is_full(error):
+            _fail_on_full(dest, manifest, error)
         raise
     return copied
 
 
-def _fail_on_full(dest: Path, manifest: Manifest, error: OSError | None) -> None:
-    if error is not None and error.errno not in FULL_ERRNOS:
-        return
+def _is_full(error: BaseException) -> bool:
+    """Whether ``error`` is a full volume or quota: an ``OSError`` ENOSPC / EDQUOT, or majob's
+    error for one (the store's "cannot write" keeps the ``OSError`` as its cause; the local
+    "cannot write" names the reason)."""
+    cause = error if isinstance(error, OSError) else error.__cause__
+    if isinstance(cause, OSError):
+        return cause.errno in FULL_ERRNOS
+    if isinstance(error, MajobError):
+        text = error.message.lower()
+        return any(os.strerror(code).lower() in text for code in FULL_ERRNOS)
+    return False
+
+
+def _fail_on_full(dest: Path, manifest: Manifest, error: BaseException) -> None:
     write_manifest(dest, manifest)  # incomplete, with what did land
     raise DataStageError(
         f"the volume under {dest} is full: {counted(len(manifest.files), 'file')} of the "
@@ -227,10 +242,13 @@ def _finish(
     the manifest says complete only when both find nothing."""
     after = list_source(store, src, dest)
     changes = changes_between(listed, after)
+    listed_etags = {
+        rel: info.etag.strip('"') for info, rel in zip(listed.objects, listed.rels, strict=True)
+    }
     changes += [
         f"changed while copied: {f.key}"
         for rel, f in manifest.files.items()
-        if rel in copied and f.etag != _etag_in(listed, rel)
+        if rel in copied and f.etag != listed_etags[rel]
     ]
     manifest.finished = now()
     if changes:
@@ -252,11 +270,6 @@ def _finish(
     manifest.state = "complete"
     write_manifest(dest, manifest)
     drop_journal(dest)
-
-
-def _etag_in(listed: Listed, rel: str) -> str:
-    index = listed.rels.index(rel)
-    return listed.objects[index].etag.strip('"')
 
 
 def _extra_files(dest: Path, rels: set[str]) -> list[str]:

@@ -12,9 +12,7 @@ into place.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -72,39 +70,36 @@ def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> s
 
 def download_object(store: ObjectStore, src: ObsUri, target: Path) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
-    verified (False when the store did not say it)."""
+    verified (False when the store did not say it).
+
+    The store writes the body to a temporary name beside ``target``, checks it against the MD5
+    the object carries (its ETag, or majob's ``md5`` metadata) and renames it into place: one
+    write and one hash of the bytes. Only an object that says no MD5 (a multipart upload) is
+    checked afterwards, against the multipart ETag at majob's part size or the MD5 a HEAD tells;
+    a file that fails that check is removed again."""
     with _local_errors(target):
         target.parent.mkdir(parents=True, exist_ok=True)
-        # The temporary name must fit where the target's does: only the start of the target's.
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name[:40]}.", suffix=".majob-part", dir=target.parent
-        )
-        os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        info = store.get_file(src.bucket, src.key, tmp)  # the store retries the request
-        described: ObjectInfo | None = info
-        if md5_of(info) is None and part_size_of(info) is None:
-            described = store.head(src.bucket, src.key)
-        expected = md5_of(described) if described is not None else None
-        part_size = part_size_of(described) if described is not None else None
-        if expected is not None:
-            actual = file_md5(tmp)
-        elif described is not None and part_size is not None and "-" in described.etag:
-            expected = described.etag
-            actual = file_multipart_etag(tmp, part_size)
-        if expected is not None and actual != expected:
-            raise StorageIntegrityError(
-                f"downloaded data has digest {actual}, the object says {expected}",
-                bucket=src.bucket,
-                key=src.key,
-            )
-        with _local_errors(target):
-            os.replace(tmp, target)
-    except BaseException:
+    info = store.get_file(src.bucket, src.key, target)  # the store retries the request
+    if md5_of(info) is not None:
+        return info, True
+    described: ObjectInfo | None = info
+    if part_size_of(info) is None:
+        described = store.head(src.bucket, src.key)
+    expected = md5_of(described) if described is not None else None
+    part_size = part_size_of(described) if described is not None else None
+    if expected is not None:
+        actual = file_md5(target)
+    elif described is not None and part_size is not None and "-" in described.etag:
+        expected = described.etag
+        actual = file_multipart_etag(target, part_size)
+    if expected is not None and actual != expected:
         with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+            target.unlink()
+        raise StorageIntegrityError(
+            f"downloaded data has digest {actual}, the object says {expected}",
+            bucket=src.bucket,
+            key=src.key,
+        )
     return info, expected is not None
 
 

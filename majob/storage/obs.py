@@ -20,10 +20,12 @@ from majob.errors import StorageAuthError, StorageError, StorageNotFound, UserIn
 from majob.storage.base import ListPage, ObjectInfo
 from majob.storage.config import ObsConfig
 from majob.storage.obs_answers import (
+    Received,
     epoch,
     metadata_from_headers,
     plain_etag,
     read_list_page,
+    receive_to_file,
     stream_to_file,
 )
 from majob.storage.obs_copy import ObsCopy
@@ -161,7 +163,24 @@ class ObsObjectStore(ObsCopy):
 
     def get_file(self, bucket: str, key: str, path: Path) -> ObjectInfo:
         """Download to ``path`` atomically (a temporary file, then a rename); the MD5 is checked
-        against the ETag when the object was not uploaded in parts."""
+        against the one the object carries (its ETag, or majob's ``md5`` metadata) on the way.
+        The answer is read by ``receive_to_file``, not by the SDK's ``getObject``."""
+        if not hasattr(self._client, "getObjectInto"):  # pragma: no cover - another SDK version
+            return self._get_file_sdk(bucket, key, path)
+        receive = functools.partial(
+            receive_to_file, self._client, self._sdk.util, bucket, key, path
+        )
+        result = self._call(
+            "download object",
+            bucket,
+            key,
+            lambda: self._client.getObjectInto(bucket, key, receive),
+        )
+        if not isinstance(result, Received):
+            raise malformed("download object", "an answer", bucket=bucket, key=key)
+        return result.info
+
+    def _get_file_sdk(self, bucket: str, key: str, path: Path) -> ObjectInfo:
         info: list[ObjectInfo] = []
 
         def download() -> Any:

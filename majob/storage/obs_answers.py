@@ -15,6 +15,7 @@ import http.client
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from majob.errors import StorageError, StorageIntegrityError
 from majob.storage.base import ListPage, ObjectInfo
 from majob.storage.obs_failures import NETWORK_ERRORS, malformed
+from majob.storage.plan import md5_of
 
 READ_CHUNK = 1 << 20
 
@@ -120,15 +122,75 @@ def read_list_page(body: Any) -> ListPage:
 
 
 def stream_to_file(result: Any, bucket: str, key: str, path: Path) -> ObjectInfo:
-    """Write the body of a GET answer to ``path`` atomically (a temporary file, then a rename),
-    its size checked and its MD5 checked against the ETag when it was not uploaded in parts. A
-    failure of the local disk is a ``StorageError`` naming the path; the network's propagates
-    (the store maps it and may send the request again)."""
+    """Write the body of the SDK's GET answer (``getObject`` without a download path) to
+    ``path``, as ``write_body`` does."""
     response = getattr(getattr(result, "body", None), "response", None)
     if response is None:
         raise malformed("download object", "an answer", bucket=bucket, key=key)
+    info = ObjectInfo(
+        key,
+        int(result.body.contentLength or 0),
+        plain_etag(result.body.etag),
+        last_modified=epoch(result.body.lastModified),
+        metadata=metadata_from_headers(result.header),
+    )
     try:
-        return _write_stream(result, response, bucket, key, path)
+        return write_body(response, info, bucket, path, sized=result.body.contentLength is not None)
+    finally:
+        response.close()
+
+
+@dataclass(frozen=True)
+class Received:
+    """A GET answer whose body is on disk: its ``status`` (what the store's request path reads)
+    and the object."""
+
+    status: int
+    info: ObjectInfo
+
+
+def receive_to_file(client: Any, util: Any, bucket: str, key: str, path: Path, conn: Any) -> Any:
+    """Read the answer to a GET sent on ``conn`` (the SDK's ``parseMethod``): an error answer
+    parsed by the SDK (what the store maps to a ``StorageError``), or the body streamed to
+    ``path`` by ``write_body`` (a ``Received``). The SDK's own reading of a GET (a wrapper that
+    builds a CRC-64 table per answer, model objects) costs more than the request on loopback;
+    this reads the status, the headers and the body, no more. On a failure the SDK closes the
+    connection; on success it goes back to the SDK's pool."""
+    response = conn.getresponse()
+    if int(response.status) >= 300:
+        try:
+            return client._parse_xml_internal(response)
+        finally:
+            util.do_close(response, conn, client.connHolder, client.log_client)
+    try:
+        headers = {name.lower(): value for name, value in response.getheaders()}
+        length = headers.get("content-length")
+        info = ObjectInfo(
+            key,
+            int(length or 0),
+            plain_etag(headers.get("etag")),
+            last_modified=epoch(headers.get("last-modified")),
+            metadata=metadata_from_headers(client._rename_response_headers(headers)),
+        )
+        got = write_body(response, info, bucket, path, sized=length is not None)
+    except BaseException:
+        response.close()
+        raise
+    util.do_close(response, conn, client.connHolder, client.log_client)
+    return Received(int(response.status), got)
+
+
+def write_body(
+    response: Any, info: ObjectInfo, bucket: str, path: Path, *, sized: bool
+) -> ObjectInfo:
+    """Write a GET answer's body to ``path`` atomically (a temporary file, then a rename), its
+    size checked (when the answer said it, ``sized``) and its MD5 checked against the one the
+    object carries: the ETag of a single PUT, or the ``md5`` metadata majob stores on its
+    multipart uploads. A failure of the local disk is a ``StorageError`` naming the path (its
+    ``OSError`` the cause); the network's propagates (the store maps it and may send the
+    request again)."""
+    try:
+        return _write_stream(response, info, bucket, path, sized)
     except OSError as error:
         if isinstance(error, NETWORK_ERRORS):
             raise
@@ -137,13 +199,15 @@ def stream_to_file(result: Any, bucket: str, key: str, path: Path) -> ObjectInfo
             f"download object: cannot write {path} ({error.strerror or error})",
             hint="check the free space and permissions of the destination",
             bucket=bucket,
-            key=key,
+            key=info.key,
         ) from error
 
 
-def _write_stream(result: Any, response: Any, bucket: str, key: str, path: Path) -> ObjectInfo:
+def _write_stream(
+    response: Any, info: ObjectInfo, bucket: str, path: Path, sized: bool
+) -> ObjectInfo:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.majob-{secrets.token_hex(4)}")
+    temp = path.with_name(f".{path.name[:40]}.majob-{secrets.token_hex(4)}")
     md5 = hashlib.md5()
     size = 0
     try:
@@ -152,24 +216,17 @@ def _write_stream(result: Any, response: Any, bucket: str, key: str, path: Path)
                 md5.update(chunk)
                 out.write(chunk)
                 size += len(chunk)
-        etag = plain_etag(result.body.etag)
-        expected = result.body.contentLength
-        if expected is not None and int(expected) != size:
-            raise http.client.IncompleteRead(b"", int(expected) - size)
-        if "-" not in etag and len(etag) == 32 and etag != md5.hexdigest():
+        if sized and info.size != size:
+            raise http.client.IncompleteRead(b"", info.size - size)
+        expected = md5_of(info)
+        if expected is not None and expected != md5.hexdigest():
+            said = "the ETag" if expected == info.etag else "the md5 the object carries"
             raise StorageIntegrityError(
-                "download object: the MD5 of the received data does not match the ETag",
+                f"download object: the MD5 of the received data does not match {said}",
                 bucket=bucket,
-                key=key,
+                key=info.key,
             )
         os.replace(temp, path)
     finally:
-        response.close()
         temp.unlink(missing_ok=True)
-    return ObjectInfo(
-        key,
-        size,
-        etag,
-        last_modified=epoch(result.body.lastModified),
-        metadata=metadata_from_headers(result.header),
-    )
+    return ObjectInfo(info.key, size, info.etag, info.last_modified, info.metadata)

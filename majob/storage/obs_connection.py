@@ -88,18 +88,25 @@ def _requests_deferred() -> Iterator[None]:
 
 @functools.cache
 def _closing_client_class(sdk: Any) -> Any:
-    """``ObsClient`` that closes the connection a failed send leaves open.
+    """``ObsClient`` that closes the connection a failed send leaves open, and sends a GET
+    whose answer majob reads itself (``getObjectInto``).
 
     When sending a request raises (a reset in the middle of a body, a time-out), the SDK's
     ``_make_request_with_retry`` has not yet been handed the connection and closes ``None``: the
     socket leaks (a ``ResourceWarning`` per failure). This subclass remembers the connection it
-    handed out on this thread and closes it when the request fails. It relies on two internal
-    methods of esdk-obs-python 3.x; without them it falls back to the plain client.
+    handed out on this thread and closes it when the request fails. It relies on internal
+    methods of esdk-obs-python 3.x (``internals``); without them it falls back to the plain
+    client, and ``get_file`` to the SDK's ``getObject``.
     """
     base = sdk.ObsClient
-    if not all(
-        hasattr(base, name) for name in ("_get_server_connection", "_make_request_internal")
-    ):
+    internals = (
+        "_get_server_connection",
+        "_make_request_internal",
+        "_make_get_request",
+        "_parse_xml_internal",
+        "_rename_response_headers",
+    )
+    if not all(hasattr(base, name) for name in internals) or not hasattr(sdk.client, "funcCache"):
         return base  # pragma: no cover - another SDK version
     local = threading.local()
 
@@ -119,6 +126,13 @@ def _closing_client_class(sdk: Any) -> Any:
                     with contextlib.suppress(Exception):
                         connection.close()
                 raise
+
+        @sdk.client.funcCache  # type: ignore[untyped-decorator]
+        def getObjectInto(self, bucketName: str, objectKey: str, parseMethod: Any) -> Any:
+            """A GET whose answer ``parseMethod(connection)`` reads (``obs_answers.
+            receive_to_file``): signed, sent and retried as ``getObject`` is, through the same
+            wrapper (signature negotiation, logging)."""
+            return self._make_get_request(bucketName, objectKey, parseMethod=parseMethod)
 
     return ClosingObsClient
 

@@ -364,6 +364,18 @@ def test_download_whose_md5_is_not_the_etag_is_refused(
     assert fake_obs_server.log.count("GET") == 1  # corruption is not retried
 
 
+def test_a_download_is_checked_against_the_md5_metadata_too(
+    obs_store: ObsObjectStore, fake_obs_server: FakeObsServer, tmp_path: Path
+) -> None:
+    # What majob stores on its multipart uploads, whose ETag is no MD5: here a wrong one.
+    obs_store.put_bytes(FAKE_BUCKET, "meta", b"payload", metadata={"md5": "0" * 32})
+
+    with pytest.raises(StorageIntegrityError, match="does not match the md5 the object"):
+        obs_store.get_file(FAKE_BUCKET, "meta", tmp_path / "meta")
+
+    assert os.listdir(tmp_path) == []
+
+
 def test_open_store_reads_the_environment(
     obs_env: dict[str, str], fake_obs_server: FakeObsServer
 ) -> None:

@@ -76,11 +76,12 @@ def test_a_bug_in_majob_is_not_a_storage_error(
 ) -> None:
     store.put_bytes(FAKE_BUCKET, "k", b"data")
 
-    def broken(result: Any, *rest: object) -> object:
-        result.body.response.close()  # as the real one does, in its ``finally``
+    def broken(*args: Any) -> object:
+        conn = args[-1]  # the SDK's connection: the answer is read, then majob's code fails
+        conn.getresponse().close()
         raise KeyError("a bug in majob's streaming code")
 
-    monkeypatch.setattr(obs, "stream_to_file", broken)
+    monkeypatch.setattr(obs, "receive_to_file", broken)
     try:
         with pytest.raises(KeyError, match="streaming"):
             store.get_file(FAKE_BUCKET, "k", tmp_path / "k")

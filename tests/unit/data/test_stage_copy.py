@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from majob.data.manifest import JOURNAL_NAME, MANIFEST_NAME, read_journal, read_manifest
-from majob.data.stage_copy import stage_tree
+from majob.data.stage_copy import list_source, stage_tree
 from majob.errors import DataStageError, StorageUnreachable
 from majob.storage.obs import ObsObjectStore
 from majob.storage.uri import ObsUri
@@ -80,7 +81,7 @@ def test_a_source_that_changes_while_staged_leaves_the_manifest_stale(
 KILLER = """
 import os, signal, sys
 from pathlib import Path
-from majob.data.stage_copy import stage_tree
+from majob.data.stage_copy import list_source, stage_tree
 from majob.storage.obs import open_store
 from majob.storage.uri import ObsUri
 done = []
@@ -147,3 +148,82 @@ def test_the_process_prints_progress_and_the_summary(
         text=True,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: ")
+
+
+FILLER = """
+import json, sys
+from pathlib import Path
+from majob.data.manifest import read_manifest
+from majob.data.stage_copy import list_source, stage_tree
+from majob.errors import DataStageError
+from majob.storage.obs import open_store
+from majob.storage.uri import ObsUri
+dest = Path(sys.argv[2])
+with open_store() as store:
+    try:
+        stage_tree(store, ObsUri.parse(sys.argv[1]), dest, jobs=2)
+    except DataStageError as error:
+        manifest = read_manifest(dest)
+        print(json.dumps({"error": error.message, "state": manifest and manifest.state}))
+"""
+
+
+def _small_volume(tmp_path: Path) -> Path | None:
+    """A 64 KiB tmpfs in a mount namespace of its own (``unshare -rm``), where the kernel
+    itself answers ENOSPC; None where this machine allows no such namespace."""
+    volume = tmp_path / "small-volume"
+    volume.mkdir()
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {volume}"],
+        capture_output=True,
+    )
+    return volume if probe.returncode == 0 else None
+
+
+def test_a_full_volume_is_one_clear_error_and_the_manifest_says_incomplete(
+    obs_store: ObsObjectStore, obs_env: dict[str, str], tmp_path: Path
+) -> None:
+    volume = _small_volume(tmp_path) if shutil.which("unshare") else None
+    if volume is None:
+        pytest.skip("no mount namespace here (unshare -rm) for a small tmpfs")
+    for i in range(8):
+        obs_store.put_bytes(FAKE_BUCKET, f"{SRC.key}f{i}.bin", os.urandom(20_000))
+    script = f'mount -t tmpfs -o size=64k tmpfs {volume} && exec "$@"'
+    args = [SRC.uri, str(volume / "set")]
+    run = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", sys.executable, "-c", FILLER, *args],
+        env={**os.environ, **obs_env},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert "is full" in outcome["error"] and "the stage is incomplete" in outcome["error"]
+    assert outcome["state"] == "incomplete"
+
+
+def test_the_manifest_round_trips_and_the_journal_is_one_line_a_file(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    _fill(obs_store, 3)
+    dest = tmp_path / "set"
+    stage_tree(obs_store, SRC, dest)
+    text = (dest / MANIFEST_NAME).read_text()
+    manifest = read_manifest(dest)
+    assert manifest is not None and json.loads(text)["format"] == 1
+    assert manifest.to_json() == text  # written as it reads back
+    assert len(text.splitlines()) == 2 + len(manifest.files)  # head, a line a file, the end
+
+
+def test_a_listing_made_just_before_is_copied_from_and_still_checked(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    files = _fill(obs_store, 3)
+    dest = tmp_path / "set"
+    dest.mkdir()
+    listed = list_source(obs_store, SRC, dest)
+    obs_store.put_bytes(FAKE_BUCKET, SRC.key + "after-the-listing.bin", b"new")
+    with pytest.raises(DataStageError, match=r"added: data/set/after-the-listing\.bin"):
+        stage_tree(obs_store, SRC, dest, listed=listed)
+    report = stage_tree(obs_store, SRC, dest)
+    assert report.copied == 1 and report.files == len(files) + 1
