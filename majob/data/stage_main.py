@@ -78,7 +78,9 @@ def _stage(config: ObsConfig, source: str, dest: Path, jobs: int, full: bool) ->
         dest.mkdir(parents=True, exist_ok=True)
         listed = list_source(store, src, dest)
         meter = _Meter(len(listed.objects), sum(o.size for o in listed.objects))
-        report = stage_tree(store, src, dest, jobs=jobs, full_verify=full, on_file=meter.add)
+        report = stage_tree(
+            store, src, dest, jobs=jobs, full_verify=full, on_file=meter.add, listed=listed
+        )
     print(report.summary(), flush=True)
     if report.extra:
         print(f"note: {len(report.extra)} file(s) under {dest} are not in the source (kept)")
