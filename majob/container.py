@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from majob.text import human_bytes
+
 HOME = PurePosixPath("/home/ma-user")  # MA_HOME
 MOUNT = HOME / "modelarts"  # MA_MOUNT_PATH
 JOB_DIR = MOUNT / "user-job-dir"  # MA_JOB_DIR: the code dir is JOB_DIR/<last segment of code.obs>
@@ -34,3 +36,15 @@ def mounted(value: str, mounts: Mapping[PurePosixPath, Path]) -> str | None:
         if value == text or value.startswith(text + "/"):
             return str(folder) + value[len(text) :]
     return None
+
+
+def cache_full(node: int, used: int, capacity: int, flavor: str) -> str:
+    """What a job is told when node ``node``'s local disk is past its ``capacity``: ``used``
+    bytes of inputs and ``/cache`` on a node of ``flavor``. The emulator's eviction event and
+    the local stage's error both say this (docs/data.md)."""
+    return (
+        f"worker-{node}: the node's local disk is full ({human_bytes(used)} of inputs and "
+        f"/cache, capacity {human_bytes(capacity)} on {flavor}): the container was evicted "
+        "(ephemeral storage exceeded); write less to /cache, or put the data on SFS Turbo "
+        "(majob data plan SPEC)"
+    )

@@ -196,6 +196,13 @@ ExpectResumeOption = Annotated[
         "--expect-resume", help="With --fail-at: exit 1 unless the restarted run resumed."
     ),
 ]
+CacheSizeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cache-size",
+        help="Each node's /cache (e.g. 10MB) over the flavor's disk; a run past it fails.",
+    ),
+]
 ToleranceOption = Annotated[
     float,
     typer.Option(
@@ -229,12 +236,11 @@ def run(
     compare_to: CompareToOption = None,
     expect_resume: ExpectResumeOption = False,
     tolerance: ToleranceOption = 0.05,
+    cache_size: CacheSizeOption = None,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
-    if stage not in STAGES:
-        raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
     rehearsal = fail_at is not None
-    _check_rehearsal_options(rehearsal, stage, node, compare_to, expect_resume, dump)
+    _check_options(stage, rehearsal, node, compare_to, expect_resume, dump, cache_size)
     _check_perf_options(perf, dump, rehearsal, stage, spec)
     if stage != "local":
         _run_in_cloud(spec, stage, nodes, set_ or [], profile, dump)
@@ -262,7 +268,7 @@ def run(
                 runs_dir=runs_dir,
                 overwrite=overwrite,
                 allow_secrets=allow_secrets,
-                **_node_setup(dump, perf),
+                **_node_setup(dump, perf, cache_size),
             )
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted; every node was stopped\n")
@@ -271,9 +277,21 @@ def run(
         typer.echo(line)
 
 
-def _node_setup(dump: bool, perf: bool) -> dict[str, Any]:
+def _parse_cache_size(text: str | None) -> int | None:
+    if text is None:
+        return None
+    from majob.sizes import parse_size
+
+    try:
+        return parse_size(text)
+    except UserInputError as error:
+        raise UserInputError(f"--cache-size {text!r}: not a size", hint=error.hint) from None
+
+
+def _node_setup(dump: bool, perf: bool, cache_size: str | None = None) -> dict[str, Any]:
     """``run_local``'s ``prepare_env`` and ``run_dir_only``: every run records its step
-    times; ``--perf`` profiles, ``--dump`` dumps as well; each stays in the run directory."""
+    times; ``--perf`` profiles, ``--dump`` dumps as well; each stays in the run directory.
+    And its ``cache_size``, from ``--cache-size``."""
     from majob.perf.setup import PROFILING_DIR, for_local_run
     from majob.precision import dumpconfig
 
@@ -281,6 +299,7 @@ def _node_setup(dump: bool, perf: bool) -> dict[str, Any]:
     return {
         "prepare_env": for_local_run(perf, also=dumpconfig.for_local_run if dump else None),
         "run_dir_only": kept,
+        "cache_size": _parse_cache_size(cache_size),
     }
 
 
@@ -329,15 +348,22 @@ def _local_spec(
     return job
 
 
-def _check_rehearsal_options(
-    rehearsal: bool,
+def _check_options(
     stage: str,
+    rehearsal: bool,
     node: int | None,
     compare_to: Path | None,
     expect_resume: bool,
     dump: bool,
+    cache_size: str | None,
 ) -> None:
-    """The rehearsal's options make sense only with --fail-at, on the local stage."""
+    """A known stage; the rehearsal's options only with --fail-at, on the local stage;
+    --cache-size only on the local stage, without --fail-at."""
+    if stage not in STAGES:
+        raise UserInputError(f"--stage {stage!r}: choose one of {', '.join(STAGES)}")
+    if cache_size is not None and (stage != "local" or rehearsal):
+        where = f"--stage {stage}" if stage != "local" else "--fail-at"
+        raise UserInputError(f"--cache-size with {where}: it sets the local stage's /cache")
     given = [
         name
         for name, value in (("--node", node), ("--compare-to", compare_to))

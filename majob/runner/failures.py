@@ -1,6 +1,6 @@
 """The error a finished local run raises when it did not pass: the failed node and its last
-lines, the timeout, or (``--strict``) the guard's findings. Raised after the record is
-written, so the record exists whatever the error says."""
+lines, a node's full /cache, the timeout, or (``--strict``) the guard's findings. Raised after
+the record is written, so the record exists whatever the error says."""
 
 from __future__ import annotations
 
@@ -29,9 +29,17 @@ def raise_for_status(
     limit: int | None,
     strict: bool,
     copy_to_origin: tuple[str, str],
+    evicted: str | None = None,
 ) -> None:
     """``copy_to_origin``: the code copy's path prefix and the original's, so the lines shown
-    name the files the user edits."""
+    name the files the user edits; ``evicted``: a node's /cache was past its capacity, and
+    this is what the emulator's eviction event says (``majob.container.cache_full``)."""
+    if evicted is not None:
+        raise RunnerError(
+            evicted,
+            hint=f"every node was stopped; logs: {result.run_dir / 'logs'} (--cache-size "
+            "sets the capacity the local stage checks)",
+        )
     if result.status == "failed" and failed is not None:
         node = next(n for n in result.nodes if n.index == failed.command.index)
         tail = "\n".join(f"  | {line.replace(*copy_to_origin)}" for line in failed.tail)

@@ -96,7 +96,8 @@ def prepare(
         "code_copy": str(paths.code_dir),
         "code_origin": str(code_origin),
         "write_ok": [
-            str(p) for p in (*paths.outputs.values(), paths.log_dir, *paths.writable_mounts)
+            str(p)
+            for p in (*paths.outputs.values(), paths.log_dir, *paths.writable_mounts, *paths.caches)
         ],
         "read_only": [str(p) for p in paths.mounts.values() if p not in paths.writable_mounts],
         "container_root": str(paths.root),

@@ -12,9 +12,12 @@ the commands this module computes. The container's ``/home/ma-user`` becomes ``<
         ├── inputs/<name>_0/                 --<name>=<dir> (or the file inside it)
         ├── outputs/<name>_0/                --<name>=<dir>, copied to the output's ``local``
         └── log/                             MA_LOG_DIR
+    <root>/../cache/worker-<i>/              node i's /cache (its local disk, a folder each)
 
 All nodes share one tree (ModelArts gives each node its own container; locally they are N
-processes on 127.0.0.1 and see the same files).
+processes on 127.0.0.1 and see the same files), except ``/cache``: a path on it in a
+hyperparameter or an ``env`` value becomes the node's own folder, as in the emulator
+(``nodecache.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path, PurePosixPath
 
 from majob import container
 from majob.masking import MASK
+from majob.runner.nodecache import node_cache_dir
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
 from majob.spec.fields import render_scalar
@@ -45,16 +49,24 @@ class ContainerPaths:
     outputs: Mapping[str, Path] = field(default_factory=dict)
     mounts: Mapping[PurePosixPath, Path] = field(default_factory=dict)  # volumes' stand-ins
     writable_mounts: tuple[Path, ...] = ()  # the stand-ins of volumes not mounted read-only
+    caches: tuple[Path, ...] = ()  # each node's /cache: caches[i] is node i's
 
     def _local(self, path: PurePosixPath) -> Path:
         """The run's stand-in for a container path."""
         return self.root / path.relative_to(container.HOME)
 
-    def local_value(self, value: str) -> str:
-        """An env value that is a ``/home/ma-user`` path or a path on a volume, as the run's
-        path (else unchanged): the spec may name a container path the way the container's own
-        variables do."""
-        on_volume = container.mounted(value, self.mounts)
+    def node_mounts(self, node: int | None) -> Mapping[PurePosixPath, Path]:
+        """The volumes' stand-ins and, for ``node``, its /cache folder (container path ->
+        folder)."""
+        if node is None or node >= len(self.caches):
+            return self.mounts
+        return {**self.mounts, container.CACHE: self.caches[node]}
+
+    def local_value(self, value: str, node: int | None = None) -> str:
+        """An env value that is a ``/home/ma-user`` path, a path on a volume or (for ``node``)
+        on ``/cache``, as the run's path (else unchanged): the spec may name a container path
+        the way the container's own variables do."""
+        on_volume = container.mounted(value, self.node_mounts(node))
         if on_volume is not None:
             return on_volume
         home = str(container.HOME)
@@ -80,7 +92,8 @@ class ContainerPaths:
 
 
 def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
-    """The run's tree under ``root``: one ``<name>_0`` dir per input and output channel."""
+    """The run's tree under ``root``: one ``<name>_0`` dir per input and output channel, and a
+    ``/cache`` folder per node beside ``root``."""
     mount = root / "modelarts"
     return ContainerPaths(
         root=root,
@@ -91,6 +104,7 @@ def container_paths(spec: JobSpec, root: Path) -> ContainerPaths:
         writable_mounts=tuple(
             Path(v.local) for v in spec.volumes if v.local is not None and not v.read_only
         ),
+        caches=tuple(node_cache_dir(root.parent, i) for i in range(spec.resources.nodes)),
     )
 
 
@@ -115,7 +129,7 @@ def node_env(
     resolve here); the accelerator count is the flavor's (0 on a CPU flavor).
     """
     vj_name = job_name(run_id)
-    env = {name: paths.local_value(render_scalar(value)) for name, value in spec.env.items()}
+    env = {name: paths.local_value(render_scalar(value), node) for name, value in spec.env.items()}
     env.update(
         {
             "MA_HOME": str(paths.root),
@@ -164,6 +178,7 @@ def script_args(
     """``--<channel>=<dir>`` for each parameter channel, ``--<name>=<value>`` per hyperparameter
     and, for a preset engine on more than one node, ``--init_method --rank --world_size``.
     ``masked``: the arguments as majob shows them (a value from the environment is ``***``)."""
+    mounts = paths.node_mounts(node)
     args = [
         f"--{c.name}={channel_value(c, paths)}"
         for c in (*spec.inputs, *spec.outputs)
@@ -171,10 +186,8 @@ def script_args(
     ]
     for name, value in spec.hyperparameters.items():
         hidden = masked and spec.from_environ.masks("hyperparameters", name)
-        shown = render_scalar(value)  # a path on a volume: the volume's stand-in here
-        args.append(
-            f"--{name}={MASK if hidden else container.mounted(shown, paths.mounts) or shown}"
-        )
+        shown = render_scalar(value)  # a path on a volume or /cache: its stand-in here
+        args.append(f"--{name}={MASK if hidden else container.mounted(shown, mounts) or shown}")
     if nodes > 1 and not spec.image.is_custom:
         args += [
             f"--init_method=tcp://{LOCAL_HOST}:{master_port}",

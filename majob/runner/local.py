@@ -4,11 +4,13 @@
 inputs, interpreter), builds the run's tree (``tree.py``, after ``layout.py``: the code copied
 with the upload's ignore rules), starts one process per node (``nodes.py``: each in its own
 session, their output merged live with a ``[worker-i]`` prefix, a log per node) and stops every
-node when one fails, the timeout elapses or the user presses Ctrl-C. Each run leaves a record in
-``<runs dir>/<run id>/record.json`` (``record.py``); ``runs dir`` is ``.majob/runs`` under the
-current directory unless given. After each run, old runs are removed by the retention policy of
-``runs.py``. A passed run copies its outputs to their ``local`` paths (``outputs.py``), never
-replacing a file that differs unless asked to (``overwrite``).
+node when one fails, the timeout elapses or the user presses Ctrl-C, or when a node's
+``/cache`` (with the inputs) outgrows the flavor's disk (``cachelimit.py``: ModelArts evicts
+such a node). Each run leaves a record in ``<runs dir>/<run id>/record.json``
+(``record.py``); ``runs dir`` is ``.majob/runs`` under the current directory unless given.
+After each run, old runs are removed by the retention policy of ``runs.py``. A passed run
+copies its outputs to their ``local`` paths (``outputs.py``), never replacing a file that
+differs unless asked to (``overwrite``).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from majob.runner import guard
+from majob.runner.cachelimit import cache_capacity, cache_watch
 from majob.runner.checks import (
     check_boot_file,
     check_volumes,
@@ -33,6 +37,7 @@ from majob.runner.failures import raise_for_status
 from majob.runner.faults import FaultInjector
 from majob.runner.host import free_port, host_environment, node_environment, resolve_interpreter
 from majob.runner.layout import ContainerPaths, node_command
+from majob.runner.nodecache import CacheWatch
 from majob.runner.nodes import (
     LineSink,
     LiveOutput,
@@ -75,6 +80,7 @@ class _Prepared:
     interpreter: str
     notices: tuple[str, ...]
     retention: Retention | None
+    cache: CacheWatch | None = None  # the nodes' /cache against the flavor's disk
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class _Execution:
     duration: float
     nodes: tuple[NodeResult, ...]
     interruption: BaseException | None
+    evicted: str | None = None  # a node's /cache was past its capacity: what ModelArts says
 
 
 def run_local(
@@ -105,6 +112,7 @@ def run_local(
     prepare_env: NodeEnvSetup | None = None,
     run_dir_only: tuple[str, ...] = (),
     fault: FaultInjector | None = None,
+    cache_size: int | None = None,
 ) -> RunResult:
     """Run ``spec`` as ``stage`` (its ``stages.<stage>`` overrides applied) on this machine.
 
@@ -116,20 +124,24 @@ def run_local(
     variables for every node once the tree is built (``majob.precision.dumpconfig.
     for_local_run`` records the spec's ``precision:`` dump with msprobe), ``run_dir_only`` names
     output folders (``precision-dump``) that stay in the run directory, never copied to an
-    output's ``local``, ``fault`` kills node(s) mid-run (a resume rehearsal). Returns the
-    result of a passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or (with
-    ``strict`` and guard findings) ``RunnerError`` otherwise, after the record is written.
+    output's ``local``, ``fault`` kills node(s) mid-run (a resume rehearsal), ``cache_size``
+    is each node's /cache in bytes (default: the flavor's disk in majob's catalogue). Returns
+    the result of a passed run; raises ``NodeFailedError``, ``RunTimeoutError`` or
+    ``RunnerError`` (a full /cache; with ``strict``, guard findings) otherwise, after the
+    record is written.
     """
     effective = _effective_spec(spec, stage, nodes)
     limit = timeout if timeout is not None else spec.timeout(stage)
-    prepared = _prepare(effective, inputs or {}, python, runs_dir, allow_secrets, prepare_env)
+    prepared = _prepare(
+        effective, inputs or {}, python, runs_dir, allow_secrets, prepare_env, cache_size
+    )
     sink = on_line or _print_line
     for notice in prepared.notices:
         sink(f"[majob] {notice}")
     sink(f"[majob] {_starting(prepared)}")
     execution = _execute(prepared, sink, limit, fault)
-    killed = _killed_notice(fault)
-    result = _conclude(prepared, stage, execution, overwrite, run_dir_only, killed)
+    said = (*_killed_notice(fault), *([execution.evicted] if execution.evicted else []))
+    result = _conclude(prepared, stage, execution, overwrite, run_dir_only, said)
     if execution.interruption is not None:
         raise execution.interruption
     # The error's lines name the files the user edits: the copy's paths become the original's.
@@ -137,7 +149,7 @@ def run_local(
         str(prepared.paths.code_dir) + os.sep,
         str(Path(effective.code.dir).resolve()) + os.sep,
     )
-    raise_for_status(result, execution.failed, limit, strict, copy_to_origin)
+    raise_for_status(result, execution.failed, limit, strict, copy_to_origin, execution.evicted)
     return result
 
 
@@ -169,6 +181,7 @@ def _prepare(
     runs_dir: Path | None,
     allow_secrets: bool,
     prepare_env: NodeEnvSetup | None,
+    cache_size: int | None = None,
 ) -> _Prepared:
     """Every check, then the run's tree and its node commands; no node is started yet."""
     interpreter = resolve_interpreter(python)
@@ -182,7 +195,8 @@ def _prepare(
     run_dir = (runs_dir or Path.cwd() / RUNS_DIR).resolve() / run_id
     withheld: list[str] = []
     paths, guard_setup = build_tree(spec, run_dir, input_sources, allow_secrets, withheld.append)
-    notices = (*image_notices(spec, interpreter), *standin.notices)
+    capacity, cache_notices = cache_capacity(spec, cache_size)
+    notices = (*image_notices(spec, interpreter), *standin.notices, *cache_notices)
     if withheld:
         notices = (*notices, withheld_line(withheld, "code copy"))
     # A shell inside a run (a test, a nested majob) must not hand its bootstrap to these nodes.
@@ -192,8 +206,9 @@ def _prepare(
     if prepare_env is not None:
         base_env.update(prepare_env(spec, paths, run_dir))
     commands = _node_commands(spec, run_id, paths, guard_setup, interpreter, base_env, standin)
+    cache = cache_watch(spec, paths, capacity, tuple(input_sources.values()))
     return _Prepared(
-        spec, run_id, run_dir, paths, guard_setup, commands, interpreter, notices, retention
+        spec, run_id, run_dir, paths, guard_setup, commands, interpreter, notices, retention, cache
     )
 
 
@@ -238,6 +253,7 @@ def _execute(
         sink = _watched(sink, fault)
     live = LiveOutput(sink, prepared.spec.from_environ.masker())
     group = NodeGroup(live, start_hint=START_HINT)
+    ticks = _Ticks(group, fault, prepared.cache)
     started = time.monotonic()
     started_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     status, failed = "interrupted", None
@@ -247,9 +263,12 @@ def _execute(
             group.start(command, prepared.run_dir / "logs" / f"{command.name}.log")
         if fault is not None:
             fault.started = started
-        tick = (lambda: fault.tick(group.nodes)) if fault is not None else None
-        outcome = group.wait(deadline=started + limit if limit else None, tick=tick)
+        outcome = group.wait(
+            deadline=started + limit if limit else None, stop=ticks.stop, tick=ticks
+        )
         status, failed = outcome.status, outcome.node
+        if ticks.final_look(status) is not None:
+            status, failed = "failed", None
     except BaseException as error:  # Ctrl-C (KeyboardInterrupt) or a failed start: record it
         interruption = error
         status = "interrupted" if isinstance(error, KeyboardInterrupt) else "error"
@@ -258,7 +277,32 @@ def _execute(
             group.stop()
         duration = time.monotonic() - started
     nodes = tuple(NodeResult(n.command.index, n.process.returncode, n.log) for n in group.nodes)
-    return _Execution(status, failed, started_at, duration, nodes, interruption)
+    return _Execution(status, failed, started_at, duration, nodes, interruption, ticks.evicted)
+
+
+class _Ticks:
+    """What runs between two looks at the nodes: the rehearsal's ``fault`` and the ``cache``
+    watch, which sets ``stop`` (the nodes are then stopped) once a node is past its /cache."""
+
+    def __init__(self, group: NodeGroup, fault: FaultInjector | None, cache: CacheWatch | None):
+        self.group, self.fault, self.cache = group, fault, cache
+        self.stop = threading.Event()
+        self.evicted: str | None = None
+
+    def __call__(self) -> None:
+        if self.fault is not None:
+            self.fault.tick(self.group.nodes)
+        if self.cache is not None and self.evicted is None:
+            self.evicted = self.cache.full()
+            if self.evicted is not None:
+                self.stop.set()
+
+    def final_look(self, status: str) -> str | None:
+        """Once the nodes have exited (a node that filled its /cache and exited at once was
+        not seen while it ran): the eviction's text, if any."""
+        if self.cache is not None and self.evicted is None and status in ("passed", "failed"):
+            self.evicted = self.cache.full(now=True)
+        return self.evicted
 
 
 def _killed_notice(fault: FaultInjector | None) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """A local run's container tree on disk: the code copied with the upload's ignore rules, the
-inputs linked to their local stand-ins, empty output and log dirs, and the guard set up over
-them (``layout.py`` computes where each goes)."""
+inputs linked to their local stand-ins, empty output, log and /cache dirs, and the guard set up
+over them (``layout.py`` computes where each goes)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,8 @@ def build_tree(
 ) -> tuple[ContainerPaths, guard.GuardSetup]:
     """The run's container tree with the code copied and the inputs linked, and its guard."""
     paths = container_paths(spec, run_dir / "ma-user")
-    for directory in (paths.code_dir, paths.log_dir, *paths.outputs.values(), run_dir / "logs"):
+    made = (paths.code_dir, paths.log_dir, *paths.outputs.values(), *paths.caches, run_dir / "logs")
+    for directory in made:
         directory.mkdir(parents=True, exist_ok=True)
     copy_code(spec, paths.code_dir, allow_secrets=allow_secrets, on_withheld=on_withheld)
     stage_inputs(spec, paths, input_sources)

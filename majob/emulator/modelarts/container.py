@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from majob.container import CACHE, mounted
-from majob.emulator.modelarts.nodecache import node_cache_dir
 from majob.emulator.modelarts.plan import ChannelPlan, JobPlan
+from majob.runner.nodecache import node_cache_dir
 from majob.runner.nodes import TASK_NAME, NodeCommand
 from majob.runner.shellcmd import container_command
 
@@ -149,7 +149,7 @@ def node_commands(
     plan: JobPlan, container: JobContainer, *, job_id: str, python: str, port: int
 ) -> list[NodeCommand]:
     """One command per node; ``port`` is where node 0 listens for the others. Each node's
-    ``/cache`` is a folder of its own (``nodecache.py``)."""
+    ``/cache`` is a folder of its own (``majob.runner.nodecache``)."""
     commands = []
     for node in range(plan.nodes):
         cache = node_cache_dir(container.root.parent, node)

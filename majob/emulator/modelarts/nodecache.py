@@ -7,7 +7,8 @@ gives each node a folder for ``/cache`` (a path on ``/cache`` in a job's paramet
 environment becomes that folder, as with volumes) and counts, per node, that folder plus the
 job's downloaded inputs against the capacity: the flavor's disk, unless
 ``set_cache_size(state_dir, flavor_id, bytes)`` says otherwise (tests use a few KB; kept in
-``<state>/modelarts/cache_sizes.json``). A flavor that lists no disk is not limited.
+``<state>/modelarts/cache_sizes.json``). A flavor that lists no disk is not limited. Where the
+folder is and how it is measured, the local stage shares (``majob.runner.nodecache``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,6 @@ from pathlib import Path
 from majob.emulator.statedir import make_private_dir, write_private
 
 SIZES_FILE = "cache_sizes.json"
-
-
-def node_cache_dir(job_dir: Path, node: int) -> Path:
-    """Where node ``node``'s ``/cache`` is, for the job whose tree is ``job_dir``."""
-    return job_dir / "cache" / f"worker-{node}"
 
 
 def _sizes(modelarts_dir: Path) -> dict[str, int]:

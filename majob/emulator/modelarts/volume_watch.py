@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 from majob.emulator import sfs
-from majob.emulator.modelarts.nodecache import cache_size, node_cache_dir
+from majob.emulator.modelarts.nodecache import cache_size
 from majob.emulator.modelarts.plan import JobPlan
 from majob.emulator.modelarts.volumes import mounts
+from majob.runner.nodecache import node_cache_dir, overflow
 from majob.storage.tree_size import tree_size
 from majob.text import human_bytes
 
@@ -65,17 +66,8 @@ class VolumeWatch:
         # copy), before the nodes start: measured at the first look only.
         if self._inputs is None:
             self._inputs = tree_size(self.job_dir / "ma-user" / "modelarts" / "inputs")
-        for node in range(self.plan.nodes):
-            used = self._inputs + tree_size(node_cache_dir(self.job_dir, node))
-            if used > self.cache:
-                return (
-                    f"worker-{node}: the node's local disk is full ({human_bytes(used)} of "
-                    f"inputs and /cache, capacity {human_bytes(self.cache)} on "
-                    f"{self.plan.flavor.flavor_id}): the container was evicted (ephemeral "
-                    "storage exceeded); write less to /cache, or put the data on SFS Turbo "
-                    "(majob data plan SPEC)"
-                )
-        return None
+        folders = [node_cache_dir(self.job_dir, node) for node in range(self.plan.nodes)]
+        return overflow(self._inputs, folders, self.cache, self.plan.flavor.flavor_id)
 
 
 class VolumeFull(Exception):

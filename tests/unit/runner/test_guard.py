@@ -56,6 +56,7 @@ def test_prepare_writes_a_stub_and_the_configuration(tmp_path: Path) -> None:
     stub = (setup.site_dir / "sitecustomize.py").read_text()
     assert "guard_site.py" in stub and "_guard.install(__file__)" in stub
     config = json.loads((run / "guard" / "config.json").read_text())
-    assert config["write_ok"] == [str(paths.outputs["train_url"]), str(paths.log_dir)]
+    cache = str(run / "cache" / "worker-0")  # the node's /cache takes writes as on ModelArts
+    assert config["write_ok"] == [str(paths.outputs["train_url"]), str(paths.log_dir), cache]
     assert config["read_watch"] == ["/data/in", "/home/u", "/src/proj"]
     assert config["code_copy"] == str(paths.code_dir)
