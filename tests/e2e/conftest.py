@@ -17,6 +17,19 @@ from majob.service.connect import open_store
 from majob.spec.profiles import Profile, load_profile
 from majob.storage.obs import ObsObjectStore
 
+# Writes --write bytes to a file under --cache (each node its own /cache) and says where: the
+# script of the /cache tests, locally (test_local_cache.py) and in the emulator.
+CACHE_WRITER = """\
+import argparse, os
+p = argparse.ArgumentParser()
+p.add_argument("--cache"); p.add_argument("--write", type=int)
+a, _ = p.parse_known_args()
+os.makedirs(a.cache, exist_ok=True)
+with open(os.path.join(a.cache, "scratch.bin"), "wb") as out:
+    out.write(b"x" * a.write)
+print("node", os.environ["VC_TASK_INDEX"], "wrote to", a.cache, sorted(os.listdir(a.cache)), flush=True)
+"""
+
 
 @pytest.fixture
 def cloud(emulated_cloud_servers: EmulatedCloud) -> EmulatedCloud:

@@ -12,18 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from majob.cli.app import app
-
-# Writes --write bytes into --cache (the node's /cache) and says where.
-SCRIPT = """\
-import argparse, os
-p = argparse.ArgumentParser()
-p.add_argument("--cache"); p.add_argument("--write", type=int)
-a, _ = p.parse_known_args()
-os.makedirs(a.cache, exist_ok=True)
-with open(os.path.join(a.cache, "scratch.bin"), "wb") as out:
-    out.write(b"x" * a.write)
-print("wrote to", a.cache, flush=True)
-"""
+from tests.e2e.conftest import CACHE_WRITER as SCRIPT
 
 SPEC = """\
 name: cache

@@ -8,19 +8,8 @@ from typing import Any
 from huaweicloudsdkmodelarts.v1.model import CreateTrainingJobRequest, ListTrainingJobEventsRequest
 
 from majob.emulator.modelarts.nodecache import set_cache_size
+from tests.e2e.conftest import CACHE_WRITER as SCRIPT
 from tests.e2e.emulator.conftest import Harness
-
-# Writes --write bytes to a file under --cache (each node its own) and says where it wrote.
-SCRIPT = """\
-import argparse, os
-p = argparse.ArgumentParser()
-p.add_argument("--cache"); p.add_argument("--write", type=int)
-a, _ = p.parse_known_args()
-os.makedirs(a.cache, exist_ok=True)
-with open(os.path.join(a.cache, "scratch.bin"), "wb") as out:
-    out.write(b"x" * a.write)
-print("node", os.environ["VC_TASK_INDEX"], "wrote to", a.cache, sorted(os.listdir(a.cache)), flush=True)
-"""
 
 
 def _run(harness: Harness, write: int, nodes: int = 1) -> tuple[str, str]:
