@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from majob.spec.profiles import Profile
     from majob.storage.uri import ObsUri
 
-DEFAULT_ENGINE = ("PyTorch", "pytorch_2.1.0-cuda_12.1-py_3.10.6-ubuntu_22.04-x86_64")
+# The preset engine of the transfer job (from majob's catalogue): Python 3.10, x86.
+STAGE_ENGINE = "pytorch-2.1.0"
 
 
 def stage(
@@ -100,7 +101,9 @@ def _run_job(
     from majob.errors import DataStageError
     from majob.pipeline.data_stages import save_data_stage
     from majob.service.connect import obs_config
+    from majob.spec.catalog import ENGINES
 
+    engine = next(e for e in ENGINES if e.id == STAGE_ENGINE)
     endpoint = obs_config(profile).resolved_endpoint()
     progress = StageProgress()
     with tempfile.TemporaryDirectory(prefix="majob-stage-code-") as folder:
@@ -112,7 +115,7 @@ def _run_job(
             flavor=flavor,
             endpoint=endpoint,
             jobs=jobs,
-            engine=DEFAULT_ENGINE,
+            engine=(engine.name, engine.version),
         )
         job = _submit(data, profile)
     typer.echo(f"transfer job {job.id} ({job.name}) submitted; majob logs {job.id} shows its log")

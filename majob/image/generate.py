@@ -27,7 +27,7 @@ from majob.container import HOME
 from majob.errors import UserInputError
 from majob.image.engine_ids import version_key
 from majob.image.localenv import TORCH_FAMILY, LocalEnv
-from majob.spec.catalog import ENGINES, FLAVORS
+from majob.spec.catalog import ENGINES, catalogue_flavor
 from majob.spec.models import JobSpec
 
 SWR_DEFAULT_REGION = "cn-north-4"
@@ -83,7 +83,7 @@ def _pyproject_dependencies(path: Path) -> list[str] | None:
 
 def gpu_need(spec: JobSpec) -> str | None:
     """Why the spec's job needs GPUs (its flavor has some, or it names the nccl backend)."""
-    flavor = next((f for f in FLAVORS if f.id == spec.resources.flavor), None)
+    flavor = catalogue_flavor(spec.resources.flavor)
     if flavor is not None and (flavor.type == "GPU" or flavor.gpu):
         return f"flavor {flavor.id} has GPUs"
     if spec.distributed is not None and spec.distributed.backend == "nccl":

@@ -58,11 +58,10 @@ def data_item(formal: JobSpec, ledger: Ledger, store: ObjectStore | None) -> Ite
 
 
 def _mounted(formal: JobSpec, ledger: Ledger) -> Item:
-    nfs = [volume.nfs for volume in formal.volumes]
-    staged = {stage.nfs: stage for stage in stages_into(ledger, nfs)}
+    staged = stages_into(ledger, [volume.nfs for volume in formal.volumes])
     said = []
     for volume in formal.volumes:
-        stage = staged.get(volume.nfs.rstrip("/") or volume.nfs)
+        stage = staged.get(volume.nfs)
         if stage is None:
             said.append(f"{volume.nfs} at {volume.mount}: planned, not staged by majob")
         else:
@@ -71,7 +70,7 @@ def _mounted(formal: JobSpec, ledger: Ledger) -> Item:
                 f"({stage.files} files, {format_size(stage.bytes)}; job {stage.job_id}, "
                 f"{stage.staged_at})"
             )
-    missing = [n for n in nfs if (n.rstrip("/") or n) not in staged]
+    missing = [v.nfs for v in formal.volumes if v.nfs not in staged]
     return Item(
         "data",
         TITLE,

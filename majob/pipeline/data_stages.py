@@ -56,11 +56,14 @@ def last_data_stage(ledger: Ledger, source: str, target: str) -> DataStage | Non
     return found[0] if found else None
 
 
-def stages_into(ledger: Ledger, nfs_paths: list[str]) -> list[DataStage]:
-    """The newest stage into each of ``nfs_paths`` (a spec's volumes) that has one."""
-    found = []
+def stages_into(ledger: Ledger, nfs_paths: list[str]) -> dict[str, DataStage]:
+    """The newest stage into each of ``nfs_paths`` (a spec's volumes, ``SERVER:/PATH`` with or
+    without a trailing ``/``) that has one, by the path as given."""
+    found = {}
     for nfs in nfs_paths:
-        found += _select(ledger, "WHERE nfs = ?", (nfs.rstrip("/") or nfs,), 1)
+        rows = _select(ledger, "WHERE nfs = ?", (nfs.rstrip("/") or nfs,), 1)
+        if rows:
+            found[nfs] = rows[0]
     return found
 
 

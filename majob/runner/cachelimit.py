@@ -9,7 +9,7 @@ from pathlib import Path
 
 from majob.runner.layout import ContainerPaths
 from majob.runner.nodecache import CacheWatch
-from majob.spec.catalog import FLAVORS
+from majob.spec.catalog import catalogue_flavor
 from majob.spec.models import JobSpec
 from majob.storage.tree_size import tree_size
 
@@ -21,7 +21,7 @@ def cache_capacity(spec: JobSpec, size: int | None) -> tuple[int | None, tuple[s
     if size is not None:
         return size, ()
     flavor = spec.resources.flavor
-    listed = next((f for f in FLAVORS if f.id == flavor), None)
+    listed = catalogue_flavor(flavor)
     if listed is not None and listed.disk_bytes is not None:
         return listed.disk_bytes, ()
     what = f"flavor {flavor}" if flavor else "a dedicated pool's nodes (no resources.flavor)"

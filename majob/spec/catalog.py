@@ -209,6 +209,11 @@ FLAVORS: tuple[Flavor, ...] = (
 )
 
 
+def catalogue_flavor(flavor_id: str | None) -> Flavor | None:
+    """The flavor ``flavor_id`` names in majob's catalogue; None when it lists none."""
+    return next((f for f in FLAVORS if f.id == flavor_id), None)
+
+
 def _preset(engine_id: str, name: str, version: str) -> Engine:
     return Engine(name, version, engine_id, f"{PRESET_IMAGE_REPO}/{version}")
 

@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
-from majob.spec.catalog import FLAVORS
+from majob.spec.catalog import catalogue_flavor
 from majob.spec.fields import Scalar, SpecModel
 from majob.spec.positions import Loc
 
@@ -158,7 +158,7 @@ def _quota_problems(parallel: int, flavor: str | None, nodes: int) -> list[tuple
     # ModelArts publishes one number per flavor, max_num: the nodes it offers. majob reads it as
     # the sweep's node budget, so K parallel trials of N nodes must fit: K * N <= max_num. A
     # flavor the catalogue does not list is checked by the service when the trial is created.
-    known = next((f for f in FLAVORS if f.id == flavor), None)
+    known = catalogue_flavor(flavor)
     if known is None or parallel * nodes <= known.max_num:
         return []
     fits = max(known.max_num // nodes, 1)
