@@ -1,8 +1,9 @@
 """The ``majob`` Typer application, composed from the command modules.
 
-Nothing heavy is imported here: commands import what they need inside their bodies, so that
-``majob --help`` and ``majob validate`` start fast (a test pins the modules they load), and a
-run of one command (``main``) builds only the module that defines it (``build_app``).
+Nothing heavy is imported here, not even Typer: commands import what they need inside their
+bodies, so that ``majob --help`` and ``majob validate`` start fast (a test pins the modules they
+load); a run of one command (``main``) builds only the module that defines it (``build_app``),
+and the root's own help is printed from the command table (``majob.cli.roothelp``).
 """
 
 from __future__ import annotations
@@ -10,62 +11,16 @@ from __future__ import annotations
 import importlib
 import sys
 from functools import cache
-from typing import Annotated
+from typing import TYPE_CHECKING
 
-import typer
+from majob.cli.command_index import COMMAND_MODULES
 
-from majob.cli.helpformat import PlainHelpGroup
+if TYPE_CHECKING:
+    import typer
 
-# The command modules in the order `majob --help` lists them: (module under majob.cli, its Typer,
-# the top-level names that Typer adds). A Typer with a name is a group (`majob obs ...`); one
-# without merges its commands into `majob`. A test holds these names to what the modules define.
-COMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("spec_commands", "commands", ("validate", "compile", "schema", "init")),
-    ("run", "commands", ("run",)),
-    ("runs", "runs_app", ("runs",)),
-    ("submit", "commands", ("submit",)),
-    ("jobs", "commands", ("status", "logs", "list", "stop", "delete", "flavors", "engines")),
-    ("pipeline", "commands", ("pipeline", "history", "checklist")),
-    ("sweep", "commands", ("sweep",)),
-    ("migrate", "commands", ("check", "migrate")),
-    ("emulator", "emulator_app", ("emulator",)),
-    ("obs", "obs_app", ("obs",)),
-    ("sync", "commands", ("sync",)),
-    ("image", "image_app", ("image",)),
-    ("image", "env_app", ("env",)),
-    ("precision", "commands", ("compare",)),
-    ("perf", "commands", ("perf",)),
-    ("data", "data_app", ("data",)),
-)
-
-
-APP_HELP = (
-    "Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run, submit."
-)
-
-
-def _print_version(value: bool) -> None:
-    if not value:
-        return
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("majob")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        from majob.version import __version__ as installed
-    typer.echo(f"majob {installed}")
-    raise typer.Exit()
-
-
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_print_version, is_eager=True, help="Print majob's version."
-        ),
-    ] = False,
-) -> None:
-    """Move PyTorch training code to Huawei Cloud ModelArts: validate, compile, sync, run."""
+# The root's page, printed from the command table alone (majob.cli.roothelp): with no arguments
+# Click shows it and exits 2, as for any group with no_args_is_help.
+_ROOT_HELP_EXIT = {("--help",): 0, (): 2}
 
 
 def build_app(command: str | None = None) -> typer.Typer:
@@ -76,15 +31,9 @@ def build_app(command: str | None = None) -> typer.Typer:
     of majob's commands that is an import of each command module and an inspection of each
     parameter's type hints, about a third of a short command's start-up. A run of one command
     builds that command's module alone, ``--version`` none; help and unknown names get them all."""
-    root = typer.Typer(
-        name="majob",
-        help=APP_HELP,
-        no_args_is_help=True,
-        pretty_exceptions_show_locals=False,
-        add_completion=False,
-        cls=PlainHelpGroup,
-    )
-    root.callback()(_root)
+    from majob.cli.root import root_app
+
+    root = root_app()
     for module, attribute, names in COMMAND_MODULES:
         if command is None or command in names:
             group = getattr(importlib.import_module(f"majob.cli.{module}"), attribute)
@@ -118,4 +67,10 @@ def _command_named(args: list[str]) -> str | None:
 
 def main() -> None:
     """Console-script entry point."""
-    build_app(_command_named(sys.argv[1:]))()
+    args = sys.argv[1:]
+    if tuple(args) in _ROOT_HELP_EXIT:
+        from majob.cli.roothelp import print_root_help
+
+        print_root_help()
+        raise SystemExit(_ROOT_HELP_EXIT[tuple(args)])
+    build_app(_command_named(args))()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -106,7 +107,8 @@ def test_a_typer_outside_the_pinned_range_keeps_its_own_labels() -> None:
 def test_the_command_table_names_what_each_module_defines() -> None:
     # main() builds only the module a command comes from, found by this table: a command added
     # to a module but not to the table would be "No such command" when run by its name.
-    from majob.cli.app import COMMAND_MODULES, build_app
+    from majob.cli.app import build_app
+    from majob.cli.command_index import COMMAND_MODULES
 
     listed = [name for _, _, names in COMMAND_MODULES for name in names]
     assert len(listed) == len(set(listed))
@@ -122,7 +124,8 @@ def test_the_command_table_names_what_each_module_defines() -> None:
     [
         (["check", "--help"], {"majob.cli.migrate"}),
         (["obs", "ls", "--help"], {"majob.cli.obs"}),
-        (["--help"], {"majob.cli.migrate", "majob.cli.obs", "majob.cli.emulator"}),
+        (["--help"], set()),
+        ([], set()),
         (["chekc"], {"majob.cli.migrate", "majob.cli.obs", "majob.cli.emulator"}),
         (["--version"], set()),
     ],
@@ -135,8 +138,76 @@ def test_a_command_loads_its_own_module_alone(args: list[str], modules: set[str]
         "print('\\n'.join(m for m in sys.modules if m.startswith('majob.cli.')), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    loaded = set(done.stderr.split()) - {"majob.cli.app", "majob.cli.helpformat"}
+    loaded = set(done.stderr.split()) - {
+        "majob.cli.app",
+        "majob.cli.command_index",
+        "majob.cli.root",
+        "majob.cli.roothelp",
+        "majob.cli.helpformat",
+    }
     commands = {m for m in loaded if m.count(".") == 2 and "common" not in m}
     assert modules <= loaded, done.stderr
     if len(modules) <= 1:  # one command: its module and the helpers it imports, no other command
         assert commands - modules <= {"majob.cli.common", "majob.cli.follow", "majob.cli.jobtext"}
+
+
+# Typer's page for the root, rendered by Typer itself from every command module.
+TYPER_ROOT_HELP = (
+    "import sys\nfrom majob.cli.app import build_app\n"
+    "build_app()(['--help'], prog_name='python -m majob')\n"
+)
+
+
+@pytest.mark.parametrize(("width", "colour"), [("40", ""), ("80", "1"), ("120", ""), ("200", "1")])
+def test_the_root_help_is_typers_page_byte_for_byte(width: str, colour: str) -> None:
+    # `majob --help` is printed from the command table without Typer (majob.cli.roothelp): a
+    # summary that drifts from its docstring, a command missing from the table, or a Typer whose
+    # page looks different fails here.
+    env = {**os.environ, "COLUMNS": width, "FORCE_COLOR": colour}
+    ours = subprocess.run(
+        [sys.executable, "-m", "majob", "--help"], env=env, capture_output=True, check=False
+    )
+    typers = subprocess.run(
+        [sys.executable, "-c", TYPER_ROOT_HELP], env=env, capture_output=True, check=False
+    )
+    assert (ours.returncode, typers.returncode) == (0, 0), ours.stderr + typers.stderr
+    assert b"Commands" in ours.stdout and ours.stdout == typers.stdout
+    if colour:
+        assert b"\x1b[" in ours.stdout
+
+
+def test_majob_alone_prints_the_root_help_and_exits_2() -> None:
+    done = subprocess.run([sys.executable, "-m", "majob"], capture_output=True, check=False)
+    assert done.returncode == 2
+    assert b"Usage: python -m majob [OPTIONS] COMMAND [ARGS]..." in done.stdout
+
+
+def test_the_root_help_loads_neither_typer_nor_a_command_module() -> None:
+    code = (
+        "import sys\nfrom majob.cli.app import main\nsys.argv = ['majob', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('\\n'.join(sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    loaded = set(done.stderr.split())
+    assert "majob.cli.roothelp" in loaded  # the fast page ran
+    heavy = {m for m in loaded if m.split(".")[0] in {"typer", "pydantic", "ruamel", "click"}}
+    assert heavy == set()
+    assert {m for m in loaded if m.startswith("majob.cli.")} == {
+        "majob.cli.app",
+        "majob.cli.command_index",
+        "majob.cli.roothelp",
+    }
+
+
+def test_the_tables_summaries_are_the_commands_own() -> None:
+    # The page above fails on any difference; this names the command whose docstring (or group
+    # help=) changed without majob/cli/command_index.py's SUMMARIES.
+    from majob.cli.command_index import SUMMARIES
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    own = {
+        name: (c.short_help or c.help or "").split("\n\n")[0].strip()
+        for name, c in commands.items()
+    }
+    assert own == SUMMARIES
