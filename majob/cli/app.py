@@ -8,10 +8,12 @@ and the root's own help is printed from the command table (``majob.cli.roothelp`
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from majob.cli.command_index import COMMAND_MODULES
 
@@ -22,6 +24,12 @@ if TYPE_CHECKING:
 # Click shows it and exits 2, as for any group with no_args_is_help.
 _ROOT_HELP_EXIT = {("--help",): 0, (): 2}
 
+# Commands that read and print, and write nothing but their output (or one file they close):
+# they end with os._exit once atexit has run and stdout and stderr are flushed. Python's own
+# finalisation frees every object one by one, about 50 ms after pydantic built the spec's models
+# (a sixth of `majob validate`), for nothing: the process is over.
+_EXITS_AT_ONCE = frozenset({"validate", "compile", "schema"})
+
 
 def build_app(command: str | None = None) -> typer.Typer:
     """``majob`` with every command, or with only the module that defines ``command`` (none for
@@ -30,14 +38,25 @@ def build_app(command: str | None = None) -> typer.Typer:
     Typer builds the Click command of every function it holds before it parses anything: for all
     of majob's commands that is an import of each command module and an inspection of each
     parameter's type hints, about a third of a short command's start-up. A run of one command
-    builds that command's module alone, ``--version`` none; help and unknown names get them all."""
+    builds that command alone (a group, such as `majob obs`, whole), ``--version`` none; help
+    and unknown names get them all."""
+    from typer.main import get_command_name
+
     from majob.cli.root import root_app
 
     root = root_app()
     for module, attribute, names in COMMAND_MODULES:
         if command is None or command in names:
             group = getattr(importlib.import_module(f"majob.cli.{module}"), attribute)
-            root.add_typer(group)
+            if command is None or isinstance(group.info.name, str):  # a group: `majob obs ...`
+                root.add_typer(group)
+                continue
+            # A module's commands merged into `majob`: the one asked for, not its neighbours.
+            root.registered_commands += [
+                info
+                for info in group.registered_commands
+                if (info.name or get_command_name(info.callback.__name__)) == command
+            ]
     return root
 
 
@@ -73,4 +92,31 @@ def main() -> None:
 
         print_root_help()
         raise SystemExit(_ROOT_HELP_EXIT[tuple(args)])
-    build_app(_command_named(args))()
+    command = _command_named(args)
+    app = build_app(command)
+    if command not in _EXITS_AT_ONCE:
+        app()
+        return
+    try:
+        app()
+    except SystemExit as stop:
+        _exit_at_once(stop.code)
+    _exit_at_once(0)
+
+
+def _exit_at_once(code: object) -> NoReturn:
+    """End the process as ``sys.exit(code)`` would, without the interpreter's finalisation."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): printed, exit 1
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`majob validate ... | head -0`)
+            status = status or 1
+    os._exit(status)

@@ -84,6 +84,8 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
 def warn_about_sets(spec: JobSpec, overrides: list[str] | None, stages: list[Stage]) -> None:
     """Warn on stderr about each ``--set`` that would not do what it says: one a stage of
     ``stages`` overrides, a hyperparameter the code's argparse does not define."""
+    if not overrides:
+        return  # nothing to check, and the checks' module is not loaded
     from majob.spec.set_checks import set_warnings
 
     for line in set_warnings(spec, overrides or [], stages):
