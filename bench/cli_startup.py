@@ -1,8 +1,9 @@
 """CLI start-up, side by side: `majob validate`, `majob --help`, bare Python, `aws --version`.
 
 Each command runs ``--runs`` times, interleaved so that load on the machine hits all alike; the
-median wall time of each is printed with ratios. Goals (issue: foundation): `majob validate` at
-most 4x bare Python start-up and at most half of `aws --version`.
+median wall time of each is printed with ratios. Goals (issue 34, speed round 4): `majob
+validate` at most 8x bare Python start-up (the Typer + pydantic + ruamel.yaml floor alone is
+~7x), `majob --help` at most 4x.
 
     .venv/bin/python bench/cli_startup.py [--runs 15] [--spec job_specs/mnist.yaml]
 """
@@ -74,8 +75,8 @@ def main() -> None:
     bare = median["python -c pass"]
     validate = median["majob validate"]
     print()
-    print(f"majob validate / python -c pass = {validate / bare:.2f}x   (goal <= 4x)")
-    print(f"majob --help   / python -c pass = {median['majob --help'] / bare:.2f}x")
+    print(f"majob validate / python -c pass = {validate / bare:.2f}x   (goal <= 8x)")
+    print(f"majob --help   / python -c pass = {median['majob --help'] / bare:.2f}x   (goal <= 4x)")
     floor = median["library floor"]
     print(
         f"library floor  / python -c pass = {floor / bare:.2f}x   "
@@ -83,7 +84,7 @@ def main() -> None:
     )
     if "aws --version" in median:
         ratio = validate / median["aws --version"]
-        print(f"majob validate / aws --version  = {ratio:.2f}x   (goal <= 0.5x)")
+        print(f"majob validate / aws --version  = {ratio:.2f}x")
 
 
 if __name__ == "__main__":
