@@ -129,7 +129,9 @@ def submit(
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
         fingerprint = Fingerprint.of(job_spec)
         if dry_run:
-            gate_line = _gate_line(ledger, job_spec, chosen, fingerprint)
+            from majob.pipeline.gate import formal_gate_line
+
+            gate_line = formal_gate_line(ledger, job_spec, fingerprint, chosen)
             plan = _plan(job_spec, chosen, fingerprint, dump, resume_from, perf)
             print_dry_run(plan, selected, upload_inputs, gate_line)
             return
@@ -192,12 +194,6 @@ def _warn_engine(spec: JobSpec, spec_file: Path) -> None:
     warning = engine_warning(spec, display_path(spec_file))
     if warning:
         sys.stderr.write(f"warning: {warning}\n")
-
-
-def _gate_line(ledger: Ledger, spec: JobSpec, stage: Stage, fingerprint: Fingerprint) -> str:
-    from majob.pipeline.gate import formal_gate_line
-
-    return formal_gate_line(ledger, spec, fingerprint) if stage == "formal" else ""
 
 
 def _override(
@@ -326,7 +322,8 @@ def _follow_and_record(
     perf: bool,
 ) -> int:
     """Follow ``job``, judge its stage as the pipeline does and record it; the exit code."""
-    from majob.pipeline.judge import judge_expect, judge_job
+    from majob.pipeline.judge import judge_job
+    from majob.pipeline.likegate import judge_checks, keep_verdict
     from majob.pipeline.perfstage import diagnosis_lines, profiled_outcome
     from majob.pipeline.stages import StageLog
 
@@ -347,11 +344,13 @@ def _follow_and_record(
     if waited is None:  # Ctrl-C, or the service stayed away: the next pipeline follows the job
         recorder.stopped("interrupted")
         return code
-    outcome = judge_expect(spec.expect, log.ended(judge_job(spec, stage, profile, waited), started))
+    outcome = log.ended(judge_job(spec, stage, profile, waited), started)
+    outcome, gate = judge_checks(spec, stage, outcome, recorder)
     if perf:
         outcome, found = profiled_outcome(spec, stage, outcome, profile, recorder, "majob submit")
         typer.echo("\n".join(f"[majob] {line}" for line in diagnosis_lines(found)))
     recorder.finish(outcome)
+    keep_verdict(recorder, gate, typer.echo)
     if not outcome.passed:
         if waited.job.succeeded:  # else follow_job has said how the job ended
             sys.stderr.write(f"error: the {stage} stage failed: {outcome.reason}\n")

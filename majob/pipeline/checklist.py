@@ -239,7 +239,8 @@ def _ledger_items(spec: JobSpec, ledger: Ledger, spec_path: str) -> list[Item]:
         f"majob pipeline {spec_path} (runs {', '.join(missing)})" if missing else "",
     )
     return [
-        _precision_item(spec.name, debug, seen, spec_path),
+        _gate_item(spec.name, fingerprint.code_digest, ledger)
+        or _precision_item(spec.name, debug, seen, spec_path),
         _perf_item(spec.name, fingerprint.code_digest, ledger, spec_path),
         stages,
     ]
@@ -271,6 +272,25 @@ def _perf_item(name: str, code_digest: str, ledger: Ledger, spec_path: str) -> I
             todo,
         )
     return Item("perf", title, "todo", "no profile of this spec has been diagnosed", todo)
+
+
+def _gate_item(name: str, code_digest: str, ledger: Ledger) -> Item | None:
+    """From the newest ``expect.precision`` verdict on this code (``precision_gates.py``)."""
+    from majob.pipeline.precision_gates import last_gate_verdict
+
+    verdict = last_gate_verdict(ledger, name, code_digest)
+    if verdict is None:
+        return None
+    return Item(
+        "precision",
+        "precision checked",
+        "done" if verdict.passed else "todo",
+        f"{verdict.detail} (ledger #{verdict.record_id}, {verdict.recorded_at})",
+        ""
+        if verdict.passed
+        else f"find why {verdict.stage} trains differently: majob run --dump on both, then "
+        "majob compare",
+    )
 
 
 def _precision_item(name: str, debug: StageRecord | None, seen: str, spec_path: str) -> Item:

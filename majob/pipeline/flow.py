@@ -22,9 +22,10 @@ from majob.errors import MajobError, StageRefused, UserInputError
 from majob.pipeline.adopt import adopt
 from majob.pipeline.digests import Fingerprint
 from majob.pipeline.gate import StagePlan, gate, plan_stages
-from majob.pipeline.judge import Outcome, judge_expect
+from majob.pipeline.judge import Outcome
 from majob.pipeline.ledger import Ledger
 from majob.pipeline.ledger_schema import StageRecord, StageRecords
+from majob.pipeline.likegate import judge_checks, keep_verdict
 from majob.pipeline.metrics import summary
 from majob.pipeline.perfstage import profiled_outcome, stage_profiled
 from majob.pipeline.record import StageRecorder
@@ -245,12 +246,13 @@ class Pipeline:
         except BaseException:  # Ctrl-C: the record says so; a cloud job keeps running
             recorder.stopped("interrupted")
             raise
-        outcome = judge_expect(self.spec.expect, outcome)
+        outcome, gate = judge_checks(self.spec, stage, outcome, recorder)
         found = None
         if profiled:
             by = "majob pipeline"
             outcome, found = profiled_outcome(self.spec, stage, outcome, self.profile, recorder, by)
         record = recorder.finish(outcome)
+        keep_verdict(recorder, gate, self.report)  # in the ledger: the checklist reads it
         if found is not None:
             self._say_profile(stage, outcome, found)
         if outcome.passed:

@@ -127,8 +127,10 @@ def plan_stages(
 # design, and ``majob run`` keeps no ledger.
 
 
-def formal_gate_line(ledger: Ledger, spec: JobSpec, fingerprint: Fingerprint) -> str:
-    """What a dry run says about the formal gate."""
+def formal_gate_line(ledger: Ledger, spec: JobSpec, fingerprint: Fingerprint, stage: str) -> str:
+    """What a dry run of ``stage`` says about the formal gate ("" for the other stages)."""
+    if stage != "formal":
+        return ""
     state = gate(ledger, spec.name, "formal", fingerprint)
     if state.open:
         return "formal gate: open (debug passed for this code and spec)"

@@ -102,6 +102,28 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX data_stages_by_source ON data_stages (source, target, id)
     """,
+    # What each stage's ``expect.precision`` gate said (issue 39, ``precision_gates.py``): the
+    # run it judged, the recorded run it compared with, where the curves parted; the
+    # checklist's precision item reads it.
+    """
+    CREATE TABLE precision_gates (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_name TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        like_stage TEXT NOT NULL,
+        record_id INTEGER NOT NULL,
+        reference_id INTEGER,
+        code_digest TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        compared INTEGER NOT NULL,
+        parted_at INTEGER,
+        verdict TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        majob_version TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    );
+    CREATE INDEX precision_gates_by_spec ON precision_gates (spec_name, code_digest, id)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -24,7 +24,8 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     references that filled them. Without its ``sweep:`` block too: how many trials search what
     changes no job a stage runs (a sweep's local smoke stays passed when the search is edited),
     and the specs recorded before sweeps existed keep their digests. Without the fields added
-    since (``fault_tolerance``, ``expect.resumes``, ``expect.perf``, ``volumes``) while they
+    since (``fault_tolerance``, ``expect.resumes``, ``expect.perf``, ``expect.precision``,
+    ``volumes``) while they
     hold their defaults, for the same reason: an upgrade of majob must not reopen every gate of an
     existing ledger. Without ``perf:`` at all: what ``--perf`` would profile changes nothing
     the job does."""
@@ -36,6 +37,8 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
         del dumped["expect"]["resumes"]
     if written.expect.perf is None:
         del dumped["expect"]["perf"]
+    if written.expect.precision is None:
+        del dumped["expect"]["precision"]
     if not written.volumes:
         del dumped["volumes"]
     return dumped

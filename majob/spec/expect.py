@@ -11,6 +11,7 @@ from pydantic import AfterValidator, Field
 
 from majob.spec.fields import SpecModel
 from majob.spec.perf_expect import PerfExpect
+from majob.spec.precision_gate import PrecisionGate
 
 
 def _metric_pattern(value: str) -> str:
@@ -94,6 +95,15 @@ class Expect(SpecModel):
         description="Bounds on the step of each stage it names, which is then profiled (as "
         "with --perf), e.g. {data_wait: '< 30%', step_p50: '< 120 ms', stages: [local]}.",
     )
+    precision: PrecisionGate | None = Field(
+        None,
+        description="The stage must train like an earlier one: its metric curve against that "
+        "stage's recorded run of the same code, e.g. {like: local, loss_rtol: 0.05, steps: 50}.",
+    )
+
+    def merged(self, override: Expect) -> Expect:
+        """These checks with the keys ``override`` sets replacing them (a stage's ``expect:``)."""
+        return self.model_copy(update={k: getattr(override, k) for k in override.model_fields_set})
 
 
 NO_EXPECT = Expect.model_validate({})

@@ -28,6 +28,7 @@ from majob.spec.fields import (
 )
 from majob.spec.job_image import Image
 from majob.spec.perf import Perf
+from majob.spec.precision_gate import gate_problems, stage_gate_problems
 from majob.spec.rules import (
     Problem,
     SpecRuleErrors,
@@ -38,6 +39,7 @@ from majob.spec.rules import (
     env_problems,
     flavor_is_ascend,
     metric_problems,
+    override_problems,
     perf_expect_problems,
 )
 from majob.spec.stage_outputs import room_problems, stage_folders, stage_output_problems
@@ -164,6 +166,7 @@ class StageOverride(SpecModel):
         "without one the stage writes under <output obs>/<stage>/.",
     )
     perf: Perf | None = Field(None, description="This stage's `perf:` (replaces the spec's).")
+    expect: Expect | None = Field(None, description="Its checks: keys set replace `expect:`'s.")
 
 
 class Stages(SpecModel):
@@ -299,18 +302,14 @@ class JobSpec(SpecModel):
         )
         swept = self.at_stage(self.sweep.stage).resources if self.sweep else self.resources
         problems += sweep_problems(self.sweep, self.metrics, self.channel_names, swept)
+        problems += gate_problems(self.expect.precision, ("expect", "precision"), self.metrics)
         for stage in STAGES:
             override = self.stages.get(stage)
             if override is not None:
-                problems += env_problems(override.env, ("stages", stage, "env"))
-                for name in override.hyperparameters:
-                    if name in self.channel_names:
-                        problems.append(
-                            (
-                                ("stages", stage, "hyperparameters", name),
-                                f"{name!r} is an input/output name; rename the hyperparameter",
-                            )
-                        )
+                problems += override_problems(
+                    stage, override.env, list(override.hyperparameters), self.channel_names
+                )
+                problems += stage_gate_problems(stage, override.expect, self.metrics)
             problems += self._stage_problems(stage, override)
         if problems:
             # Deduplicate: a rule broken by the base spec is broken for every stage.
@@ -380,6 +379,8 @@ class JobSpec(SpecModel):
             update["env"] = {**self.env, **override.env}
             if override.perf is not None:
                 update["perf"] = override.perf
+            if override.expect is not None:
+                update["expect"] = self.expect.merged(override.expect)
             overridden += [("hyperparameters", name) for name in override.hyperparameters]
             overridden += [("env", name) for name in override.env]
         staged = self.model_copy(update=update)

@@ -66,7 +66,9 @@ def _suggest(unknown: str, loc: Loc) -> str | None:
     if close:
         return close[0]
     paths = _all_field_paths()
-    leaves = {path.rsplit(".", 1)[-1]: path for path in reversed(paths)}
+    leaves: dict[str, str] = {}
+    for path in sorted(paths, key=lambda p: p.count(".")):  # the shallowest home of each name
+        leaves.setdefault(path.rsplit(".", 1)[-1], path)
     close = difflib.get_close_matches(unknown, list(leaves), n=1, cutoff=0.7)
     return leaves[close[0]] if close else None
 
@@ -96,7 +98,13 @@ def report_validation(detail: ErrorDetails, problems: Problems) -> None:
         message = f"unknown key {unknown!r}"
         suggestion = _suggest(unknown, loc[:-1])
         choices = _fields_at(loc[:-1])
-        if suggestion:
+        if suggestion and suggestion.rsplit(".", 1)[-1] == unknown:
+            # The key exists, elsewhere: proposing the word itself would say nothing.
+            home = suggestion.rsplit(".", 1)[0] if "." in suggestion else "the top level"
+            message += f" here; {unknown!r} is a key of {home}"
+            if choices:
+                message += f"; {dotted(loc[:-1])} takes: {', '.join(choices)}"
+        elif suggestion:
             message += f"; did you mean {suggestion!r}?"
         elif choices:
             message += f"; expected one of: {', '.join(choices)}"

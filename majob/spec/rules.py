@@ -85,6 +85,25 @@ def env_problems(env: Mapping[str, Scalar], where: Loc) -> list[Problem]:
     return problems
 
 
+def override_problems(
+    stage: str,
+    env: Mapping[str, Scalar],
+    hyperparameters: Sequence[str],
+    channel_names: Sequence[str],
+) -> list[Problem]:
+    """What is wrong with ``stages.<stage>``'s env and hyperparameter names."""
+    problems = env_problems(env, ("stages", stage, "env"))
+    for name in hyperparameters:
+        if name in channel_names:
+            problems.append(
+                (
+                    ("stages", stage, "hyperparameters", name),
+                    f"{name!r} is an input/output name; rename the hyperparameter",
+                )
+            )
+    return problems
+
+
 def channel_problems(
     channels: Sequence[tuple[str, Sequence[str]]], hyperparameters: Mapping[str, Scalar]
 ) -> list[Problem]:
