@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majob.errors import ConfigError
+from majob.runner.guard import RUN_STEPS_DIR
 from majob.runner.layout import ContainerPaths
 from majob.spec.models import JobSpec
 from majob.spec.perf import Perf
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from majob.perf.report import Diagnosis
 
 PROFILING_DIR = "profiling"
-STEPS_DIR = "steps"
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 PROFILER = Path(__file__).with_name("profiler.py")
 STEPLOG = Path(__file__).with_name("steplog.py")
@@ -77,7 +77,7 @@ def for_local_run(profile: bool, also: NodeEnvSetup | None = None) -> NodeEnvSet
             profiling = paths.outputs[perf_channel(spec)] / PROFILING_DIR
             values = settings(spec, str(profiling), None)
         else:
-            values = settings(spec, None, str(run_dir / STEPS_DIR))
+            values = settings(spec, None, str(run_dir / RUN_STEPS_DIR))
         env.update(_write(run_dir / "perf", values))
         return env
 
@@ -105,7 +105,7 @@ def local_run_lines(
     from majob.text import counted
 
     profile = profiling_dir(output_dirs) if profiled else None
-    lines = step_time_lines(step_times([run_dir / STEPS_DIR, *([profile] if profile else [])]))
+    lines = step_time_lines(step_times([run_dir / RUN_STEPS_DIR, *([profile] if profile else [])]))
     if not profiled:
         return lines
     if profile is None:

@@ -93,11 +93,12 @@ def run_local_stage(spec: JobSpec, report: Report, perf: bool = False) -> Outcom
 
 def _step_ms(run: RunResult, perf: bool) -> tuple[float, float] | None:
     """The run's step time (p50, p95 in ms) from its nodes' step files."""
-    from majob.perf.setup import STEPS_DIR, profiling_dir
+    from majob.perf.setup import profiling_dir
     from majob.perf.steps import step_times
+    from majob.runner.guard import RUN_STEPS_DIR
 
     profile = profiling_dir(run.output_dirs) if perf else None
-    times = step_times([run.run_dir / STEPS_DIR, *([profile] if profile else [])])
+    times = step_times([run.run_dir / RUN_STEPS_DIR, *([profile] if profile else [])])
     return (times.p50, times.p95) if times is not None else None
 
 

@@ -27,6 +27,8 @@ from typing import Literal
 from majob.runner.layout import ContainerPaths
 
 GUARD_ENV = "MAJOB_GUARD"
+RUN_STEPS_DIR = "steps"
+"""The run directory's folder of majob's step files (``steps/<worker>/majob_steps_<R>.jsonl``)."""
 _SITE_SOURCE = Path(__file__).with_name("guard_site.py")
 # The run's sitecustomize.py: loads guard_site.py by path (any interpreter, no majob needed).
 _SITECUSTOMIZE = """\
@@ -98,7 +100,9 @@ def prepare(
         "write_ok": [
             str(p)
             for p in (*paths.outputs.values(), paths.log_dir, *paths.writable_mounts, *paths.caches)
-        ],
+        ]
+        # majob's own step files (perf/bootstrap.py), written from the script's optimizer step
+        + [str(run_dir / RUN_STEPS_DIR)],
         "read_only": [str(p) for p in paths.mounts.values() if p not in paths.writable_mounts],
         "container_root": str(paths.root),
         "read_ok": [str(run_dir), str(run_dir.resolve())],

@@ -57,6 +57,37 @@ def test_prepare_writes_a_stub_and_the_configuration(tmp_path: Path) -> None:
     assert "guard_site.py" in stub and "_guard.install(__file__)" in stub
     config = json.loads((run / "guard" / "config.json").read_text())
     cache = str(run / "cache" / "worker-0")  # the node's /cache takes writes as on ModelArts
-    assert config["write_ok"] == [str(paths.outputs["train_url"]), str(paths.log_dir), cache]
+    steps = str(run / "steps")  # majob's own step files, written from the script's step
+    assert config["write_ok"] == [str(paths.outputs["train_url"]), str(paths.log_dir), cache, steps]
     assert config["read_watch"] == ["/data/in", "/home/u", "/src/proj"]
     assert config["code_copy"] == str(paths.code_dir)
+
+
+def test_majobs_own_step_files_are_no_finding_outside_the_temp_dir(tmp_path: Path) -> None:
+    # A project outside the temp dir (a user's, not a test's): the step file majob writes from
+    # the script's optimizer step was reported as the script writing outside its outputs.
+    import importlib.util
+
+    from majob.runner import guard
+
+    site = importlib.util.spec_from_file_location("guard_site_copy", guard._SITE_SOURCE)
+    assert site is not None and site.loader is not None
+    module = importlib.util.module_from_spec(site)
+    site.loader.exec_module(module)
+    run = tmp_path / "project" / ".majob" / "runs" / "r1"
+    config = {
+        "code_copy": str(run / "ma-user" / "code"),
+        "code_origin": "/src/proj",
+        "write_ok": [str(run / "ma-user" / "outputs"), str(run / guard.RUN_STEPS_DIR)],
+        "container_root": str(run / "ma-user"),
+        "read_ok": [],
+        "read_watch": [],
+        "home": "/home/u",
+        "temp": ["/elsewhere/tmp"],
+        "events_dir": str(tmp_path),
+    }
+    checker = module._Guard(config)
+    checker.check(str(run / "steps" / "worker-0-rank0" / "majob_steps_0.jsonl"), True)
+    assert not list(tmp_path.glob("events-*.jsonl"))
+    checker.check(str(run / "stray.txt"), True)
+    assert list(tmp_path.glob("events-*.jsonl"))  # the check itself still reports
