@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("image", "image_app", ("image",)),
     ("image", "env_app", ("env",)),
     ("precision", "commands", ("compare",)),
+    ("precheck", "commands", ("precheck",)),
     ("perf", "commands", ("perf",)),
     ("data", "data_app", ("data",)),
 )
@@ -82,6 +83,7 @@ SUMMARIES: dict[str, str] = {
         "Compare run B against run A: per-API dumps, loss curves, checkpoints. Exit 1 if they "
         "differ."
     ),
+    "precheck": "Check each dumped API's output against the CPU benchmark by msprobe's standard.",
     "perf": "Where a training step's time goes and what to change: findings ranked by time saved.",
     "data": "Large data: size the inputs against each node's /cache, plan the OBS -> SFS path.",
 }
