@@ -29,6 +29,10 @@ ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", envvar="MAJOB_PROFILE", help="Defaults profile to use."),
 ]
+RunsDirOption = Annotated[
+    Path | None,
+    typer.Option("--runs-dir", help="Where run records are (default: ./.majob/runs)."),
+]
 SpecFileArgument = Annotated[Path, typer.Argument(help="The job spec (YAML).", show_default=False)]
 LedgerOption = Annotated[
     Path | None,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from majob.cli.common import ProfileOption, user_errors
+from majob.cli.common import ProfileOption, RunsDirOption, user_errors
 
 if TYPE_CHECKING:
     from majob.perf.report import Diagnosis
@@ -42,10 +42,7 @@ def perf(
     msprof: Annotated[
         bool, typer.Option("--msprof/--no-msprof", help="Run msprof-analyze when installed.")
     ] = True,
-    runs_dir: Annotated[
-        Path | None,
-        typer.Option("--runs-dir", help="Where run records are (default: ./.majob/runs)."),
-    ] = None,
+    runs_dir: RunsDirOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Where a training step's time goes and what to change: findings ranked by time saved.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from majob.cli.common import ProfileOption, user_errors
+from majob.cli.common import ProfileOption, RunsDirOption, user_errors
 
 if TYPE_CHECKING:
     from majob.precision.precheck import ApiVerdict, Precheck
@@ -35,10 +35,7 @@ def precheck(
         Path | None,
         typer.Option("--output", help="Where msprobe's CSVs go (default: .majob/precheck/)."),
     ] = None,
-    runs_dir: Annotated[
-        Path | None,
-        typer.Option("--runs-dir", help="Where run records are (default: ./.majob/runs)."),
-    ] = None,
+    runs_dir: RunsDirOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Check each dumped API's output against the CPU benchmark by msprobe's standard.

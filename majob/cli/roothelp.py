@@ -83,11 +83,10 @@ def program_name() -> str:
     return f"python -m {module.lstrip('.')}"
 
 
-def _options_panel(highlighter: _OptionHighlighter) -> Panel:
-    # Typer's six columns (long, short, negative long, negative short, type, help): the root's
-    # two flags fill the first and the last.
-    table = Table(
-        highlight=True,
+def _panel_table(*, highlight: bool) -> Table:
+    # Typer's STYLE_OPTIONS_TABLE_* and STYLE_COMMANDS_TABLE_* (the same values).
+    return Table(
+        highlight=highlight,
         show_header=False,
         expand=True,
         box=None,
@@ -98,6 +97,12 @@ def _options_panel(highlighter: _OptionHighlighter) -> Panel:
         pad_edge=False,
         padding=(0, 1),
     )
+
+
+def _options_panel(highlighter: _OptionHighlighter) -> Panel:
+    # Typer's six columns (long, short, negative long, negative short, type, help): the root's
+    # two flags fill the first and the last.
+    table = _panel_table(highlight=True)
     for option, help_text in ROOT_OPTIONS:
         table.add_row(
             highlighter(option),
@@ -112,18 +117,7 @@ def _options_panel(highlighter: _OptionHighlighter) -> Panel:
 
 def _commands_panel(highlighter: _OptionHighlighter) -> Panel:
     names = [name for _, _, listed in COMMAND_MODULES for name in listed]
-    table = Table(
-        highlight=False,
-        show_header=False,
-        expand=True,
-        box=None,
-        show_lines=False,
-        leading=0,
-        border_style=None,
-        row_styles=None,
-        pad_edge=False,
-        padding=(0, 1),
-    )
+    table = _panel_table(highlight=False)
     table.add_column(style=_COMMAND_STYLE, no_wrap=True, width=max(map(len, names)))
     table.add_column("Description", justify="left", no_wrap=False, ratio=10)
     for name in names:

@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from majob.errors import SpecError
+from majob.spec.load import load_spec
+
 GOOD = """\
 name: demo
 code:
@@ -50,3 +53,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MAJOB_CONFIG_DIR", str(config))
     monkeypatch.delenv("MAJOB_PROFILE", raising=False)
     return tmp_path
+
+
+def spec_problems(path: Path) -> list[str]:
+    """``line:col path: message`` of each problem loading ``path`` finds (it must find one)."""
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    return [f"{p.line}:{p.col} {p.path}: {p.message}" for p in caught.value.problems]

@@ -4,20 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from majob.errors import SpecError
 from majob.spec.load import load_spec
+from tests.unit.spec.conftest import spec_problems
 
 
 def _with_block(project: Path, block: str) -> Path:
     spec = project / "spec.yaml"
     spec.write_text(spec.read_text() + block)
     return spec
-
-
-def _problems(path: Path) -> list[str]:
-    with pytest.raises(SpecError) as caught:
-        load_spec(path)
-    return [f"{p.line}:{p.col} {p.path}: {p.message}" for p in caught.value.problems]
 
 
 def test_absent_block_means_no_restarts(project: Path) -> None:
@@ -56,7 +50,7 @@ def test_checkpoint_folder_is_split_into_output_and_folder(project: Path) -> Non
     ],
 )
 def test_bad_blocks_point_at_the_field(project: Path, block: str, where: str, says: str) -> None:
-    problems = _problems(_with_block(project, block))
+    problems = spec_problems(_with_block(project, block))
     assert len(problems) == 1, problems
     assert f" {where}: " in problems[0]
     assert says in problems[0]

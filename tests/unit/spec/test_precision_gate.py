@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from majob.errors import SpecError
 from majob.spec.digest import spec_digest
 from majob.spec.load import load_spec
-from tests.unit.spec.conftest import GOOD
+from tests.unit.spec.conftest import GOOD, spec_problems
 
 BASE = (
     GOOD
@@ -31,12 +30,6 @@ def _spec(project: Path, debug_extra: str, top: str = "") -> Path:
     path = project / "gate.yaml"
     path.write_text(text + top)
     return path
-
-
-def _problems(path: Path) -> list[str]:
-    with pytest.raises(SpecError) as caught:
-        load_spec(path)
-    return [f"{p.line}:{p.col} {p.path}: {p.message}" for p in caught.value.problems]
 
 
 def test_a_stages_expect_replaces_only_the_keys_it_sets(project: Path) -> None:
@@ -93,7 +86,7 @@ def test_a_spec_without_the_gate_keeps_its_digest(project: Path) -> None:
 def test_a_gate_that_cannot_hold_is_refused_where_it_is_written(
     project: Path, debug_extra: str, top: str, expected: str
 ) -> None:
-    assert _problems(_spec(project, debug_extra, top)) == [expected]
+    assert spec_problems(_spec(project, debug_extra, top)) == [expected]
 
 
 def test_the_local_stage_has_nothing_earlier_to_train_like(project: Path) -> None:
@@ -102,7 +95,7 @@ def test_the_local_stage_has_nothing_earlier_to_train_like(project: Path) -> Non
     )
     path = project / "local.yaml"
     path.write_text(text)
-    (problem,) = _problems(path)
+    (problem,) = spec_problems(path)
     assert problem.endswith(
         "stages.local.expect.precision.like: the local stage cannot train like local: move it "
         "to a later stage"
@@ -111,10 +104,10 @@ def test_the_local_stage_has_nothing_earlier_to_train_like(project: Path) -> Non
 
 def test_a_key_of_another_place_is_not_proposed_as_itself(project: Path) -> None:
     # "unknown key 'image'; did you mean 'image'?" said nothing: it says where 'image' goes.
-    (problem,) = _problems(_spec(project, "    image: {engine: PyTorch}\n"))
+    (problem,) = spec_problems(_spec(project, "    image: {engine: PyTorch}\n"))
     assert problem == (
         "31:5 stages.debug.image: unknown key 'image' here; 'image' is a key of the top level; "
         "stages.debug takes: nodes, flavor, hyperparameters, env, timeout, outputs, perf, expect"
     )
-    (nested,) = _problems(_spec(project, "    loss_rtol: 0.1\n"))
+    (nested,) = spec_problems(_spec(project, "    loss_rtol: 0.1\n"))
     assert "'loss_rtol' is a key of expect.precision" in nested

@@ -10,10 +10,9 @@ import pytest
 from majob.compile.rest import to_rest_body
 from majob.compile.sdk import VOLUMES_NOT_IN_SDK, to_estimator
 from majob.compile.sdk_body import estimator_from_body
-from majob.errors import SpecError
 from majob.spec.digest import spec_digest
 from majob.spec.load import load_spec
-from tests.unit.spec.conftest import GOOD
+from tests.unit.spec.conftest import GOOD, spec_problems
 
 POOL = GOOD.replace(
     "  flavor: modelarts.vm.cpu.8u\n", "  flavor: modelarts.pool.visual.xlarge\n  pool: pool-1\n"
@@ -31,12 +30,6 @@ def _write(project: Path, text: str) -> Path:
     path = project / "volumes.yaml"
     path.write_text(text)
     return path
-
-
-def _problems(path: Path) -> list[str]:
-    with pytest.raises(SpecError) as caught:
-        load_spec(path)
-    return [f"{p.line}:{p.col} {p.path}: {p.message}" for p in caught.value.problems]
 
 
 def test_a_volume_compiles_to_the_rest_body_read_only_by_default(project: Path) -> None:
@@ -94,14 +87,14 @@ def test_volumes_count_in_the_digest_only_when_set(project: Path) -> None:
     ],
 )
 def test_a_bad_volume_is_reported_at_its_field(project: Path, volume: str, expected: str) -> None:
-    problems = _problems(_write(project, POOL + "volumes:\n" + volume))
+    problems = spec_problems(_write(project, POOL + "volumes:\n" + volume))
     assert len(problems) == 1 and expected in problems[0]
     assert problems[0].startswith(f"{POOL.count(chr(10)) + 2}:")  # the volume's own line
 
 
 def test_two_volumes_on_one_mount_point_and_no_pool_are_each_reported(project: Path) -> None:
     text = GOOD + SHARE + "  - {nfs: '10.0.0.2:/', mount: /mnt/sfs_turbo/b}\n"
-    problems = _problems(_write(project, text))
+    problems = spec_problems(_write(project, text))
     assert any(
         p.endswith(
             "volumes: SFS Turbo volumes mount only on a dedicated resource pool (a public pool "
@@ -115,5 +108,5 @@ def test_two_volumes_on_one_mount_point_and_no_pool_are_each_reported(project: P
 
 def test_a_missing_stand_in_is_reported_at_its_line(project: Path) -> None:
     path = _write(project, POOL + SHARE.replace("local: share", "local: nowhere"))
-    (problem,) = _problems(path)
+    (problem,) = spec_problems(path)
     assert "volumes[0].local: local stand-in" in problem and "does not exist" in problem
