@@ -183,3 +183,21 @@ def test_the_node_writes_its_pack_with_msprobes_features(
     features = written["msprobe_check"]
     assert "error" not in features, features
     assert features["dataset"]["args"]["0"]["max"] == 1.0
+
+
+def test_submit_dump_stages_the_pack_writer_beside_the_bootstrap(tmp_path: Path) -> None:
+    from majob.precision.staging import staged_for_dump
+    from majob.spec.load import load_spec
+    from majob.version import __version__
+
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "train.py").write_text("")
+    (tmp_path / "spec.yaml").write_text(
+        "name: p\ncode: {dir: code, boot_file: train.py}\n"
+        "image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}\n"
+        'resources: {flavor: modelarts.vm.cpu.8u}\noutputs: [{name: train_url, obs: "obs://bkt/o/"}]\n'
+    )
+    staged = staged_for_dump(load_spec(tmp_path / "spec.yaml"), tmp_path / "staging")
+    tools = Path(staged.code.dir) / "majob_precision"
+    assert (tools / "config_pack.py").read_text() == Path(config_pack.__file__).read_text()
+    assert json.loads((tools / "settings.json").read_text())["majob_version"] == __version__
