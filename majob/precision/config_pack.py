@@ -50,11 +50,12 @@ _SECRET_NAME = re.compile(
 )
 _SECRET_VALUE = re.compile(r"^(eyJ[\w-]+\.[\w-]+|[A-Za-z0-9+/=_-]{32,}|[A-Z0-9]{20})$")
 SKIPPED_ARGS = ("init_method", "rank", "local_rank")
+SKIPPED_DIRS = ("__pycache__", "majob_precision")  # the latter: what `submit --dump` stages
 DATA_RULE = (
     "per file (sorted, at most 10000): its path and size, and its bytes when <= 2 MiB, else its "
     "first and last MiB; at most 64 MiB read in all, the rest by path and size only"
 )
-CODE_RULE = "the boot file's directory as DATA_RULE, caches and dot-dirs left out"
+CODE_RULE = "the boot file's directory as DATA_RULE; dot-dirs, __pycache__, majob_precision out"
 WEIGHTS_RULE = "name, shape, dtype and bytes of each tensor in state_dict, at most 256 MiB of bytes"
 MAX_FILES = 10_000
 WHOLE_FILE = 2 << 20
@@ -176,7 +177,7 @@ def _listing(root: str) -> list[tuple[str, str, int]]:
         return [(os.path.basename(root), root, os.path.getsize(root))]
     found: list[tuple[str, str, int]] = []
     for here, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
         for name in names:
             full = os.path.join(here, name)
             try:

@@ -157,7 +157,8 @@ def config_table(
     table.rows = _without_repeats(table.rows)
     records = (read_record(run_dirs[0]), read_record(run_dirs[1]))
     if records[0] is not None and records[1] is not None:
-        _compare(table, "python", records[0].get("python"), records[1].get("python"), "run record")
+        interpreters = records[0].get("python"), records[1].get("python")
+        _compare(table, "interpreter", *interpreters, "run record")
     _version_warnings(table, pack_a, pack_b)
     return table
 
@@ -218,6 +219,7 @@ def _pack_rows(table: ConfigTable, a: dict[str, Any] | None, b: dict[str, Any] |
             "arguments, data, code, weight digests and seeds not compared"
         )
         return
+    _compare(table, "python", a.get("python"), b.get("python"), "pack")
     _package_rows(table, a.get("packages") or {}, b.get("packages") or {})
     for part, label in (("env", "env "), ("hyperparameters", "--")):
         left, right = a.get(part) or {}, b.get(part) or {}

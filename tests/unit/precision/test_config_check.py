@@ -24,6 +24,7 @@ def pack(**changes: Any) -> dict[str, Any]:
         "version": config_pack.VERSION,
         "majob": "0.1.0",
         "msprobe": "26.2.0",
+        "python": "3.11.7",
         "env": {"PYTHONHASHSEED": "1234"},
         "packages": {"torch": "2.13.0", "numpy": "2.1.0", "six": "1.16"},
         "hyperparameters": {"lr": "0.01", "epochs": "1"},
@@ -50,7 +51,7 @@ def dump(root: Path, name: str, the_pack: Any = None, spec: dict[str, Any] | Non
 
 
 def test_the_table_merges_spec_and_pack_into_one_line_of_differences(tmp_path: Path) -> None:
-    a = dump(tmp_path, "a", pack(packages={"torch": "2.1.0", "numpy": "2.1.0"}))
+    a = dump(tmp_path, "a", pack(packages={"torch": "2.1.0", "numpy": "2.1.0"}, python="3.9.1"))
     b_pack = pack(
         inputs={"data_url": {"digest": "bbbb", "files": 3}}, hyperparameters={"lr": "0.02"}
     )
@@ -58,7 +59,7 @@ def test_the_table_merges_spec_and_pack_into_one_line_of_differences(tmp_path: P
     table = config_table((a, b))
     first = table.summary().splitlines()[0]
     assert first == (
-        "these differ: lr 0.01 vs 0.02; torch 2.1.0 vs 2.13.0; 1 other packages differ (the table "
+        "these differ: lr 0.01 vs 0.02; python 3.9.1 vs 3.11.7; torch 2.1.0 vs 2.13.0; 1 other packages differ (the table "
         "names them); --epochs 1 vs (not set); dataset --data_url differs"
     )
     assert "dataset --data_url differs" in first
@@ -125,7 +126,8 @@ def test_compare_shows_the_table_first_and_goes_on_past_a_corrupt_pack(tmp_path:
     page = render(report)
     assert page.index('id="config-summary"') < page.index('id="counts"')
     assert 'id="configuration"' in page and "cannot be read" in page
-    assert "these differ" in report._repr_html_() or "configuration" in report._repr_html_()
+    card = report._repr_html_()  # the notebook's view: the verdict, then what went in
+    assert card.index("majob compare: pass") < card.index('id="config-summary"')
 
 
 def test_credentials_are_masked_on_the_node_and_again_on_the_host(
