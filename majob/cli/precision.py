@@ -22,6 +22,8 @@ def _table(report: CompareReport) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    if report.config is not None:  # what went in, before any number (precision/config_table.py)
+        console.print(report.config.summary(), markup=False)
     counts = report.counts
     table = Table(title=f"majob compare: {report.verdict}", show_header=True)
     for column in ("step", "rank", "pass", "warning", "error", "unmatched", "first not passing"):
@@ -36,7 +38,7 @@ def _table(report: CompareReport) -> None:
         )
     console.print(table)
     console.print(f"A (golden): {report.golden}\nB (target): {report.target}")
-    for line in _spec_lines(report):
+    for line in _spec_lines(report) if report.config is None else []:
         console.print(line, markup=False)
     console.print(
         f"APIs: {counts['pass']} pass, {counts['warning']} warning, {counts['error']} error, "

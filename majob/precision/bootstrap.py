@@ -25,6 +25,7 @@ import atexit
 import importlib.machinery
 import json
 import os
+import runpy
 import sys
 import time
 
@@ -62,7 +63,7 @@ class _State:
         finally:
             self.busy = False
 
-    def begin(self, model: Any) -> None:
+    def begin(self, model: Any, args: Any = (), kwargs: Any = None) -> None:
         """The first module call: create the debugger and start it on ``model``."""
         if self.debugger is not None or self.busy:
             return
@@ -71,6 +72,9 @@ class _State:
             self.model = model
             probe = _msprobe(self.dump_dir)
             self.debugger = probe.PrecisionDebugger(config_path=self.config["msprobe_config"])
+            pack = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config_pack.py")
+            if os.path.isfile(pack):  # what went in (config_pack.py), before the dump starts
+                runpy.run_path(pack)["collect"](self.config, model, args, kwargs or {}, _rank())
             self._start()
             atexit.register(self.finish)
         finally:
@@ -187,7 +191,7 @@ def _patch_torch(state: _State, optimizer_module: Any) -> None:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not state.busy:
             module_class.__call__ = original_call  # once: the outermost module is the model
-            state.begin(self)
+            state.begin(self, args, kwargs)
         return original_call(self, *args, **kwargs)
 
     module_class.__init__ = __init__

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
+from majob.precision.config_table import ConfigTable, config_table
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
 from majob.precision.specs import read_spec_record, spec_differences
@@ -81,6 +82,7 @@ class CompareReport:
     tolerances: Tolerances = field(default_factory=Tolerances)
     # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
     spec_differences: list[tuple[str, str, str]] | None = None
+    config: ConfigTable | None = None  # what went in: spec, packages, data... (config_table.py)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -121,6 +123,11 @@ class CompareReport:
     @property
     def verdict(self) -> str:
         return "pass" if not self.problems else "fail"
+
+    def _repr_html_(self) -> str:
+        from majob.precision.config_table import report_card
+
+        return report_card(self)
 
 
 def _nan_high(value: float) -> float:
@@ -269,6 +276,7 @@ def compare_runs(
     spec_a, spec_b = read_spec_record(golden_dump), read_spec_record(target_dump)
     if spec_a is not None and spec_b is not None:
         report.spec_differences = spec_differences(spec_a, spec_b)
+    report.config = config_table((golden_dump, target_dump), (golden.run_dir, target.run_dir))
     pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
     if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
@@ -310,6 +318,7 @@ def to_json(report: CompareReport) -> dict[str, object]:
         "spec_differences": None
         if report.spec_differences is None
         else [{"field": f, "golden": a, "target": b} for f, a, b in report.spec_differences],
+        "configuration": None if report.config is None else report.config.to_json(),
         "counts": report.counts,
         "first_bad_api": None
         if first is None

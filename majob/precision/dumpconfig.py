@@ -14,6 +14,7 @@ from majob.errors import ConfigError
 from majob.precision.specs import write_spec_record
 from majob.runner.layout import ContainerPaths
 from majob.spec.models import JobSpec, Precision
+from majob.version import __version__
 
 DUMP_DIR = "precision-dump"
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
@@ -64,6 +65,7 @@ def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
         "seed": precision.seed,
         "step": list(precision.steps),
         "level": precision.level,
+        "majob_version": __version__,  # for the configuration check (config_pack.py)
     }
     settings_file = directory / "settings.json"
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

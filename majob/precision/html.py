@@ -119,7 +119,7 @@ td.number {{ text-align: right; font-variant-numeric: tabular-nums; }}
 </style></head><body>
 <h1>majob compare: <span id="verdict" class="{escape(verdict)}">{escape(verdict)}</span></h1>
 <p>A (golden): {escape(report.golden)}<br>B (target): {escape(report.target)}</p>
-<h2>What differs between A and B</h2>{_spec_section(report)}
+<h2>What differs between A and B</h2>{_config_or_spec(report)}
 <p id="counts">APIs: {counts["pass"]} pass, {counts["warning"]} warning, {counts["error"]} error,
 {counts["unmatched"]} unmatched, over {counted(len(report.pairs), "step/rank pair")}</p>
 <p id="first-bad">{_first_bad_line(report)}</p>
@@ -161,6 +161,12 @@ def rounded(text: str) -> str:
     except ValueError:
         return text
     return f"{value:.3g}%" if percent else f"{value:.3g}"
+
+
+def _config_or_spec(report: CompareReport) -> str:
+    from majob.precision.config_table import config_section
+
+    return _spec_section(report) if report.config is None else config_section(report.config)
 
 
 def _spec_section(report: CompareReport) -> str:

@@ -32,6 +32,7 @@ class RunDump:
     files_dir: Path  # where its outputs are: metrics.json, checkpoints
     logs: tuple[Path, ...] = field(default_factory=tuple)
     spec_name: str | None = None
+    run_dir: Path | None = None  # the directory it was read from (its record.json, if any)
 
     def checkpoint(self) -> Path | None:
         """The final checkpoint: the newest ``.pth/.pt/.ckpt`` outside the dump."""
@@ -67,7 +68,7 @@ def from_directory(path: Path, label: str) -> RunDump:
     dump = _dump_in(root)
     logs = tuple(sorted((path / "logs").glob("*.log")))
     files = dump.parent if dump is not None and root != outputs else root
-    return RunDump(label, dump, files, logs, _spec_name(path / "record.json"))
+    return RunDump(label, dump, files, logs, _spec_name(path / "record.json"), path)
 
 
 def _spec_name(record: Path) -> str | None:

@@ -16,6 +16,9 @@ from majob.precision.dumpconfig import BOOTSTRAP, DUMP_DIR, dump_channel, msprob
 from majob.precision.specs import spec_record
 from majob.runner.staging import container_output, refuse_custom_image, staged_with_bootstrap
 from majob.spec.models import JobSpec, Precision, Stage
+from majob.version import __version__
+
+CONFIG_PACK = BOOTSTRAP.with_name("config_pack.py")
 
 STAGED_DIR = "majob_precision"
 BOOT_ENV = "MAJOB_PRECISION_BOOT"
@@ -36,8 +39,14 @@ def staged_for_dump(spec: JobSpec, staging: Path, stage: Stage | None = None) ->
         "level": precision.level,
         "msprobe": msprobe_config(precision, Path(dump_path)),
         "spec": spec_record(spec.at_stage(stage) if stage else spec),
+        "majob_version": __version__,  # for the configuration check (config_pack.py)
     }
     env = {BOOT_ENV: spec.code.boot_file, "PYTHONHASHSEED": str(precision.seed)}
     return staged_with_bootstrap(
-        spec, staging, STAGED_DIR, {"bootstrap.py": BOOTSTRAP}, settings, env
+        spec,
+        staging,
+        STAGED_DIR,
+        {"bootstrap.py": BOOTSTRAP, "config_pack.py": CONFIG_PACK},
+        settings,
+        env,
     )

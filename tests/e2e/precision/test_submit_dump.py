@@ -92,3 +92,8 @@ def test_a_dumped_emulated_job_matches_the_same_code_run_locally(
     fetched = {p.name for p in (tmp_path / ".majob" / "precision").rglob("*") if p.is_file()}
     assert {"msprobe-rank0.log", "run-spec.json"} <= fetched, sorted(fetched)[:20]
     assert report["spec_differences"] is not None
+    # The configuration check: both sides wrote a pack; the same code, data, packages and seeds.
+    configuration = report["configuration"]
+    assert configuration["unknown"] == [] and configuration["warnings"] == [], configuration
+    differing = [r["what"] for r in configuration["rows"] if r["a"] != r["b"]]
+    assert differing == ["outputs[0].obs"], differing  # the debug stage's folder; nothing else
