@@ -14,15 +14,23 @@ import typer
 from majob.text import counted, printable
 
 if TYPE_CHECKING:
+    from majob.pipeline.digests import Fingerprint
+    from majob.pipeline.ledger import Ledger
     from majob.service.submit import SubmitPlan
     from majob.spec.profiles import Profile
 
 
 def print_dry_run(
-    plan: SubmitPlan, profile: Profile, upload_inputs: bool, gate_line: str = ""
+    plan: SubmitPlan,
+    profile: Profile,
+    upload_inputs: bool,
+    gate: tuple[Ledger, Fingerprint] | None = None,
 ) -> None:
+    """``gate``: the ledger and the code's fingerprint the formal gate is read from."""
     from majob.compile.common import stage_folder_notes
+    from majob.pipeline.gate import formal_gate_line
 
+    gate_line = formal_gate_line(gate[0], plan.spec, gate[1], plan.stage) if gate else ""
     out = typer.echo
     out(f"dry run: nothing is uploaded or created ({plan.stage} stage, job {plan.job_name})")
     for problem in plan.problems:

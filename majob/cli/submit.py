@@ -129,11 +129,8 @@ def submit(
         # staging; one scan of it makes the fingerprint, the submit id and the upload.
         fingerprint = Fingerprint.of(job_spec)
         if dry_run:
-            from majob.pipeline.gate import formal_gate_line
-
-            gate_line = formal_gate_line(ledger, job_spec, fingerprint, chosen)
             plan = _plan(job_spec, chosen, fingerprint, dump, resume_from, perf)
-            print_dry_run(plan, selected, upload_inputs, gate_line)
+            print_dry_run(plan, selected, upload_inputs, (ledger, fingerprint))
             return
         forced = (reason or "") if force else None
         override = _override(ledger, job_spec, fingerprint, chosen, forced, spec)
