@@ -2,19 +2,19 @@
 
 Small files go through a thread pool sharing one store (one client, keep-alive connections); each
 PUT carries Content-MD5 and its ETag is checked against the local MD5. Files at or above the
-multipart threshold are read once: each part is hashed just before it is sent with that
-Content-MD5, several parts in flight, into an upload created with the part size (and the file's
-MD5, when the hash cache already knew it) as metadata. The completed object's ETag must be the
-one the local part MD5s make; it is cached, so the next run compares without reading the file.
-The upload is recorded locally first, so a run that is killed resumes it when the same file (key,
-size, part size) is synced again: a stored part is reused only when its ETag is the MD5 of the
-same bytes of the local file. At the end, multipart uploads left under the prefix are aborted
-only when this client started them (they are in its local upload records) or when they were
-started more than ``stale_upload_age`` seconds ago (48 hours by default): another machine's
-sync running at the same time keeps its upload. Requests are retried by the store alone (one
-rule, ``storage/retry.py``); this module never retries on top of it.
-On a storage error the uploads this run started are aborted; an interrupted run (Ctrl-C) keeps
-them for the next run to resume.
+multipart threshold are read once: each part is hashed as it is sent (``PartReader``) and the
+ETag the server computed must be that MD5, several parts in flight, into an upload created with
+the part size (and the file's MD5, when the hash cache already knew it) as metadata. The
+completed object's ETag must be the one the part MD5s make; it is cached, so the next run
+compares without reading the file. The upload is recorded locally first, so a run that is
+killed resumes it when the same file (key, size, part size) is synced again: a stored part is
+reused only when its ETag is the MD5 of the same bytes of the local file. At the end, multipart
+uploads left under the prefix are aborted only when this client started them (they are in its
+local upload records) or when they were started more than ``stale_upload_age`` seconds ago (48
+hours by default): another machine's sync running at the same time keeps its upload. Requests
+are retried by the store alone (one rule, ``storage/retry.py``); this module never retries on
+top of it. On a storage error the uploads this run started are aborted; an interrupted run
+(Ctrl-C) keeps them for the next run to resume.
 """
 
 from __future__ import annotations
@@ -195,33 +195,23 @@ class Uploader:
         def send(number: int) -> UploadedPart:
             offset = (number - 1) * part_size
             size = min(part_size, file.size - offset)
-            try:
-                md5 = part_md5(file.path, offset, size).hex()
-            except OSError as error:
-                raise StorageIntegrityError(
-                    f"cannot read {printable(file.rel)} ({error}); it changed or went away while "
-                    "it was sent; sync again",
-                    bucket=self.bucket,
-                    key=upload.key,
-                ) from None
             there = stored.get(number)
-            if there is not None and there.etag == md5 and there.size == size:
+            if there is not None and there.size == size and self._same_part(upload, there):
                 with self._lock:
                     self.result.resumed_parts += 1
                 self._meter.add_bytes(size)
                 return there
-            part = self.store.upload_part(
-                self.bucket, mpu, number, file.path, offset, size, content_md5=_b64(md5)
-            )
-            if part.size not in (0, size) or part.etag not in ("", md5):
+            # Read once, hashed as it is sent; the store checks the server's ETag against it.
+            part = self.store.upload_part(self.bucket, mpu, number, file.path, offset, size)
+            if part.size not in (0, size):
                 raise StorageIntegrityError(
-                    f"part {number} of {printable(file.rel)} was stored with {part.size} bytes "
-                    f"and ETag {part.etag}, not {size} bytes with MD5 {md5}",
+                    f"part {number} of {printable(file.rel)} was stored with {part.size} bytes, "
+                    f"not {size}",
                     bucket=self.bucket,
                     key=upload.key,
                 )
             self._meter.add_bytes(size)
-            return UploadedPart(number, md5, size)
+            return UploadedPart(number, part.etag, size)
 
         parts = run_all(send, range(1, count + 1), self.jobs, "majob-part")
         info = self._complete(upload, mpu, parts)
@@ -230,6 +220,21 @@ class Uploader:
         self.records.drop(self.bucket, upload.key, mpu.upload_id)
         self._verify_large(upload, info, parts, part_size)
         self._done(upload)
+
+    def _same_part(self, upload: PlannedUpload, there: UploadedPart) -> bool:
+        """Whether the stored part ``there`` holds these bytes of the file (ETag = their MD5)."""
+        file = upload.file
+        offset = (there.number - 1) * self.options.part_size_for(file.size)
+        try:
+            md5 = part_md5(file.path, offset, there.size).hex()
+        except OSError as error:
+            raise StorageIntegrityError(
+                f"cannot read {printable(file.rel)} ({error}); it changed or went away while "
+                "it was sent; sync again",
+                bucket=self.bucket,
+                key=upload.key,
+            ) from None
+        return there.etag == md5
 
     def _complete(
         self, upload: PlannedUpload, mpu: MultipartUpload, parts: Sequence[UploadedPart]
