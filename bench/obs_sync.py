@@ -20,8 +20,14 @@ Two modes:
 
     .venv/bin/python bench/obs_sync.py [--mode loopback|network] [--quick] [--repeat 3]
         [--files N]    (N small files instead of 2,000 / 200; the list-request figure needs 5,000)
+        [--big-mib N] [--only small|big]
 
-The big-file runs are repeated (``--repeat``, median reported) after one warm-up PUT.
+Every row is the median of ``--repeat`` rounds (3; ``--quick``: 1), its spread in the notes. The
+small-file rounds come after a warm-up round and the big-file rounds after one warm-up upload:
+the fake's first requests cost it more, which would land on whichever client runs first. The
+raw PUT (the ceiling: no hashing, no SDK) runs as a subprocess like every other row, so its
+interpreter's start-up counts as theirs does; the same PUT made inside the bench's own process is
+printed beside it.
 """
 
 from __future__ import annotations

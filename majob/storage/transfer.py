@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING
 
 from majob.errors import MajobError, StorageError, StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, ObjectStore, UploadedPart
+from majob.storage.jobs import NEAR_JOBS as NEAR_JOBS
+from majob.storage.jobs import REMOTE_JOBS as REMOTE_JOBS
+from majob.storage.jobs import default_jobs
 from majob.storage.localstate import HashCache, UploadRecord, UploadRecords, file_md5, part_md5
 from majob.storage.plan import (
     MD5_METADATA,
@@ -51,24 +54,6 @@ MiB = 1 << 20
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB
 MAX_PARTS = 10_000
 DELETE_BATCH = 1000
-REMOTE_JOBS = 32
-NEAR_JOBS = 8
-NEAR_SECONDS = 0.005  # a request answered this fast has no network round trip worth hiding
-
-
-def default_jobs(store: object) -> int:
-    """Requests in flight when not told. A small file costs one PUT whose time is mostly the
-    network's round trip (20-50 ms from a laptop or a notebook VM): the floor of a sync is
-    files x latency / jobs, so 32 keep-alive connections (the SDK's pool grows to match) send
-    2,000 files of 4 KiB in ~1.3 s at 20 ms, where 8 need 5 s. When the store's fastest request
-    so far (the plan's listing) took under 5 ms, the endpoint is near (the emulator, the same
-    host): there is no round trip to hide and more threads only contend for the GIL, so 8."""
-    fastest = getattr(store, "fastest_request", None)
-    if isinstance(fastest, float) and fastest < NEAR_SECONDS:
-        return NEAR_JOBS
-    return REMOTE_JOBS
-
-
 STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload takes
 
 
@@ -136,13 +121,23 @@ class Uploader:
         self.hashes = hashes
         self.plan = plan
         self.options = options or TransferOptions()
-        self.jobs = self.options.jobs or default_jobs(store)
+        self.jobs = self.options.jobs or default_jobs(store, plan.dest.bucket, self._requests())
         self.records = records or UploadRecords()
         self.bucket = plan.dest.bucket
         self.result = SyncResult(skipped=len(plan.skipped))
         self._lock = threading.Lock()
         self._started: list[MultipartUpload] = []  # created by this run, not yet completed
         self._meter = SyncMeter(plan, self.options.progress, console)
+
+    def _requests(self) -> int:
+        """The PUTs the plan takes: one per small file, one per part of a large one."""
+        options = self.options
+        return sum(
+            1
+            if u.file.size < options.multipart_threshold
+            else math.ceil(u.file.size / options.part_size_for(u.file.size))
+            for u in self.plan.uploads
+        )
 
     def run(self) -> SyncResult:
         began = time.perf_counter()
