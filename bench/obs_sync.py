@@ -544,7 +544,8 @@ def main() -> int:
         tmp = Path(tmp_name)
         print(f"data: {files} x 4 KiB in 20 folders, 1 x {big_mib} MiB (in {tmp})", flush=True)
         print(f"load average at the start: {os.getloadavg()} on {os.cpu_count()} CPUs", flush=True)
-        small, big = make_data(tmp, files, big_mib)
+        needs_big = args.mode == "loopback" and args.only != "small"
+        small, big = make_data(tmp, files, big_mib if needs_big else 0)
         with fake_obs_process(buckets=(BUCKET,)) as fake:
             endpoint = fake.endpoint
             envs = (majob_env(endpoint, tmp / "majob-cache"), rclone_env(endpoint, tmp))

@@ -121,6 +121,8 @@ class ObsMultipart(ObsConnection):
         sent: list[PartReader] = []
 
         def send() -> Any:
+            for earlier in sent:  # an attempt that failed before the SDK closed its reader
+                earlier.close()
             reader = PartReader(path, offset, size)
             sent[:] = [reader]
             return self._client.uploadPart(
@@ -135,7 +137,11 @@ class ObsMultipart(ObsConnection):
             )
 
         action = f"upload part {number}"
-        result = self._call(action, bucket, upload.key, send)
+        try:
+            result = self._call(action, bucket, upload.key, send)
+        finally:
+            for reader in sent:
+                reader.close()
         etag = plain_etag(self._read(action, bucket, upload.key, result, lambda b: b.etag))
         reader = sent[0]
         md5 = reader.md5()

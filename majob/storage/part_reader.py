@@ -23,7 +23,10 @@ class PartReader:
 
     def __init__(self, path: Path, offset: int, size: int, *, chunk: int = READ_CHUNK) -> None:
         self._path = path
-        self._handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        try:
+            self._handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
+        except OSError as error:
+            raise self._changed(str(error)) from None
         try:
             self._handle.seek(offset)
         except BaseException:

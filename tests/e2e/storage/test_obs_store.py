@@ -448,7 +448,7 @@ def test_a_part_is_hashed_as_sent_and_checked_against_the_servers_etag(
         return result
 
     monkeypatch.setattr(obs_store._client, "uploadPart", other_etag)
-    with pytest.raises(StorageIntegrityError, match="part 1 was stored with ETag 0{32}"):
+    with pytest.raises(StorageIntegrityError, match=r"part 1 was stored with ETag 0{32}"):
         obs_store.upload_part(FAKE_BUCKET, upload, 1, source, 0, PART)
 
 

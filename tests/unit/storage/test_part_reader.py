@@ -44,3 +44,8 @@ def test_a_file_shorter_than_the_range_is_an_integrity_error(tmp_path: Path) -> 
         assert bytes(reader.read()) == b"x" * 5
         with pytest.raises(StorageIntegrityError, match="changed or went away"):
             reader.read()
+
+
+def test_a_file_that_went_away_is_an_integrity_error(tmp_path: Path) -> None:
+    with pytest.raises(StorageIntegrityError, match="changed or went away"):
+        PartReader(tmp_path / "gone.bin", 0, 10)
