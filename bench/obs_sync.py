@@ -20,8 +20,14 @@ Two modes:
 
     .venv/bin/python bench/obs_sync.py [--mode loopback|network] [--quick] [--repeat 3]
         [--files N]    (N small files instead of 2,000 / 200; the list-request figure needs 5,000)
+        [--big-mib N] [--only small|big]
 
-The big-file runs are repeated (``--repeat``, median reported) after one warm-up PUT.
+Every row is the median of ``--repeat`` rounds (3; ``--quick``: 1), its spread in the notes. The
+small-file rounds come after a warm-up round and the big-file rounds after one warm-up upload:
+the fake's first requests cost it more, which would land on whichever client runs first. The
+raw PUT (the ceiling: no hashing, no SDK) runs as a subprocess like every other row, so its
+interpreter's start-up counts as theirs does; the same PUT made inside the bench's own process is
+printed beside it.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
@@ -208,8 +215,37 @@ client.close()
 """
 
 
+RAW_PUT = """
+import base64, hashlib, hmac, http.client, sys
+from email.utils import formatdate
+from urllib.parse import urlsplit
+endpoint, ak, sk, bucket, key, path = sys.argv[1:7]
+parts = urlsplit(endpoint)
+with open(path, "rb") as source:
+    size = source.seek(0, 2)
+    source.seek(0)
+    date = formatdate(usegmt=True)
+    to_sign = f"PUT\\n\\napplication/octet-stream\\n{date}\\n/{bucket}/{key}"
+    signature = base64.b64encode(hmac.new(sk.encode(), to_sign.encode(), hashlib.sha1).digest())
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    connection.putrequest("PUT", f"/{bucket}/{key}")
+    connection.putheader("Date", date)
+    connection.putheader("Content-Type", "application/octet-stream")
+    connection.putheader("Content-Length", str(size))
+    connection.putheader("Authorization", f"AWS {ak}:{signature.decode()}")
+    connection.endheaders()
+    while chunk := source.read(1 << 20):
+        connection.send(chunk)
+response = connection.getresponse()
+response.read()
+if response.status != 200:
+    raise SystemExit(f"raw PUT: HTTP {response.status}")
+"""
+
+
 def raw_put(endpoint: str, key: str, path: Path) -> float:
-    """One plain ``http.client`` PUT of ``path`` in 1 MiB writes, V2-signed: the ceiling."""
+    """The same PUT as ``RAW_PUT``, in this process (no interpreter start-up): the old ceiling,
+    printed beside the subprocess one."""
     parts = urlsplit(endpoint)
     size = path.stat().st_size
     date = formatdate(usegmt=True)
@@ -261,6 +297,8 @@ def ratio(a: float, b: float) -> str:
 RCLONE = "rclone default"
 TUNED = "rclone 16/16"
 PHASES = ("first", "no change", "one changed")
+RAW = "raw http.client PUT big"
+RAW_IN = "raw PUT big, in-process"
 
 
 def print_table(runs: list[Run]) -> None:
@@ -307,108 +345,136 @@ def report_network(runs: list[Run], files: int, latency_ms: float, rclone: bool)
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--quick", action="store_true", help="200 files, a 64 MiB file, big runs once"
-    )
-    parser.add_argument("--jobs", type=int, default=0, help="majob --jobs (default: majob's)")
-    parser.add_argument("--mode", choices=("loopback", "network"), default="loopback")
-    parser.add_argument("--latency-ms", type=float, default=20.0, help="network mode latency")
-    parser.add_argument("--repeat", type=int, default=3, help="big-file runs (median reported)")
-    parser.add_argument("--files", type=int, default=0, help="small files (default 2000; 200)")
-    args = parser.parse_args()
-    files, big_mib = (200, 64) if args.quick else (2000, 512)
-    files = args.files or files
-    repeat = 1 if args.quick else args.repeat
-    rclone = shutil.which("rclone")
+def small_round(
+    fake: FakeObsProcess,
+    small: Path,
+    files: int,
+    envs: tuple[dict[str, str], dict[str, str]],
+    jobs: list[str],
+    prefix: str,
+) -> list[Run]:
+    """One round: first, no-change and one-changed syncs of the small files, every client side
+    by side, each to its own fresh ``prefix``-named folder (majob with a cold hash cache)."""
+    env, renv = envs
     majob = [sys.executable, "-m", "majob", "obs"]
+    clients = {"majob": [*majob, "sync", str(small), f"obs://{BUCKET}/majob-{prefix}/", *jobs]}
+    if shutil.which("rclone"):
+        clients[RCLONE] = ["rclone", "sync", str(small), f"fake:{BUCKET}/rclone-{prefix}"]
+        clients[TUNED] = ["rclone", "sync", str(small), f"fake:{BUCKET}/tuned-{prefix}"]
+        clients[TUNED] += ["--transfers", "16", "--checkers", "16"]
+    shutil.rmtree(env["MAJOB_CACHE_DIR"], ignore_errors=True)
     runs: list[Run] = []
+    for phase in PHASES:
+        if phase == "one changed":
+            changed = small / "dir07" / "file00007.bin"
+            changed.write_bytes(os.urandom(4096))
+        sent = {"first": files, "no change": 0, "one changed": 1}[phase]
+        for client, command in clients.items():
+            use = env if client == "majob" else renv
+            name = f"{client}, {phase}"
+            runs.append(measure(fake, name, command, use, files, sent * 4096))
+    return runs
 
-    with tempfile.TemporaryDirectory(prefix="majob-bench-") as tmp_name:
-        tmp = Path(tmp_name)
-        print(f"data: {files} x 4 KiB in 20 folders, 1 x {big_mib} MiB (in {tmp})", flush=True)
-        print(f"load average at the start: {os.getloadavg()} on {os.cpu_count()} CPUs", flush=True)
-        small, big = make_data(tmp, files, big_mib)
-        big_bytes = big_mib * MiB
-        with fake_obs_process(buckets=(BUCKET,)) as fake:
-            endpoint = fake.endpoint
-            env = majob_env(endpoint, tmp / "majob-cache")
-            jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-            renv = rclone_env(endpoint, tmp)
-            if args.mode == "network":
-                fake.add_fault(latency=args.latency_ms / 1000)
-            clients = {"majob": [*majob, "sync", str(small), f"obs://{BUCKET}/majob-small/", *jobs]}
-            if rclone:
-                clients[RCLONE] = [rclone, "sync", str(small), f"fake:{BUCKET}/rclone-small"]
-                clients[TUNED] = [rclone, "sync", str(small), f"fake:{BUCKET}/rclone-tuned"]
-                clients[TUNED] += ["--transfers", "16", "--checkers", "16"]
-            for phase in PHASES:
-                if phase == "one changed":
-                    changed = small / "dir07" / "file00007.bin"
-                    changed.write_bytes(os.urandom(4096))
-                sent = {"first": files, "no change": 0, "one changed": 1}[phase]
-                for client, command in clients.items():
-                    use = env if client == "majob" else renv
-                    name = f"{client}, {phase}"
-                    runs.append(measure(fake, name, command, use, files, sent * 4096))
-            if args.mode == "network":
-                fake.clear_faults()
-                return report_network(runs, files, args.latency_ms, bool(rclone))
-            loop = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
-            loop += [DEFAULT_SECRET_KEY, BUCKET, "sdk-small/", str(small)]
-            runs.append(measure(fake, "esdk putFile loop", loop, env, files, files * 4096))
 
-            # Warm the fake up once with the biggest shape (a multipart upload: parts, then the
-            # joined copy): growing its heap costs page faults, a cost of the emulator that would
-            # otherwise land on whichever client runs first.
-            jobs = jobs or ["--jobs", "8"]
-            warm = [*majob, "cp", str(big / "model.bin"), f"obs://{BUCKET}/warm-up/", *jobs]
-            run_process(warm, env)
-            delete_prefix(endpoint, "warm-up/")
-            big_runs: dict[str, list[Run]] = {}
-            for _ in range(max(1, repeat)):
-                shutil.rmtree(tmp / "majob-cache", ignore_errors=True)  # no hash cache: cold
-                sync_big = [*majob, "sync", str(big), f"obs://{BUCKET}/majob-big/", *jobs]
-                got = [measure(fake, "majob sync big, first", sync_big, env, 1, big_bytes)]
-                got.append(measure(fake, "majob sync big, no change", sync_big, env, 1, 0))
-                delete_prefix(endpoint, "majob-big/")
-                name = "majob sync big, cache warm"
-                got.append(measure(fake, name, sync_big, env, 1, big_bytes))
-                delete_prefix(endpoint, "majob-big/")
-                single = [*sync_big, "--multipart-threshold", str(2 * big_mib)]
-                name = "majob big, single PUT"
-                got.append(measure(fake, name, single, env, 1, big_bytes))
-                delete_prefix(endpoint, "majob-big/")
-                if rclone:
-                    rcopy = [rclone, "copy", str(big), f"fake:{BUCKET}/rclone-big"]
-                    rcopy += ["--transfers", jobs[1]]
-                    got.append(measure(fake, "rclone copy big", rcopy, renv, 1, big_bytes))
-                    delete_prefix(endpoint, "rclone-big/")
-                one = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
-                one += [DEFAULT_SECRET_KEY, BUCKET, "sdk-big/", str(big)]
-                got.append(measure(fake, "esdk putFile big", one, env, 1, big_bytes))
-                delete_prefix(endpoint, "sdk-big/")
-                fake.clear_log()
-                seconds = raw_put(endpoint, "raw/model.bin", big / "model.bin")
-                requests = count_requests(fake)
-                got.append(Run("raw http.client PUT big", seconds, 1, big_bytes, requests))
-                delete_prefix(endpoint, "raw/")
-                for run in got:
-                    big_runs.setdefault(run.name, []).append(run)
-            for same in big_runs.values():
-                median = statistics.median(r.seconds for r in same)
-                chosen = min(same, key=lambda r: abs(r.seconds - median))
-                if len(same) > 1:
-                    chosen.note += f" median of {len(same)}"
-                runs.append(chosen)
+def small_runs(
+    fake: FakeObsProcess,
+    small: Path,
+    files: int,
+    envs: tuple[dict[str, str], dict[str, str]],
+    jobs: list[str],
+    repeat: int,
+) -> list[Run]:
+    """A warm-up round (the fake's first requests cost it more: that would land on whichever
+    client runs first), then ``repeat`` rounds; each row the median of its runs."""
+    small_round(fake, small, files, envs, jobs, "warm-up")
+    return medians(
+        small_round(fake, small, files, envs, jobs, f"small{i}") for i in range(max(1, repeat))
+    )
 
-    print_table(runs)
-    by = {r.name: r for r in runs}
-    nochange = by["majob, no change"]
-    big_first, raw = by["majob sync big, first"], by["raw http.client PUT big"]
-    cached = by["majob sync big, cache warm"]
-    print("\nratios (goal in brackets)")
+
+def medians(rounds: Iterable[list[Run]]) -> list[Run]:
+    """Each row's run nearest the median of its rounds, noting the spread."""
+    by_name: dict[str, list[Run]] = {}
+    for got in rounds:
+        for run in got:
+            by_name.setdefault(run.name, []).append(run)
+    chosen_runs = []
+    for same in by_name.values():
+        median = statistics.median(r.seconds for r in same)
+        chosen = min(same, key=lambda r: abs(r.seconds - median))
+        if len(same) > 1:
+            spread = ", ".join(f"{r.seconds:.2f}" for r in same)
+            chosen.note += f" median of {len(same)} ({spread})"
+        chosen_runs.append(chosen)
+    return chosen_runs
+
+
+def big_round(
+    fake: FakeObsProcess,
+    big: Path,
+    big_bytes: int,
+    envs: tuple[dict[str, str], dict[str, str]],
+    jobs: list[str],
+    rclone: bool,
+    cache: Path,
+) -> list[Run]:
+    """One run of every big-file client, one after the other."""
+    env, renv = envs
+    endpoint = fake.endpoint
+    majob = [sys.executable, "-m", "majob", "obs"]
+    shutil.rmtree(cache, ignore_errors=True)  # no hash cache: cold
+    sync_big = [*majob, "sync", str(big), f"obs://{BUCKET}/majob-big/", *jobs]
+    got = [measure(fake, "majob sync big, first", sync_big, env, 1, big_bytes)]
+    got.append(measure(fake, "majob sync big, no change", sync_big, env, 1, 0))
+    delete_prefix(endpoint, "majob-big/")
+    got.append(measure(fake, "majob sync big, cache warm", sync_big, env, 1, big_bytes))
+    delete_prefix(endpoint, "majob-big/")
+    single = [*sync_big, "--multipart-threshold", str(2 * big_bytes // MiB)]
+    got.append(measure(fake, "majob big, single PUT", single, env, 1, big_bytes))
+    delete_prefix(endpoint, "majob-big/")
+    if rclone:
+        rcopy = ["rclone", "copy", str(big), f"fake:{BUCKET}/rclone-big"]
+        rcopy += ["--transfers", jobs[1]]
+        got.append(measure(fake, "rclone copy big", rcopy, renv, 1, big_bytes))
+        delete_prefix(endpoint, "rclone-big/")
+    one = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
+    one += [DEFAULT_SECRET_KEY, BUCKET, "sdk-big/", str(big)]
+    got.append(measure(fake, "esdk putFile big", one, env, 1, big_bytes))
+    delete_prefix(endpoint, "sdk-big/")
+    raw = [sys.executable, "-c", RAW_PUT, endpoint, DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY]
+    raw += [BUCKET, "raw/model.bin", str(big / "model.bin")]
+    got.append(measure(fake, RAW, raw, clean_env(), 1, big_bytes))
+    delete_prefix(endpoint, "raw/")
+    fake.clear_log()
+    seconds = raw_put(endpoint, "raw/model.bin", big / "model.bin")
+    got.append(Run(RAW_IN, seconds, 1, big_bytes, count_requests(fake)))
+    delete_prefix(endpoint, "raw/")
+    return got
+
+
+def big_runs(
+    fake: FakeObsProcess,
+    big: Path,
+    big_bytes: int,
+    envs: tuple[dict[str, str], dict[str, str]],
+    jobs: list[str],
+    rclone: bool,
+    cache: Path,
+    repeat: int,
+) -> list[Run]:
+    """``repeat`` rounds of the big-file clients; each row the median of its runs."""
+    # Warm the fake up once with the biggest shape (a multipart upload: parts, then the
+    # joined copy): growing its heap costs page faults, a cost of the emulator that would
+    # otherwise land on whichever client runs first.
+    warm = [sys.executable, "-m", "majob", "obs", "cp", str(big / "model.bin")]
+    run_process([*warm, f"obs://{BUCKET}/warm-up/", *jobs], envs[0])
+    delete_prefix(fake.endpoint, "warm-up/")
+    return medians(
+        big_round(fake, big, big_bytes, envs, jobs, rclone, cache) for _ in range(max(1, repeat))
+    )
+
+
+def report_small(by: dict[str, Run], files: int, rclone: bool) -> None:
     if rclone:
         for phase in PHASES:
             for other in (RCLONE, TUNED):
@@ -421,12 +487,17 @@ def main() -> int:
         print("  rclone is not installed: rclone ratios skipped (apt-get install rclone)")
     # Per 1,000 objects only means something on a tree of thousands (one request lists 1,000
     # keys: 200 files take 1 page, and per 1,000 that reads 5).
+    nochange = by["majob, no change"]
     per_k = nochange.lists / files * 1000
     note = "" if files >= 5000 else f"  (a {files}-file tree: run --files 5000 for this figure)"
     print(
         f"  no-change list requests: {nochange.lists} per sync, {per_k:.1f} per 1,000 objects"
         f"  [<= 2 per 1,000]{note}"
     )
+
+
+def report_big(by: dict[str, Run]) -> None:
+    big_first, raw = by["majob sync big, first"], by[RAW]
     print(
         f"  big file MB/s, majob first / raw PUT:      {ratio(big_first.mb_per_s, raw.mb_per_s)}"
         "  [>= 0.6x]"
@@ -437,10 +508,71 @@ def main() -> int:
                 f"  big file MB/s, majob first / {other + ':':<19}"
                 f"{ratio(big_first.mb_per_s, by[other].mb_per_s)}  [>= 1.0x]"
             )
+    in_process = ratio(big_first.mb_per_s, by[RAW_IN].mb_per_s)
+    print(f"  big file MB/s, majob first / raw PUT in this process (no start-up): {in_process}")
+    cached = by["majob sync big, cache warm"]
     print(f"  big file MB/s, majob cache warm / raw:     {ratio(cached.mb_per_s, raw.mb_per_s)}")
     one_put = by["majob big, single PUT"]
     print(f"  big file MB/s, majob single PUT / raw:     {ratio(one_put.mb_per_s, raw.mb_per_s)}")
     print(f"  big file peak RSS of majob: {big_first.rss_mib:.0f} MiB  [< 200 MiB]")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="200 files, a 64 MiB file, big runs once"
+    )
+    parser.add_argument("--jobs", type=int, default=0, help="majob --jobs (default: majob's)")
+    parser.add_argument("--mode", choices=("loopback", "network"), default="loopback")
+    parser.add_argument("--latency-ms", type=float, default=20.0, help="network mode latency")
+    parser.add_argument(
+        "--repeat", type=int, default=0, help="rounds, median reported (default 3; --quick 1)"
+    )
+    parser.add_argument("--files", type=int, default=0, help="small files (default 2000; 200)")
+    parser.add_argument("--big-mib", type=int, default=0, help="the big file (default 512; 64)")
+    parser.add_argument(
+        "--only", choices=("small", "big"), help="only the small-file or the big-file rows"
+    )
+    args = parser.parse_args()
+    files, big_mib = (200, 64) if args.quick else (2000, 512)
+    files, big_mib = args.files or files, args.big_mib or big_mib
+    repeat = args.repeat or (1 if args.quick else 3)
+    rclone = shutil.which("rclone") is not None
+    runs: list[Run] = []
+
+    with tempfile.TemporaryDirectory(prefix="majob-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        print(f"data: {files} x 4 KiB in 20 folders, 1 x {big_mib} MiB (in {tmp})", flush=True)
+        print(f"load average at the start: {os.getloadavg()} on {os.cpu_count()} CPUs", flush=True)
+        needs_big = args.mode == "loopback" and args.only != "small"
+        small, big = make_data(tmp, files, big_mib if needs_big else 0)
+        with fake_obs_process(buckets=(BUCKET,)) as fake:
+            endpoint = fake.endpoint
+            envs = (majob_env(endpoint, tmp / "majob-cache"), rclone_env(endpoint, tmp))
+            jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+            if args.mode == "network":
+                fake.add_fault(latency=args.latency_ms / 1000)
+                runs = small_runs(fake, small, files, envs, jobs, repeat)
+                fake.clear_faults()
+                return report_network(runs, files, args.latency_ms, rclone)
+            if args.only != "big":
+                runs += small_runs(fake, small, files, envs, jobs, repeat)
+                loop = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
+                loop += [DEFAULT_SECRET_KEY, BUCKET, "sdk-small/", str(small)]
+                runs.append(measure(fake, "esdk putFile loop", loop, envs[0], files, files * 4096))
+            if args.only != "small":
+                cache = tmp / "majob-cache"
+                # as before: majob --jobs 8 and rclone --transfers 8 unless told
+                big_jobs = jobs or ["--jobs", "8"]
+                runs += big_runs(fake, big, big_mib * MiB, envs, big_jobs, rclone, cache, repeat)
+
+    print_table(runs)
+    by = {r.name: r for r in runs}
+    print("\nratios (goal in brackets)")
+    if args.only != "big":
+        report_small(by, files, rclone)
+    if args.only != "small":
+        report_big(by)
     return 0
 
 

@@ -9,11 +9,13 @@ import contextlib
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from majob.errors import StorageNotFound
+from majob.errors import StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, UploadedPart
 from majob.storage.obs_answers import local_epoch, plain_etag
 from majob.storage.obs_connection import ObsConnection
+from majob.storage.part_reader import PartReader
 
 
 class ObsMultipart(ObsConnection):
@@ -112,26 +114,46 @@ class ObsMultipart(ObsConnection):
         *,
         content_md5: str | None = None,
     ) -> UploadedPart:
-        """Send ``size`` bytes of ``path`` from ``offset``; ``content_md5`` (base64) makes the
-        server refuse a part that does not arrive as it was read."""
-        result = self._call(
-            f"upload part {number}",
-            bucket,
-            upload.key,
-            lambda: self._client.uploadPart(
+        """Send ``size`` bytes of ``path`` from ``offset``. With ``content_md5`` (base64) the
+        server refuses a part that does not arrive as it was read. Without, the part is read
+        once and hashed as it is sent (``PartReader``); the ETag the server computed must be
+        the MD5 of those bytes (else ``StorageIntegrityError``), and that MD5 is the part's."""
+        sent: list[PartReader] = []
+
+        def send() -> Any:
+            for earlier in sent:  # an attempt that failed before the SDK closed its reader
+                earlier.close()
+            reader = PartReader(path, offset, size)
+            sent[:] = [reader]
+            return self._client.uploadPart(
                 bucket,
                 upload.key,
                 number,
                 upload.upload_id,
-                object=str(path),
-                isFile=True,
+                object=reader,
                 partSize=size,
-                offset=offset,
                 md5=content_md5,
-            ),
-        )
-        etag = self._read(f"upload part {number}", bucket, upload.key, result, lambda b: b.etag)
-        return UploadedPart(number, plain_etag(etag), size)
+                autoClose=True,
+            )
+
+        action = f"upload part {number}"
+        try:
+            result = self._call(action, bucket, upload.key, send)
+        finally:
+            for reader in sent:
+                reader.close()
+        etag = plain_etag(self._read(action, bucket, upload.key, result, lambda b: b.etag))
+        reader = sent[0]
+        md5 = reader.md5()
+        if reader.sent != size or etag not in ("", md5):
+            raise StorageIntegrityError(
+                f"part {number} was stored with ETag {etag}, but the {reader.sent} bytes sent "
+                f"have MD5 {md5}",
+                code="BadDigest",
+                bucket=bucket,
+                key=upload.key,
+            )
+        return UploadedPart(number, md5, size)
 
     def complete_multipart(
         self, bucket: str, upload: MultipartUpload, parts: Sequence[UploadedPart]

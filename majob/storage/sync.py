@@ -14,6 +14,7 @@ digests the code it uploads) passes that scan as ``scanned``: the tree is walked
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,20 +70,28 @@ def _plan(
             hint="sync takes a local directory and an obs://bucket/prefix/",
         )
     withheld: list[str] = []
-    local = (
-        list(scanned)
-        if scanned is not None
-        else scan_local(
-            source,
-            ignore,
-            cache,
-            lazy_from=lazy_from,
-            allow_secrets=allow_secrets,
-            on_withheld=withheld.append,
-        )
-    )
     dest = dest.as_dir()
-    remote = list_folder(store, dest)
+    # The listing waits on the server while the walk and the hashing use this machine's CPU: it
+    # is asked first, in a thread of its own, and its answer taken after the walk (a walk that
+    # fails does not wait for it).
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="majob-list")
+    try:
+        listing = pool.submit(list_folder, store, dest)
+        local = (
+            list(scanned)
+            if scanned is not None
+            else scan_local(
+                source,
+                ignore,
+                cache,
+                lazy_from=lazy_from,
+                allow_secrets=allow_secrets,
+                on_withheld=withheld.append,
+            )
+        )
+        remote = listing.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     return plan_sync(
         source,
         local,

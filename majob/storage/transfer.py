@@ -2,19 +2,19 @@
 
 Small files go through a thread pool sharing one store (one client, keep-alive connections); each
 PUT carries Content-MD5 and its ETag is checked against the local MD5. Files at or above the
-multipart threshold are read once: each part is hashed just before it is sent with that
-Content-MD5, several parts in flight, into an upload created with the part size (and the file's
-MD5, when the hash cache already knew it) as metadata. The completed object's ETag must be the
-one the local part MD5s make; it is cached, so the next run compares without reading the file.
-The upload is recorded locally first, so a run that is killed resumes it when the same file (key,
-size, part size) is synced again: a stored part is reused only when its ETag is the MD5 of the
-same bytes of the local file. At the end, multipart uploads left under the prefix are aborted
-only when this client started them (they are in its local upload records) or when they were
-started more than ``stale_upload_age`` seconds ago (48 hours by default): another machine's
-sync running at the same time keeps its upload. Requests are retried by the store alone (one
-rule, ``storage/retry.py``); this module never retries on top of it.
-On a storage error the uploads this run started are aborted; an interrupted run (Ctrl-C) keeps
-them for the next run to resume.
+multipart threshold are read once: each part is hashed as it is sent (``PartReader``) and the
+ETag the server computed must be that MD5, several parts in flight, into an upload created with
+the part size (and the file's MD5, when the hash cache already knew it) as metadata. The
+completed object's ETag must be the one the part MD5s make; it is cached, so the next run
+compares without reading the file. The upload is recorded locally first, so a run that is
+killed resumes it when the same file (key, size, part size) is synced again: a stored part is
+reused only when its ETag is the MD5 of the same bytes of the local file. At the end, multipart
+uploads left under the prefix are aborted only when this client started them (they are in its
+local upload records) or when they were started more than ``stale_upload_age`` seconds ago (48
+hours by default): another machine's sync running at the same time keeps its upload. Requests
+are retried by the store alone (one rule, ``storage/retry.py``); this module never retries on
+top of it. On a storage error the uploads this run started are aborted; an interrupted run
+(Ctrl-C) keeps them for the next run to resume.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING
 
 from majob.errors import MajobError, StorageError, StorageIntegrityError, StorageNotFound
 from majob.storage.base import MultipartUpload, ObjectInfo, ObjectStore, UploadedPart
+from majob.storage.jobs import NEAR_JOBS as NEAR_JOBS
+from majob.storage.jobs import REMOTE_JOBS as REMOTE_JOBS
+from majob.storage.jobs import default_jobs
 from majob.storage.localstate import HashCache, UploadRecord, UploadRecords, file_md5, part_md5
 from majob.storage.plan import (
     MD5_METADATA,
@@ -51,24 +54,6 @@ MiB = 1 << 20
 MIN_PART_SIZE = 100 * 1024  # OBS: every part but the last is at least 100 KiB
 MAX_PARTS = 10_000
 DELETE_BATCH = 1000
-REMOTE_JOBS = 32
-NEAR_JOBS = 8
-NEAR_SECONDS = 0.005  # a request answered this fast has no network round trip worth hiding
-
-
-def default_jobs(store: object) -> int:
-    """Requests in flight when not told. A small file costs one PUT whose time is mostly the
-    network's round trip (20-50 ms from a laptop or a notebook VM): the floor of a sync is
-    files x latency / jobs, so 32 keep-alive connections (the SDK's pool grows to match) send
-    2,000 files of 4 KiB in ~1.3 s at 20 ms, where 8 need 5 s. When the store's fastest request
-    so far (the plan's listing) took under 5 ms, the endpoint is near (the emulator, the same
-    host): there is no round trip to hide and more threads only contend for the GIL, so 8."""
-    fastest = getattr(store, "fastest_request", None)
-    if isinstance(fastest, float) and fastest < NEAR_SECONDS:
-        return NEAR_JOBS
-    return REMOTE_JOBS
-
-
 STALE_UPLOAD_AGE = 48 * 3600.0  # seconds: longer than any one file's upload takes
 
 
@@ -136,13 +121,23 @@ class Uploader:
         self.hashes = hashes
         self.plan = plan
         self.options = options or TransferOptions()
-        self.jobs = self.options.jobs or default_jobs(store)
+        self.jobs = self.options.jobs or default_jobs(store, plan.dest.bucket, self._requests())
         self.records = records or UploadRecords()
         self.bucket = plan.dest.bucket
         self.result = SyncResult(skipped=len(plan.skipped))
         self._lock = threading.Lock()
         self._started: list[MultipartUpload] = []  # created by this run, not yet completed
         self._meter = SyncMeter(plan, self.options.progress, console)
+
+    def _requests(self) -> int:
+        """The PUTs the plan takes: one per small file, one per part of a large one."""
+        options = self.options
+        return sum(
+            1
+            if u.file.size < options.multipart_threshold
+            else math.ceil(u.file.size / options.part_size_for(u.file.size))
+            for u in self.plan.uploads
+        )
 
     def run(self) -> SyncResult:
         began = time.perf_counter()
@@ -195,33 +190,23 @@ class Uploader:
         def send(number: int) -> UploadedPart:
             offset = (number - 1) * part_size
             size = min(part_size, file.size - offset)
-            try:
-                md5 = part_md5(file.path, offset, size).hex()
-            except OSError as error:
-                raise StorageIntegrityError(
-                    f"cannot read {printable(file.rel)} ({error}); it changed or went away while "
-                    "it was sent; sync again",
-                    bucket=self.bucket,
-                    key=upload.key,
-                ) from None
             there = stored.get(number)
-            if there is not None and there.etag == md5 and there.size == size:
+            if there is not None and there.size == size and self._same_part(upload, there):
                 with self._lock:
                     self.result.resumed_parts += 1
                 self._meter.add_bytes(size)
                 return there
-            part = self.store.upload_part(
-                self.bucket, mpu, number, file.path, offset, size, content_md5=_b64(md5)
-            )
-            if part.size not in (0, size) or part.etag not in ("", md5):
+            # Read once, hashed as it is sent; the store checks the server's ETag against it.
+            part = self.store.upload_part(self.bucket, mpu, number, file.path, offset, size)
+            if part.size not in (0, size):
                 raise StorageIntegrityError(
-                    f"part {number} of {printable(file.rel)} was stored with {part.size} bytes "
-                    f"and ETag {part.etag}, not {size} bytes with MD5 {md5}",
+                    f"part {number} of {printable(file.rel)} was stored with {part.size} bytes, "
+                    f"not {size}",
                     bucket=self.bucket,
                     key=upload.key,
                 )
             self._meter.add_bytes(size)
-            return UploadedPart(number, md5, size)
+            return UploadedPart(number, part.etag, size)
 
         parts = run_all(send, range(1, count + 1), self.jobs, "majob-part")
         info = self._complete(upload, mpu, parts)
@@ -230,6 +215,21 @@ class Uploader:
         self.records.drop(self.bucket, upload.key, mpu.upload_id)
         self._verify_large(upload, info, parts, part_size)
         self._done(upload)
+
+    def _same_part(self, upload: PlannedUpload, there: UploadedPart) -> bool:
+        """Whether the stored part ``there`` holds these bytes of the file (ETag = their MD5)."""
+        file = upload.file
+        offset = (there.number - 1) * self.options.part_size_for(file.size)
+        try:
+            md5 = part_md5(file.path, offset, there.size).hex()
+        except OSError as error:
+            raise StorageIntegrityError(
+                f"cannot read {printable(file.rel)} ({error}); it changed or went away while "
+                "it was sent; sync again",
+                bucket=self.bucket,
+                key=upload.key,
+            ) from None
+        return there.etag == md5
 
     def _complete(
         self, upload: PlannedUpload, mpu: MultipartUpload, parts: Sequence[UploadedPart]

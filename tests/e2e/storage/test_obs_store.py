@@ -427,3 +427,38 @@ def test_config_without_endpoint_or_region_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="no OBS endpoint") as caught:
         ObsObjectStore(ObsConfig(credentials=Credentials("a", "b")))
     assert caught.value.hint and "MAJOB_OBS_REGION" in caught.value.hint
+
+
+def test_a_part_is_hashed_as_sent_and_checked_against_the_servers_etag(
+    obs_store: ObsObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = os.urandom(2 * PART + 5)
+    source = tmp_path / "f.bin"
+    source.write_bytes(data)
+    upload = obs_store.create_multipart(FAKE_BUCKET, "hashed")
+    part = obs_store.upload_part(FAKE_BUCKET, upload, 2, source, PART, PART)
+    assert part == UploadedPart(2, hashlib.md5(data[PART : 2 * PART]).hexdigest(), PART)
+
+    # A server that stored other bytes than those sent (its ETag says so): refused, by name.
+    real = obs_store._client.uploadPart
+
+    def other_etag(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)
+        result.body.etag = '"' + "0" * 32 + '"'
+        return result
+
+    monkeypatch.setattr(obs_store._client, "uploadPart", other_etag)
+    with pytest.raises(StorageIntegrityError, match=r"part 1 was stored with ETag 0{32}"):
+        obs_store.upload_part(FAKE_BUCKET, upload, 1, source, 0, PART)
+
+
+def test_a_part_of_a_file_that_shrank_is_refused_not_sent_short(
+    obs_store: ObsObjectStore, fake_obs_server: FakeObsServer, tmp_path: Path
+) -> None:
+    source = tmp_path / "f.bin"
+    source.write_bytes(os.urandom(PART + 10))
+    upload = obs_store.create_multipart(FAKE_BUCKET, "shrank")
+    with pytest.raises(StorageIntegrityError, match="changed or went away"):
+        obs_store.upload_part(FAKE_BUCKET, upload, 1, source, 0, 2 * PART)
+    assert obs_store.list_parts(FAKE_BUCKET, upload) == []
+    assert fake_obs_server.log.count("PUT") == 1  # not retried

@@ -177,3 +177,25 @@ def test_a_second_save_writes_only_what_changed_since_the_first(tmp_path: Path) 
     cache.save()
     assert os.stat(cache_file).st_ino != written
     assert HashCache(cache_file).known_multipart_etag("f", stat, 1000) == "0" * 32 + "-1"
+
+
+def test_the_lock_excludes_another_holder_and_filelocks_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import filelock
+
+    from majob.storage import localstate
+
+    path = tmp_path / "hashes.json"
+    monkeypatch.setattr(localstate, "LOCK_TIMEOUT", 0.05)
+    with localstate._locked(path):
+        # Another open of the lock file (another run) waits, then gives up ...
+        with pytest.raises(TimeoutError), localstate._locked(path):
+            pass
+        # ... and so does a run that takes the lock with filelock (older majob versions).
+        with pytest.raises(filelock.Timeout), filelock.FileLock(str(path) + ".lock", timeout=0):
+            pass
+    with filelock.FileLock(str(path) + ".lock", timeout=0):  # released on leaving
+        pass
+    with localstate._locked(path):
+        pass

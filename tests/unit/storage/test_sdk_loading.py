@@ -1,4 +1,5 @@
-"""The OBS SDK is loaded without ``requests`` (start-up), and its requests mode still works."""
+"""The OBS SDK is loaded without ``requests`` and without its ``__init__`` (start-up), and its
+requests mode and the names only that ``__init__`` sets still work."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ with fake_obs_server_running() as server, obs_store_for(server) as store:
     store.put_bytes(FAKE_BUCKET, "a.txt", b"hello")
     assert [o.key for o in store.list_all(FAKE_BUCKET, "")] == ["a.txt"]
     assert "requests" not in sys.modules, "the SDK loaded requests"
+    assert "Crypto" not in sys.modules and "obs.crypto_client" not in sys.modules
     import obs
+    import obs.client
+
+    assert obs.ObsClient is obs.client.ObsClient
+    from obs import CryptoObsClient, LogConf  # set by the SDK's own __init__, run on first use
+
+    assert issubclass(CryptoObsClient, obs.ObsClient) and LogConf is obs.ilog.LogConf
+    assert "Crypto" in sys.modules and obs.PutObjectHeader is obs.model.PutObjectHeader
+    assert not hasattr(obs, "NoSuchName")
     import requests
 
     # The SDK's own requests mode (majob never uses it): the real session, the real adapter.

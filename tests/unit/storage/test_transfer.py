@@ -62,3 +62,28 @@ def test_default_jobs_follow_the_latency_seen() -> None:
     assert default_jobs(SimpleNamespace(fastest_request=0.001)) == NEAR_JOBS
     assert default_jobs(SimpleNamespace(fastest_request=0.020)) == REMOTE_JOBS
     assert default_jobs(object()) == REMOTE_JOBS
+
+
+def test_a_far_looking_listing_is_checked_by_a_probe_when_many_files_are_to_go() -> None:
+    from types import SimpleNamespace
+
+    from majob.storage.transfer import NEAR_JOBS, REMOTE_JOBS, default_jobs
+
+    asked: list[str] = []
+
+    def store(after_probe: float) -> SimpleNamespace:
+        def probe(bucket: str) -> float:
+            asked.append(bucket)
+            return after_probe
+
+        return SimpleNamespace(fastest_request=0.020, probe_latency=probe)
+
+    # A busy machine made the listing slow; the two small requests answer at once: near.
+    assert default_jobs(store(0.001), "b", files=200) == NEAR_JOBS
+    assert default_jobs(store(0.021), "b", files=200) == REMOTE_JOBS  # far indeed
+    assert asked == ["b", "b"]
+    # A few files: their count, not the latency, bounds the threads; nothing is asked.
+    assert default_jobs(store(0.001), "b", files=NEAR_JOBS) == REMOTE_JOBS
+    near = SimpleNamespace(fastest_request=0.001, probe_latency=None)
+    assert default_jobs(near, "b", files=200) == NEAR_JOBS
+    assert asked == ["b", "b"]
