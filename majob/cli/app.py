@@ -9,12 +9,13 @@ and the root's own help is printed from the command table (``majob.cli.roothelp`
 from __future__ import annotations
 
 import atexit
+import copy
 import gc
 import importlib
 import os
 import sys
 from functools import cache
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from majob.cli.command_index import COMMAND_MODULES
 
@@ -32,33 +33,55 @@ _ROOT_HELP_EXIT = {("--help",): 0, (): 2}
 _EXITS_AT_ONCE = frozenset({"validate", "compile", "schema"})
 
 
-def build_app(command: str | None = None) -> typer.Typer:
+def build_app(command: str | None = None, sub: str | None = None) -> typer.Typer:
     """``majob`` with every command, or with only the module that defines ``command`` (none for
-    ``""``).
+    ``""``); of a group (``majob obs``), only its command ``sub`` when it has one.
 
     Typer builds the Click command of every function it holds before it parses anything: for all
     of majob's commands that is an import of each command module and an inspection of each
     parameter's type hints, about a third of a short command's start-up. A run of one command
-    builds that command alone (a group, such as `majob obs`, whole), ``--version`` none; help
-    and unknown names get them all."""
-    from typer.main import get_command_name
-
+    builds that command alone (of a group, the one subcommand), ``--version`` none; help and
+    unknown names get them all."""
     from majob.cli.root import root_app
 
     root = root_app()
     for module, attribute, names in COMMAND_MODULES:
         if command is None or command in names:
             group = getattr(importlib.import_module(f"majob.cli.{module}"), attribute)
-            if command is None or isinstance(group.info.name, str):  # a group: `majob obs ...`
+            if command is None:
                 root.add_typer(group)
-                continue
-            # A module's commands merged into `majob`: the one asked for, not its neighbours.
-            root.registered_commands += [
-                info
-                for info in group.registered_commands
-                if (info.name or get_command_name(info.callback.__name__)) == command
-            ]
+            elif isinstance(group.info.name, str):  # a group: `majob obs ...`
+                root.add_typer(_only(group, sub) if sub else group)
+            else:  # a module's commands merged into `majob`: the one asked for
+                root.registered_commands += _named(group.registered_commands, command)
     return root
+
+
+def _named(infos: list[Any], name: str) -> list[Any]:
+    """The commands (or groups) of ``infos`` called ``name``."""
+    from typer.main import get_command_name
+
+    def called(info: Any) -> str | None:
+        if isinstance(getattr(info, "name", None), str):
+            return str(info.name)
+        callback = getattr(info, "callback", None)
+        return get_command_name(callback.__name__) if callback is not None else None
+
+    return [info for info in infos if called(info) == name]
+
+
+def _only(group: typer.Typer, name: str) -> typer.Typer:
+    """``group`` holding only its command or subgroup ``name`` (all of it when it has none:
+    Click then says "No such command" with the group's own list)."""
+    commands, groups = (
+        _named(group.registered_commands, name),
+        _named(group.registered_groups, name),
+    )
+    if not commands and not groups:
+        return group
+    one = copy.copy(group)
+    one.registered_commands, one.registered_groups = commands, groups
+    return one
 
 
 @cache
@@ -100,7 +123,8 @@ def main() -> None:
         # objects it cannot free (~15 ms). These commands live for a fraction of a second, so it
         # runs rarely here; a validate of thousands of specs still has its garbage collected.
         gc.set_threshold(100_000, 50, 100)
-    app = build_app(command)
+    sub = args[1] if command and len(args) > 1 and not args[1].startswith("-") else None
+    app = build_app(command, sub)
     if command not in _EXITS_AT_ONCE:
         app()
         return

@@ -211,3 +211,21 @@ def test_the_tables_summaries_are_the_commands_own() -> None:
         for name, c in commands.items()
     }
     assert own == SUMMARIES
+
+
+def test_a_groups_subcommand_is_built_alone_and_reads_the_same() -> None:
+    # `majob obs sync` builds the obs group with sync alone (main passes the second word): the
+    # same command as in the whole application, and a name the group lacks keeps the group whole.
+    from majob.cli.app import build_app
+
+    whole = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    groups = {n: c for n, c in whole.items() if getattr(c, "commands", None)}
+    assert {"obs", "emulator", "image", "runs", "data"} <= set(groups)
+    for name, group in groups.items():
+        for sub in group.commands:
+            alone = typer.main.get_command(build_app(name, sub)).commands[name]  # type: ignore[attr-defined]
+            assert list(alone.commands) == [sub], (name, sub)
+            names = [[p.name for p in c.commands[sub].params] for c in (alone, group)]
+            assert names[0] == names[1], (name, sub)
+        kept = typer.main.get_command(build_app(name, "no-such")).commands[name]  # type: ignore[attr-defined]
+        assert set(kept.commands) == set(group.commands)
