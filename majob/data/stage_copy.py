@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from majob.data.manifest import (
     JOURNAL_NAME,
@@ -44,18 +44,19 @@ from majob.errors import DataStageError, MajobError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.download import (
     download_object,
+    make_parents,
     refuse_file_dir_clashes,
     safe_relative_path,
 )
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
 from majob.storage.plan import md5_of
-from majob.storage.pool import run_all
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
 
 FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+T = TypeVar("T")
 
 
 @dataclass
@@ -179,7 +180,9 @@ def _copy_all(
     def fetch(item: tuple[ObjectInfo, str], handle: IO[str]) -> None:
         info, rel = item
         target = dest / rel
-        got, verified = download_object(store, ObsUri(src.bucket, info.key), target)
+        got, verified = download_object(
+            store, ObsUri(src.bucket, info.key), target, parent_made=True
+        )
         expected = md5_of(got) if verified else None
         staged = StagedFile(
             rel=rel,
@@ -197,13 +200,51 @@ def _copy_all(
             on_file(staged)
 
     try:
+        make_parents(dest, [rel for _info, rel in todo])
         with journal(dest) as handle:
-            run_all(lambda item: fetch(item, handle), todo, jobs, "majob-stage")
+            # The largest first: a big object overlaps the many small ones instead of trailing.
+            todo.sort(key=lambda item: -item[0].size)
+            run_workers(lambda item: fetch(item, handle), todo, jobs)
     except (OSError, MajobError) as error:
         if _is_full(error):
             _fail_on_full(dest, manifest, error)
         raise
     return copied
+
+
+def run_workers(work: Callable[[T], object], items: list[T], jobs: int) -> None:
+    """``work(item)`` for every item on up to ``jobs`` threads that take the next item as they
+    finish one (no future per item); at the first exception the others finish the item they
+    hold and take no more, and that exception is raised."""
+    lock = threading.Lock()
+    pending = iter(items)
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        while not failures:
+            with lock:
+                item = next(pending, _END)
+            if item is _END:
+                return
+            try:
+                work(item)  # type: ignore[arg-type]
+            except BaseException as error:
+                failures.append(error)
+                return
+
+    threads = [
+        threading.Thread(target=worker, name=f"majob-stage-{n}", daemon=True)
+        for n in range(max(1, min(jobs, len(items))))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
+_END = object()
 
 
 def _is_full(error: BaseException) -> bool:
