@@ -87,7 +87,12 @@ class StageReport:
 
 
 def list_source(store: ObjectStore, src: ObsUri, dest: Path) -> Listed:
-    """One listing of ``src``, every key checked before anything is written."""
+    """One listing of ``src``, every key checked (no ``..``, no absolute path, not both ``a``
+    and ``a/b``, not majob's own names). Whether this file system can hold each file there is
+    checked by ``stage_tree`` for the files it is about to write (``check_download_targets``),
+    before the first byte: an unchanged re-stage writes none, and the listing after the copy
+    none either."""
+    del dest  # the targets are checked where they are written
     prefix = src.as_dir().key
     objects = tuple(o for o in list_folder(store, src) if not o.key.endswith("/"))
     rels = tuple(safe_relative_path(o.key, prefix, bucket=src.bucket) for o in objects)
@@ -95,7 +100,6 @@ def list_source(store: ObjectStore, src: ObsUri, dest: Path) -> Listed:
     if reserved:
         raise UserInputError(f"the source holds {reserved[0]!r}, the name of majob's manifest")
     refuse_file_dir_clashes(list(rels), src)
-    check_download_targets(dest, list(rels), prefix)
     return Listed(objects, rels, listing_digest(objects))
 
 
@@ -135,13 +139,15 @@ def stage_tree(
         report.skipped, report.kept = True, report.files
         report.extra = _extra_files(dest, set(listed.rels))
         return report
-    manifest = Manifest(src.uri, listed.digest, "incomplete", now(), files=known)
-    write_manifest(dest, manifest)
+    root = os.fspath(dest) + os.sep
     todo = [
         (info, rel)
         for info, rel in zip(listed.objects, listed.rels, strict=True)
-        if not _still_there(known.get(rel), info, dest / rel)
+        if not _still_there(known.get(rel), info, root + rel)
     ]
+    check_download_targets(dest, [rel for _info, rel in todo], src.key)  # before any write
+    manifest = Manifest(src.uri, listed.digest, "incomplete", now(), files=known)
+    write_manifest(dest, manifest)
     copied = _copy_all(store, src, dest, todo, manifest, jobs, on_file)
     report.copied, report.copied_bytes = len(copied), sum(known_size(manifest, r) for r in copied)
     report.kept = report.files - report.copied
@@ -154,12 +160,12 @@ def known_size(manifest: Manifest, rel: str) -> int:
     return manifest.files[rel].size
 
 
-def _still_there(staged: StagedFile | None, info: ObjectInfo, target: Path) -> bool:
+def _still_there(staged: StagedFile | None, info: ObjectInfo, target: str) -> bool:
     """Whether an earlier run's copy of ``info`` is on disk as it left it (size and mtime)."""
     if staged is None or staged.size != info.size or staged.etag != info.etag.strip('"'):
         return False
     try:
-        stat = target.stat()
+        stat = os.stat(target)
     except OSError:
         return False
     return stat.st_size == staged.size and stat.st_mtime_ns == staged.mtime_ns
@@ -316,9 +322,14 @@ def _finish(
 def _extra_files(dest: Path, rels: set[str]) -> list[str]:
     """Files under ``dest`` that the source does not hold (left in place, reported)."""
     extra: list[str] = []
-    for root, _dirs, names in os.walk(dest):
-        for name in names:
-            rel = os.path.relpath(os.path.join(root, name), dest).replace(os.sep, "/")
-            if rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
-                extra.append(rel)
+    folders = [("", os.fspath(dest))]
+    while folders:
+        below, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = below + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((rel + "/", entry.path))
+                elif rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
+                    extra.append(rel)
     return sorted(extra)

@@ -128,7 +128,10 @@ _CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
 _FIELD = re.compile(rb"<(Key|LastModified|ETag|Size)>([^<]*)</\1>")
 _HEAD = re.compile(rb"<(IsTruncated|NextMarker|EncodingType)>([^<]*)</\1>")
 _NOT_XML_CHAR = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)")
+_CONTENTS_IN_ORDER = re.compile(
+    rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
+    rb"<ETag>([^<]*)</ETag>\s*<Size>([^<]*)</Size>"
+)
 
 
 def parse_list_page(xml: bytes) -> ListPage:
@@ -145,19 +148,17 @@ def parse_list_page(xml: bytes) -> ListPage:
     first = xml.find(b"<Contents>")
     head = dict(_HEAD.findall(xml if first < 0 else xml[:first] + xml[xml.rfind(b"</Contents>") :]))
     decode = unquote_plus if head.get(b"EncodingType") == b"url" else str
+    entries = _CONTENTS_IN_ORDER.findall(xml)  # the order OBS (and S3) write the fields in
+    if len(entries) != xml.count(b"<Contents>"):
+        entries = [_fields_of(block) for block in _CONTENTS.findall(xml)]
+    days: dict[bytes, int] = {}
     objects: list[ObjectInfo] = []
-    for block in _CONTENTS.findall(xml):
-        fields = dict(_FIELD.findall(block))
-        key = decode(_xml_text(fields.get(b"Key", b"")))
+    for raw_key, modified, etag, size in entries:
+        key = decode(_xml_text(raw_key))
         if not key:
             raise ValueError("an entry without a key")
         objects.append(
-            ObjectInfo(
-                key=key,
-                size=int(fields.get(b"Size") or 0),
-                etag=plain_etag(_xml_text(fields.get(b"ETag", b""))),
-                last_modified=_iso_epoch(fields.get(b"LastModified", b"")),
-            )
+            ObjectInfo(key, int(size or 0), _etag_text(etag), _iso_epoch(modified, days))
         )
     truncated = head.get(b"IsTruncated", b"false").strip() == b"true"
     marker = decode(_xml_text(head.get(b"NextMarker", b"")))
@@ -165,6 +166,18 @@ def parse_list_page(xml: bytes) -> ListPage:
     if truncated and next_marker is None:
         raise ValueError("a truncated page without a marker")
     return ListPage(objects, next_marker)
+
+
+def _fields_of(block: bytes) -> tuple[bytes, bytes, bytes, bytes]:
+    """An entry's fields in whatever order (and with whatever else) it holds them."""
+    fields = dict(_FIELD.findall(block))
+    get = fields.get
+    return get(b"Key", b""), get(b"LastModified", b""), get(b"ETag", b""), get(b"Size", b"")
+
+
+def _etag_text(raw: bytes) -> str:
+    plain = raw.replace(b"&quot;", b"")
+    return plain_etag(_xml_text(plain) if b"&" in plain else plain.decode("utf-8"))
 
 
 def _xml_text(raw: bytes | str) -> str:
@@ -175,14 +188,20 @@ def _xml_text(raw: bytes | str) -> str:
     return html.unescape(text)
 
 
-def _iso_epoch(raw: bytes) -> float:
-    """Seconds since the epoch from a listing's ``2026-12-07T12:34:56.000Z``; 0.0 when
-    unreadable."""
-    found = _ISO.match(raw.decode("ascii", "replace"))
-    if found is None:
+def _iso_epoch(raw: bytes, days: dict[bytes, int]) -> float:
+    """Seconds since the epoch from a listing's ``2026-12-07T12:34:56.000Z`` (``days``: the
+    days of the dates seen, a listing's entries share a few); 0.0 when unreadable."""
+    if len(raw) < 19 or raw[10:11] != b"T":
         return 0.0
-    y, mo, d, h, mi, s = (int(part) for part in found.groups())
-    return float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))
+    day = days.get(raw[:10])
+    try:
+        if day is None:
+            day = days[raw[:10]] = calendar.timegm(
+                (int(raw[:4]), int(raw[5:7]), int(raw[8:10]), 0, 0, 0, 0, 0, 0)
+            )
+        return float(day + int(raw[11:13]) * 3600 + int(raw[14:16]) * 60 + int(raw[17:19]))
+    except ValueError:
+        return 0.0
 
 
 def wire_metadata(headers: dict[str, str]) -> dict[str, str]:

@@ -60,6 +60,15 @@ def test_an_obs_listing_page_is_read_with_its_keys_decoded() -> None:
     assert page.next_marker == "data/b c&d.txt"
 
 
+def test_fields_in_another_order_are_read_the_same() -> None:
+    moved = OBS_PAGE.replace(
+        b"<ETag>\"a72e382246ac83e86bd203389849e71d\"</ETag>\n    <Size>9</Size>",
+        b"<Size>9</Size><ETag>\"a72e382246ac83e86bd203389849e71d\"</ETag>",
+    )
+    assert moved != OBS_PAGE
+    assert parse_list_page(moved) == parse_list_page(OBS_PAGE)
+
+
 def test_a_last_page_has_no_marker_and_an_empty_one_no_objects() -> None:
     last = OBS_PAGE.replace(b"<IsTruncated>true", b"<IsTruncated>false")
     assert parse_list_page(last).next_marker is None
