@@ -23,7 +23,6 @@ from majob.storage.obs_answers import (
     Received,
     epoch,
     metadata_from_headers,
-    parse_list_page,
     plain_etag,
     read_list_page,
     receive_answer,
@@ -32,6 +31,7 @@ from majob.storage.obs_answers import (
 )
 from majob.storage.obs_copy import ObsCopy
 from majob.storage.obs_failures import malformed
+from majob.storage.obs_list_xml import parse_list_page
 from majob.storage.obs_wire import ObsWire, WireAnswer, WireResponse
 from majob.text import counted
 

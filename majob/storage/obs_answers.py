@@ -11,22 +11,20 @@ from __future__ import annotations
 import calendar
 import contextlib
 import hashlib
-import html
 import http.client
 import itertools
 import os
-import re
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import unquote
 
 from majob.errors import StorageError, StorageIntegrityError
 from majob.storage.base import ListPage, ObjectInfo
 from majob.storage.obs_failures import NETWORK_ERRORS, malformed
-from majob.storage.plan import md5_of
+from majob.storage.plan import MD5_METADATA, md5_of, part_size_of
 
 READ_CHUNK = 1 << 20
 
@@ -122,86 +120,6 @@ def read_list_page(body: Any) -> ListPage:
     if truncated and next_marker is None:
         raise ValueError("a truncated page without a marker")
     return ListPage(objects, next_marker)
-
-
-_CONTENTS = re.compile(rb"<Contents>(.*?)</Contents>", re.S)
-_FIELD = re.compile(rb"<(Key|LastModified|ETag|Size)>([^<]*)</\1>")
-_HEAD = re.compile(rb"<(IsTruncated|NextMarker|EncodingType)>([^<]*)</\1>")
-_NOT_XML_CHAR = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-_CONTENTS_IN_ORDER = re.compile(
-    rb"<Contents>\s*<Key>([^<]*)</Key>\s*<LastModified>([^<]*)</LastModified>\s*"
-    rb"<ETag>([^<]*)</ETag>\s*<Size>([^<]*)</Size>"
-)
-
-
-def parse_list_page(xml: bytes) -> ListPage:
-    """A page from a ListObjects answer's XML (``ListBucketResult``), read with regular
-    expressions (the SDK's ``ElementTree`` parse and model objects cost ~0.1 ms an entry):
-    each ``Contents``' ``Key``, ``Size``, ``ETag`` and ``LastModified``, and the page's
-    ``IsTruncated`` and ``NextMarker``; keys (and the marker) URL-decoded when the answer says
-    ``EncodingType`` url, as the SDK decodes them. Raises ``ValueError`` on an answer that is not
-    a listing or an entry without a key."""
-    if b"<ListBucketResult" not in xml or not xml.rstrip().endswith(b"</ListBucketResult>"):
-        raise ValueError("not a ListBucketResult")
-    if _NOT_XML_CHAR.search(xml):
-        raise ValueError("a character XML 1.0 cannot hold")  # what an XML parser refuses
-    first = xml.find(b"<Contents>")
-    head = dict(_HEAD.findall(xml if first < 0 else xml[:first] + xml[xml.rfind(b"</Contents>") :]))
-    decode = unquote_plus if head.get(b"EncodingType") == b"url" else str
-    entries = _CONTENTS_IN_ORDER.findall(xml)  # the order OBS (and S3) write the fields in
-    if len(entries) != xml.count(b"<Contents>"):
-        entries = [_fields_of(block) for block in _CONTENTS.findall(xml)]
-    days: dict[bytes, int] = {}
-    objects: list[ObjectInfo] = []
-    for raw_key, modified, etag, size in entries:
-        key = decode(_xml_text(raw_key))
-        if not key:
-            raise ValueError("an entry without a key")
-        objects.append(
-            ObjectInfo(key, int(size or 0), _etag_text(etag), _iso_epoch(modified, days))
-        )
-    truncated = head.get(b"IsTruncated", b"false").strip() == b"true"
-    marker = decode(_xml_text(head.get(b"NextMarker", b"")))
-    next_marker = (marker or (objects[-1].key if objects else None)) if truncated else None
-    if truncated and next_marker is None:
-        raise ValueError("a truncated page without a marker")
-    return ListPage(objects, next_marker)
-
-
-def _fields_of(block: bytes) -> tuple[bytes, bytes, bytes, bytes]:
-    """An entry's fields in whatever order (and with whatever else) it holds them."""
-    fields = dict(_FIELD.findall(block))
-    get = fields.get
-    return get(b"Key", b""), get(b"LastModified", b""), get(b"ETag", b""), get(b"Size", b"")
-
-
-def _etag_text(raw: bytes) -> str:
-    plain = raw.replace(b"&quot;", b"")
-    return plain_etag(_xml_text(plain) if b"&" in plain else plain.decode("utf-8"))
-
-
-def _xml_text(raw: bytes | str) -> str:
-    """An XML element's text: UTF-8, the five entities and character references resolved."""
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    if "&" not in text:
-        return text
-    return html.unescape(text)
-
-
-def _iso_epoch(raw: bytes, days: dict[bytes, int]) -> float:
-    """Seconds since the epoch from a listing's ``2026-12-07T12:34:56.000Z`` (``days``: the
-    days of the dates seen, a listing's entries share a few); 0.0 when unreadable."""
-    if len(raw) < 19 or raw[10:11] != b"T":
-        return 0.0
-    day = days.get(raw[:10])
-    try:
-        if day is None:
-            day = days[raw[:10]] = calendar.timegm(
-                (int(raw[:4]), int(raw[5:7]), int(raw[8:10]), 0, 0, 0, 0, 0, 0)
-            )
-        return float(day + int(raw[11:13]) * 3600 + int(raw[14:16]) * 60 + int(raw[17:19]))
-    except ValueError:
-        return 0.0
 
 
 def wire_metadata(headers: dict[str, str]) -> dict[str, str]:
@@ -321,15 +239,24 @@ def _write_stream(
     response: Any, info: ObjectInfo, bucket: str, path: Path, sized: bool
 ) -> ObjectInfo:
     """The body to a temporary file beside ``path`` (raw ``os`` calls: a small object costs an
-    open, a write, a close and a rename, no more), checked, then renamed into place."""
+    open, a write, a close and a rename, no more), checked, then renamed into place.
+
+    The check is the MD5 the object carries (``md5_of``) or, for a multipart object majob
+    uploaded without one (its ``md5-part-size`` and an ETag ``<md5>-<parts>``), that multipart
+    ETag, made from the received bytes on the way: no second read of the file. The object
+    handed back then says the MD5 of the whole received data as its ``md5`` metadata, as
+    majob's own uploads do when they know it."""
     temp, fd = _create_temp(os.fspath(path))
     md5 = hashlib.md5()
+    parts = _PartDigests.of(info)
     size = 0
     renamed = False
     try:
         try:
             while chunk := response.read(READ_CHUNK):
                 md5.update(chunk)
+                if parts is not None:
+                    parts.update(chunk)
                 _write_all(fd, chunk)
                 size += len(chunk)
         finally:
@@ -339,18 +266,62 @@ def _write_stream(
         expected = md5_of(info)
         if expected is not None and expected != md5.hexdigest():
             said = "the ETag" if expected == info.etag else "the md5 the object carries"
-            raise StorageIntegrityError(
-                f"download object: the MD5 of the received data does not match {said}",
-                bucket=bucket,
-                key=info.key,
-            )
+            raise _mismatch(bucket, info.key, said)
+        metadata = info.metadata
+        if parts is not None:
+            if parts.etag() != info.etag:
+                raise _mismatch(bucket, info.key, "the multipart ETag")
+            metadata = {**info.metadata, MD5_METADATA: md5.hexdigest()}
         os.replace(temp, path)
         renamed = True
     finally:
         if not renamed:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-    return ObjectInfo(info.key, size, info.etag, info.last_modified, info.metadata)
+    return ObjectInfo(info.key, size, info.etag, info.last_modified, metadata)
+
+
+def _mismatch(bucket: str, key: str, said: str) -> StorageIntegrityError:
+    return StorageIntegrityError(
+        f"download object: the MD5 of the received data does not match {said}",
+        bucket=bucket,
+        key=key,
+    )
+
+
+class _PartDigests:
+    """The multipart ETag (``md5(md5(part 1) || ...)-N``) of a stream cut at ``part_size``."""
+
+    def __init__(self, part_size: int) -> None:
+        self.part_size = part_size
+        self.digests: list[bytes] = []
+        self.current = hashlib.md5()
+        self.filled = 0
+
+    @classmethod
+    def of(cls, info: ObjectInfo) -> _PartDigests | None:
+        """For an object checked by its multipart ETag: no MD5 said, majob's part size."""
+        part_size = part_size_of(info)
+        if md5_of(info) is not None or part_size is None or "-" not in info.etag:
+            return None
+        return cls(part_size)
+
+    def update(self, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            take = min(len(view), self.part_size - self.filled)
+            self.current.update(view[:take])
+            self.filled += take
+            view = view[take:]
+            if self.filled == self.part_size:
+                self.digests.append(self.current.digest())
+                self.current, self.filled = hashlib.md5(), 0
+
+    def etag(self) -> str:
+        digests = self.digests + (
+            [self.current.digest()] if self.filled or not self.digests else []
+        )
+        return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
 
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)

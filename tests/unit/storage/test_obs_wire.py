@@ -4,6 +4,7 @@ answers: what the SDK read before, read the same."""
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,10 +13,13 @@ from pathlib import Path
 import pytest
 
 from majob.emulator.obs import FakeObsServer
-from majob.errors import StorageAuthError, StorageError, StorageNotFound
+from majob.errors import StorageAuthError, StorageError, StorageIntegrityError, StorageNotFound
+from majob.storage.base import ObjectInfo
 from majob.storage.config import Credentials
+from majob.storage.localstate import file_multipart_etag
 from majob.storage.obs import ObsObjectStore
-from majob.storage.obs_answers import parse_list_page, read_list_page
+from majob.storage.obs_answers import read_list_page, write_body
+from majob.storage.obs_list_xml import parse_list_page
 from majob.storage.obs_wire import ObsWire, WireAnswer, WireError, WireResponse
 from majob.testing import FAKE_BUCKET, FAKE_CREDENTIALS, obs_config
 
@@ -62,8 +66,8 @@ def test_an_obs_listing_page_is_read_with_its_keys_decoded() -> None:
 
 def test_fields_in_another_order_are_read_the_same() -> None:
     moved = OBS_PAGE.replace(
-        b"<ETag>\"a72e382246ac83e86bd203389849e71d\"</ETag>\n    <Size>9</Size>",
-        b"<Size>9</Size><ETag>\"a72e382246ac83e86bd203389849e71d\"</ETag>",
+        b'<ETag>"a72e382246ac83e86bd203389849e71d"</ETag>\n    <Size>9</Size>',
+        b'<Size>9</Size><ETag>"a72e382246ac83e86bd203389849e71d"</ETag>',
     )
     assert moved != OBS_PAGE
     assert parse_list_page(moved) == parse_list_page(OBS_PAGE)
@@ -235,3 +239,18 @@ def test_a_chunked_answer_is_read_whole_and_a_hung_up_connection_opened_again(
 def test_only_the_v4_signature_takes_the_wire() -> None:
     assert ObsWire.speaks(obs_config("http://127.0.0.1:9"))
     assert not ObsWire.speaks(obs_config("http://127.0.0.1:9", signature="obs"))
+
+
+@pytest.mark.parametrize("size", [0, 4096, 3 * 4096, 3 * 4096 + 17])
+def test_a_multipart_object_is_checked_by_its_etag_in_one_pass(tmp_path: Path, size: int) -> None:
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    (tmp_path / "model").write_bytes(data)
+    etag = file_multipart_etag(tmp_path / "model", 4096)
+    info = ObjectInfo("k", size, etag, metadata={"md5-part-size": "4096"})
+    got = write_body(io.BytesIO(data), info, FAKE_BUCKET, tmp_path / "got", sized=True)
+    assert (tmp_path / "got").read_bytes() == data
+    assert got.metadata["md5"] == hashlib.md5(data).hexdigest()  # what the manifest records
+    wrong = ObjectInfo("k", size, "0" * 32 + "-9", metadata={"md5-part-size": "4096"})
+    with pytest.raises(StorageIntegrityError, match="multipart ETag"):
+        write_body(io.BytesIO(data), wrong, FAKE_BUCKET, tmp_path / "bad", sized=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["got", "model"]  # nothing else landed
