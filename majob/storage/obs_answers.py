@@ -15,6 +15,7 @@ import http.client
 import itertools
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -253,7 +254,7 @@ def _write_stream(
     renamed = False
     try:
         try:
-            while chunk := response.read(READ_CHUNK):
+            for chunk in _chunks(response):
                 md5.update(chunk)
                 if parts is not None:
                     parts.update(chunk)
@@ -281,6 +282,19 @@ def _write_stream(
     return ObjectInfo(info.key, size, info.etag, info.last_modified, metadata)
 
 
+def _chunks(response: Any) -> Iterator[memoryview | bytes]:
+    """The body in pieces of up to ``READ_CHUNK``: read into one reused buffer when the response
+    can (``readinto``: no new 1 MiB object per read), else as ``read`` gives them."""
+    readinto = getattr(response, "readinto", None)
+    if readinto is None:
+        while chunk := response.read(READ_CHUNK):
+            yield chunk
+        return
+    view = memoryview(bytearray(READ_CHUNK))
+    while count := readinto(view):
+        yield view[:count]
+
+
 def _mismatch(bucket: str, key: str, said: str) -> StorageIntegrityError:
     return StorageIntegrityError(
         f"download object: the MD5 of the received data does not match {said}",
@@ -306,7 +320,7 @@ class _PartDigests:
             return None
         return cls(part_size)
 
-    def update(self, chunk: bytes) -> None:
+    def update(self, chunk: memoryview | bytes) -> None:
         view = memoryview(chunk)
         while view:
             take = min(len(view), self.part_size - self.filled)
@@ -342,7 +356,7 @@ def _create_temp(target: str) -> tuple[str, int]:
             continue  # left by a killed process whose pid this one has now
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: memoryview | bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -308,6 +308,22 @@ class WireResponse:
         """Whether the body was read to its end (the connection can carry the next request)."""
         return self._done
 
+    def readinto(self, buffer: memoryview) -> int:
+        """Read up to ``len(buffer)`` bytes of the body into ``buffer``; 0 at its end."""
+        if self._done:
+            return 0
+        if self._chunked or self._left is None:
+            data = self.read(len(buffer))
+            buffer[: len(data)] = data
+            return len(data)
+        want = min(len(buffer), self._left)
+        count: int = self._file.readinto(buffer[:want])
+        if count < want:
+            raise http.client.IncompleteRead(bytes(buffer[:count]), want - count)
+        self._left -= count
+        self._done = self._left == 0
+        return count
+
     def read(self, amount: int = -1) -> bytes:
         """Up to ``amount`` bytes of the body (all of it for -1); ``b""`` at its end."""
         if self._done:
