@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from majob.data.manifest import (
     JOURNAL_NAME,
@@ -44,18 +44,19 @@ from majob.errors import DataStageError, MajobError, UserInputError
 from majob.storage.base import ObjectInfo, ObjectStore
 from majob.storage.download import (
     download_object,
+    make_parents,
     refuse_file_dir_clashes,
     safe_relative_path,
 )
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
 from majob.storage.plan import md5_of
-from majob.storage.pool import run_all
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
 
 FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+T = TypeVar("T")
 
 
 @dataclass
@@ -86,7 +87,12 @@ class StageReport:
 
 
 def list_source(store: ObjectStore, src: ObsUri, dest: Path) -> Listed:
-    """One listing of ``src``, every key checked before anything is written."""
+    """One listing of ``src``, every key checked (no ``..``, no absolute path, not both ``a``
+    and ``a/b``, not majob's own names). Whether this file system can hold each file there is
+    checked by ``stage_tree`` for the files it is about to write (``check_download_targets``),
+    before the first byte: an unchanged re-stage writes none, and the listing after the copy
+    none either."""
+    del dest  # the targets are checked where they are written
     prefix = src.as_dir().key
     objects = tuple(o for o in list_folder(store, src) if not o.key.endswith("/"))
     rels = tuple(safe_relative_path(o.key, prefix, bucket=src.bucket) for o in objects)
@@ -94,7 +100,6 @@ def list_source(store: ObjectStore, src: ObsUri, dest: Path) -> Listed:
     if reserved:
         raise UserInputError(f"the source holds {reserved[0]!r}, the name of majob's manifest")
     refuse_file_dir_clashes(list(rels), src)
-    check_download_targets(dest, list(rels), prefix)
     return Listed(objects, rels, listing_digest(objects))
 
 
@@ -134,13 +139,15 @@ def stage_tree(
         report.skipped, report.kept = True, report.files
         report.extra = _extra_files(dest, set(listed.rels))
         return report
-    manifest = Manifest(src.uri, listed.digest, "incomplete", now(), files=known)
-    write_manifest(dest, manifest)
+    root = os.fspath(dest) + os.sep
     todo = [
         (info, rel)
         for info, rel in zip(listed.objects, listed.rels, strict=True)
-        if not _still_there(known.get(rel), info, dest / rel)
+        if not _still_there(known.get(rel), info, root + rel)
     ]
+    check_download_targets(dest, [rel for _info, rel in todo], src.key)  # before any write
+    manifest = Manifest(src.uri, listed.digest, "incomplete", now(), files=known)
+    write_manifest(dest, manifest)
     copied = _copy_all(store, src, dest, todo, manifest, jobs, on_file)
     report.copied, report.copied_bytes = len(copied), sum(known_size(manifest, r) for r in copied)
     report.kept = report.files - report.copied
@@ -153,12 +160,12 @@ def known_size(manifest: Manifest, rel: str) -> int:
     return manifest.files[rel].size
 
 
-def _still_there(staged: StagedFile | None, info: ObjectInfo, target: Path) -> bool:
+def _still_there(staged: StagedFile | None, info: ObjectInfo, target: str) -> bool:
     """Whether an earlier run's copy of ``info`` is on disk as it left it (size and mtime)."""
     if staged is None or staged.size != info.size or staged.etag != info.etag.strip('"'):
         return False
     try:
-        stat = target.stat()
+        stat = os.stat(target)
     except OSError:
         return False
     return stat.st_size == staged.size and stat.st_mtime_ns == staged.mtime_ns
@@ -179,7 +186,9 @@ def _copy_all(
     def fetch(item: tuple[ObjectInfo, str], handle: IO[str]) -> None:
         info, rel = item
         target = dest / rel
-        got, verified = download_object(store, ObsUri(src.bucket, info.key), target)
+        got, verified = download_object(
+            store, ObsUri(src.bucket, info.key), target, parent_made=True
+        )
         expected = md5_of(got) if verified else None
         staged = StagedFile(
             rel=rel,
@@ -197,13 +206,51 @@ def _copy_all(
             on_file(staged)
 
     try:
+        make_parents(dest, [rel for _info, rel in todo])
         with journal(dest) as handle:
-            run_all(lambda item: fetch(item, handle), todo, jobs, "majob-stage")
+            # The largest first: a big object overlaps the many small ones instead of trailing.
+            todo.sort(key=lambda item: -item[0].size)
+            run_workers(lambda item: fetch(item, handle), todo, jobs)
     except (OSError, MajobError) as error:
         if _is_full(error):
             _fail_on_full(dest, manifest, error)
         raise
     return copied
+
+
+def run_workers(work: Callable[[T], object], items: list[T], jobs: int) -> None:
+    """``work(item)`` for every item on up to ``jobs`` threads that take the next item as they
+    finish one (no future per item); at the first exception the others finish the item they
+    hold and take no more, and that exception is raised."""
+    lock = threading.Lock()
+    pending = iter(items)
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        while not failures:
+            with lock:
+                item = next(pending, _END)
+            if item is _END:
+                return
+            try:
+                work(item)  # type: ignore[arg-type]
+            except BaseException as error:
+                failures.append(error)
+                return
+
+    threads = [
+        threading.Thread(target=worker, name=f"majob-stage-{n}", daemon=True)
+        for n in range(max(1, min(jobs, len(items))))
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+
+
+_END = object()
 
 
 def _is_full(error: BaseException) -> bool:
@@ -275,9 +322,14 @@ def _finish(
 def _extra_files(dest: Path, rels: set[str]) -> list[str]:
     """Files under ``dest`` that the source does not hold (left in place, reported)."""
     extra: list[str] = []
-    for root, _dirs, names in os.walk(dest):
-        for name in names:
-            rel = os.path.relpath(os.path.join(root, name), dest).replace(os.sep, "/")
-            if rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
-                extra.append(rel)
+    folders = [("", os.fspath(dest))]
+    while folders:
+        below, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = below + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((rel + "/", entry.path))
+                elif rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
+                    extra.append(rel)
     return sorted(extra)

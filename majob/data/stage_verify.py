@@ -14,6 +14,7 @@ recorded when it wrote the file. How deep the bytes are read:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -32,11 +33,12 @@ def verify(
 ) -> list[str]:
     """The problems found, one line each; empty when the tree is the source's."""
     problems: list[str] = []
+    root = os.fspath(dest) + os.sep
     for info, rel in zip(listed.objects, listed.rels, strict=True):
         record = staged.get(rel)
-        target = dest / rel
+        target = root + rel
         try:
-            stat = target.stat()
+            stat = os.stat(target)
         except OSError:
             problems.append(f"missing: {rel}")
             continue
@@ -47,7 +49,7 @@ def verify(
         if record is None or expected is None or record.md5 != expected:
             problems.append(f"checksum not recorded or different: {rel}")
         elif full:
-            if file_md5(target) != expected:
+            if file_md5(Path(target)) != expected:
                 problems.append(f"checksum differs: {rel}")
         elif rel not in copied and stat.st_mtime_ns != record.mtime_ns:
             problems.append(f"modified since it was staged: {rel}")

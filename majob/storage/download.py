@@ -68,17 +68,21 @@ def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> s
     return rel
 
 
-def download_object(store: ObjectStore, src: ObsUri, target: Path) -> tuple[ObjectInfo, bool]:
+def download_object(
+    store: ObjectStore, src: ObsUri, target: Path, *, parent_made: bool = False
+) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
-    verified (False when the store did not say it).
+    verified (False when the store did not say it). ``parent_made``: the caller made
+    ``target``'s folder (``make_parents``), the download does not ask again.
 
     The store writes the body to a temporary name beside ``target``, checks it against the MD5
     the object carries (its ETag, or majob's ``md5`` metadata) and renames it into place: one
     write and one hash of the bytes. Only an object that says no MD5 (a multipart upload) is
     checked afterwards, against the multipart ETag at majob's part size or the MD5 a HEAD tells;
     a file that fails that check is removed again."""
-    with _local_errors(target):
-        target.parent.mkdir(parents=True, exist_ok=True)
+    if not parent_made:
+        with _local_errors(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
     info = store.get_file(src.bucket, src.key, target)  # the store retries the request
     if md5_of(info) is not None:
         return info, True
@@ -132,6 +136,14 @@ def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8)
     run_all(fetch, targets, jobs, "majob-get")
     result.unverified.sort()
     return result
+
+
+def make_parents(dest: Path, rels: list[str]) -> None:
+    """Make the folders the files ``rels`` land in below ``dest``: once each, not once a file."""
+    folders = sorted({rel.rsplit("/", 1)[0] for rel in rels if "/" in rel})
+    for folder in [dest, *(dest / name for name in folders)]:
+        with _local_errors(folder):
+            folder.mkdir(parents=True, exist_ok=True)
 
 
 @contextlib.contextmanager

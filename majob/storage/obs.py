@@ -18,18 +18,21 @@ from typing import Any
 
 from majob.errors import StorageAuthError, StorageError, StorageNotFound, UserInputError
 from majob.storage.base import ListPage, ObjectInfo
-from majob.storage.config import ObsConfig
+from majob.storage.config import Credentials, ObsConfig
 from majob.storage.obs_answers import (
     Received,
     epoch,
     metadata_from_headers,
     plain_etag,
     read_list_page,
+    receive_answer,
     receive_to_file,
     stream_to_file,
 )
 from majob.storage.obs_copy import ObsCopy
 from majob.storage.obs_failures import malformed
+from majob.storage.obs_list_xml import parse_list_page
+from majob.storage.obs_wire import ObsWire, WireAnswer, WireResponse
 from majob.text import counted
 
 _DELETE_BATCH = 1000
@@ -49,13 +52,22 @@ def xml_carries(key: str) -> bool:
 
 
 class ObsObjectStore(ObsCopy):
-    """``ObjectStore`` on one shared, keep-alive ``ObsClient`` (safe to use from threads)."""
+    """``ObjectStore`` on one shared, keep-alive ``ObsClient`` (safe to use from threads); its
+    listings and downloads go through ``ObsWire`` (majob's own signed GET) when it speaks the
+    configured signature."""
+
+    def __init__(self, config: ObsConfig, credentials: Credentials | None = None) -> None:
+        creds = credentials or config.resolved_credentials()
+        super().__init__(config, creds)
+        self._wire = ObsWire(config, creds) if ObsWire.speaks(config) else None
 
     # -- listing and metadata ----------------------------------------------------------------
 
     def list_page(
         self, bucket: str, prefix: str, *, marker: str | None = None, max_keys: int = 1000
     ) -> ListPage:
+        if self._wire is not None:
+            return self._list_page_wire(self._wire, bucket, prefix, marker, max_keys)
         result = self._call(
             "list objects",
             bucket,
@@ -73,6 +85,25 @@ class ObsObjectStore(ObsCopy):
         try:
             return read_list_page(result.body)
         except (AttributeError, TypeError, ValueError) as error:
+            raise malformed(
+                "list objects", "a listing", bucket=bucket, key=prefix or None
+            ) from error
+
+    def _list_page_wire(
+        self, wire: ObsWire, bucket: str, prefix: str, marker: str | None, max_keys: int
+    ) -> ListPage:
+        query = {"max-keys": str(max_keys), "encoding-type": "url"}  # keys with any character
+        if prefix:
+            query["prefix"] = prefix
+        if marker:
+            query["marker"] = marker
+        answer = self._call(
+            "list objects", bucket, prefix, lambda: wire.get(bucket, "", query, _read_all)
+        )
+        try:
+            assert isinstance(answer, WireAnswer)
+            return parse_list_page(answer.value)
+        except (AssertionError, ValueError) as error:
             raise malformed(
                 "list objects", "a listing", bucket=bucket, key=prefix or None
             ) from error
@@ -164,7 +195,18 @@ class ObsObjectStore(ObsCopy):
     def get_file(self, bucket: str, key: str, path: Path) -> ObjectInfo:
         """Download to ``path`` atomically (a temporary file, then a rename); the MD5 is checked
         against the one the object carries (its ETag, or majob's ``md5`` metadata) on the way.
-        The answer is read by ``receive_to_file``, not by the SDK's ``getObject``."""
+        The answer is read by ``receive_answer`` (``ObsWire``) or ``receive_to_file``, not by the
+        SDK's ``getObject``."""
+        wire = self._wire
+        if wire is not None:
+            read = functools.partial(receive_answer, bucket, key, path)
+            answer = self._call(
+                "download object", bucket, key, lambda: wire.get(bucket, key, {}, read)
+            )
+            if not isinstance(answer, WireAnswer):
+                raise malformed("download object", "an answer", bucket=bucket, key=key)
+            info: ObjectInfo = answer.value
+            return info
         if not hasattr(self._client, "getObjectInto"):  # pragma: no cover - another SDK version
             return self._get_file_sdk(bucket, key, path)
         receive = functools.partial(
@@ -286,6 +328,15 @@ class ObsObjectStore(ObsCopy):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
+        super().close()
+
+
+def _read_all(response: WireResponse) -> bytes:
+    return response.read()
 
 
 def open_store(config: ObsConfig | None = None) -> ObsObjectStore:

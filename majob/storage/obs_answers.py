@@ -12,18 +12,20 @@ import calendar
 import contextlib
 import hashlib
 import http.client
+import itertools
 import os
-import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from majob.errors import StorageError, StorageIntegrityError
 from majob.storage.base import ListPage, ObjectInfo
 from majob.storage.obs_failures import NETWORK_ERRORS, malformed
-from majob.storage.plan import md5_of
+from majob.storage.plan import MD5_METADATA, md5_of, part_size_of
 
 READ_CHUNK = 1 << 20
 
@@ -121,6 +123,22 @@ def read_list_page(body: Any) -> ListPage:
     return ListPage(objects, next_marker)
 
 
+def wire_metadata(headers: dict[str, str]) -> dict[str, str]:
+    """Custom metadata from a GET answer's headers (names lower case), as the SDK renames them
+    for ``metadata_from_headers``: ``x-amz-meta-``/``x-obs-meta-`` names and values URL-decoded,
+    other ``x-amz-``/``x-obs-`` names without the prefix; the rest are HTTP's own."""
+    renamed: list[tuple[str, str]] = []
+    for name, value in headers.items():
+        for prefix in ("x-amz-meta-", "x-obs-meta-"):
+            if name.startswith(prefix):
+                renamed.append((unquote(name[len(prefix) :]), unquote(value)))
+                break
+        else:
+            if name.startswith(("x-amz-", "x-obs-")):
+                renamed.append((name[6:], unquote(value)))
+    return metadata_from_headers(renamed)
+
+
 def stream_to_file(result: Any, bucket: str, key: str, path: Path) -> ObjectInfo:
     """Write the body of the SDK's GET answer (``getObject`` without a download path) to
     ``path``, as ``write_body`` does."""
@@ -180,6 +198,21 @@ def receive_to_file(client: Any, util: Any, bucket: str, key: str, path: Path, c
     return Received(int(response.status), got)
 
 
+def receive_answer(bucket: str, key: str, path: Path, response: Any) -> ObjectInfo:
+    """Stream the body of a 2xx GET answer (an ``http.client`` response ``ObsWire`` received)
+    to ``path`` with ``write_body``; the object as its headers describe it."""
+    headers = {name.lower(): value for name, value in response.getheaders()}
+    length = headers.get("content-length")
+    info = ObjectInfo(
+        key,
+        int(length or 0),
+        plain_etag(headers.get("etag")),
+        last_modified=epoch(headers.get("last-modified")),
+        metadata=wire_metadata(headers),
+    )
+    return write_body(response, info, bucket, path, sized=length is not None)
+
+
 def write_body(
     response: Any, info: ObjectInfo, bucket: str, path: Path, *, sized: bool
 ) -> ObjectInfo:
@@ -206,27 +239,124 @@ def write_body(
 def _write_stream(
     response: Any, info: ObjectInfo, bucket: str, path: Path, sized: bool
 ) -> ObjectInfo:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name[:40]}.majob-{secrets.token_hex(4)}")
+    """The body to a temporary file beside ``path`` (raw ``os`` calls: a small object costs an
+    open, a write, a close and a rename, no more), checked, then renamed into place.
+
+    The check is the MD5 the object carries (``md5_of``) or, for a multipart object majob
+    uploaded without one (its ``md5-part-size`` and an ETag ``<md5>-<parts>``), that multipart
+    ETag, made from the received bytes on the way: no second read of the file. The object
+    handed back then says the MD5 of the whole received data as its ``md5`` metadata, as
+    majob's own uploads do when they know it."""
+    temp, fd = _create_temp(os.fspath(path))
     md5 = hashlib.md5()
+    parts = _PartDigests.of(info)
     size = 0
+    renamed = False
     try:
-        with temp.open("wb") as out:
-            while chunk := response.read(READ_CHUNK):
+        try:
+            for chunk in _chunks(response):
                 md5.update(chunk)
-                out.write(chunk)
+                if parts is not None:
+                    parts.update(chunk)
+                _write_all(fd, chunk)
                 size += len(chunk)
+        finally:
+            os.close(fd)
         if sized and info.size != size:
             raise http.client.IncompleteRead(b"", info.size - size)
         expected = md5_of(info)
         if expected is not None and expected != md5.hexdigest():
             said = "the ETag" if expected == info.etag else "the md5 the object carries"
-            raise StorageIntegrityError(
-                f"download object: the MD5 of the received data does not match {said}",
-                bucket=bucket,
-                key=info.key,
-            )
+            raise _mismatch(bucket, info.key, said)
+        metadata = info.metadata
+        if parts is not None:
+            if parts.etag() != info.etag:
+                raise _mismatch(bucket, info.key, "the multipart ETag")
+            metadata = {**info.metadata, MD5_METADATA: md5.hexdigest()}
         os.replace(temp, path)
+        renamed = True
     finally:
-        temp.unlink(missing_ok=True)
-    return ObjectInfo(info.key, size, info.etag, info.last_modified, info.metadata)
+        if not renamed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+    return ObjectInfo(info.key, size, info.etag, info.last_modified, metadata)
+
+
+def _chunks(response: Any) -> Iterator[memoryview | bytes]:
+    """The body in pieces of up to ``READ_CHUNK``: read into one reused buffer when the response
+    can (``readinto``: no new 1 MiB object per read), else as ``read`` gives them."""
+    readinto = getattr(response, "readinto", None)
+    if readinto is None:
+        while chunk := response.read(READ_CHUNK):
+            yield chunk
+        return
+    view = memoryview(bytearray(READ_CHUNK))
+    while count := readinto(view):
+        yield view[:count]
+
+
+def _mismatch(bucket: str, key: str, said: str) -> StorageIntegrityError:
+    return StorageIntegrityError(
+        f"download object: the MD5 of the received data does not match {said}",
+        bucket=bucket,
+        key=key,
+    )
+
+
+class _PartDigests:
+    """The multipart ETag (``md5(md5(part 1) || ...)-N``) of a stream cut at ``part_size``."""
+
+    def __init__(self, part_size: int) -> None:
+        self.part_size = part_size
+        self.digests: list[bytes] = []
+        self.current = hashlib.md5()
+        self.filled = 0
+
+    @classmethod
+    def of(cls, info: ObjectInfo) -> _PartDigests | None:
+        """For an object checked by its multipart ETag: no MD5 said, majob's part size."""
+        part_size = part_size_of(info)
+        if md5_of(info) is not None or part_size is None or "-" not in info.etag:
+            return None
+        return cls(part_size)
+
+    def update(self, chunk: memoryview | bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            take = min(len(view), self.part_size - self.filled)
+            self.current.update(view[:take])
+            self.filled += take
+            view = view[take:]
+            if self.filled == self.part_size:
+                self.digests.append(self.current.digest())
+                self.current, self.filled = hashlib.md5(), 0
+
+    def etag(self) -> str:
+        digests = self.digests + (
+            [self.current.digest()] if self.filled or not self.digests else []
+        )
+        return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
+
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_temp_numbers = itertools.count()
+
+
+def _create_temp(target: str) -> tuple[str, int]:
+    """A new temporary file beside ``target`` (``.<name>.majob-<pid>-<n>``: unique in this
+    process, and beside another process's by its pid), its folder made when missing."""
+    folder, name = os.path.split(target)
+    while True:
+        temp = os.path.join(folder, f".{name[:40]}.majob-{os.getpid()}-{next(_temp_numbers)}")
+        try:
+            return temp, os.open(temp, _TEMP_FLAGS, 0o666)
+        except FileNotFoundError:
+            os.makedirs(folder or ".", exist_ok=True)
+        except FileExistsError:
+            continue  # left by a killed process whose pid this one has now
+
+
+def _write_all(fd: int, data: memoryview | bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
