@@ -183,13 +183,8 @@ def receive_to_file(client: Any, util: Any, bucket: str, key: str, path: Path, c
     try:
         headers = {name.lower(): value for name, value in response.getheaders()}
         length = headers.get("content-length")
-        info = ObjectInfo(
-            key,
-            int(length or 0),
-            plain_etag(headers.get("etag")),
-            last_modified=epoch(headers.get("last-modified")),
-            metadata=metadata_from_headers(client._rename_response_headers(headers)),
-        )
+        metadata = metadata_from_headers(client._rename_response_headers(headers))
+        info = answer_info(key, headers, metadata)
         got = write_body(response, info, bucket, path, sized=length is not None)
     except BaseException:
         response.close()
@@ -198,18 +193,23 @@ def receive_to_file(client: Any, util: Any, bucket: str, key: str, path: Path, c
     return Received(int(response.status), got)
 
 
+def answer_info(key: str, headers: dict[str, str], metadata: dict[str, str]) -> ObjectInfo:
+    """The object a GET answer's (lower-cased) ``headers`` describe."""
+    return ObjectInfo(
+        key,
+        int(headers.get("content-length") or 0),
+        plain_etag(headers.get("etag")),
+        last_modified=epoch(headers.get("last-modified")),
+        metadata=metadata,
+    )
+
+
 def receive_answer(bucket: str, key: str, path: Path, response: Any) -> ObjectInfo:
     """Stream the body of a 2xx GET answer (an ``http.client`` response ``ObsWire`` received)
     to ``path`` with ``write_body``; the object as its headers describe it."""
     headers = {name.lower(): value for name, value in response.getheaders()}
     length = headers.get("content-length")
-    info = ObjectInfo(
-        key,
-        int(length or 0),
-        plain_etag(headers.get("etag")),
-        last_modified=epoch(headers.get("last-modified")),
-        metadata=wire_metadata(headers),
-    )
+    info = answer_info(key, headers, wire_metadata(headers))
     return write_body(response, info, bucket, path, sized=length is not None)
 
 
