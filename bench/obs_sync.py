@@ -345,23 +345,25 @@ def report_network(runs: list[Run], files: int, latency_ms: float, rclone: bool)
     return 0
 
 
-def small_round(
-    fake: FakeObsProcess,
-    small: Path,
-    files: int,
-    envs: tuple[dict[str, str], dict[str, str]],
-    jobs: list[str],
-    prefix: str,
-) -> list[Run]:
+@dataclass(frozen=True)
+class Clients:
+    """What every round runs against: the fake, majob's and rclone's environments, --jobs."""
+
+    fake: FakeObsProcess
+    envs: tuple[dict[str, str], dict[str, str]]
+    jobs: list[str]
+
+
+def small_round(clients: Clients, small: Path, files: int, prefix: str) -> list[Run]:
     """One round: first, no-change and one-changed syncs of the small files, every client side
     by side, each to its own fresh ``prefix``-named folder (majob with a cold hash cache)."""
-    env, renv = envs
+    fake, (env, renv), jobs = clients.fake, clients.envs, clients.jobs
     majob = [sys.executable, "-m", "majob", "obs"]
-    clients = {"majob": [*majob, "sync", str(small), f"obs://{BUCKET}/majob-{prefix}/", *jobs]}
+    commands = {"majob": [*majob, "sync", str(small), f"obs://{BUCKET}/majob-{prefix}/", *jobs]}
     if shutil.which("rclone"):
-        clients[RCLONE] = ["rclone", "sync", str(small), f"fake:{BUCKET}/rclone-{prefix}"]
-        clients[TUNED] = ["rclone", "sync", str(small), f"fake:{BUCKET}/tuned-{prefix}"]
-        clients[TUNED] += ["--transfers", "16", "--checkers", "16"]
+        commands[RCLONE] = ["rclone", "sync", str(small), f"fake:{BUCKET}/rclone-{prefix}"]
+        commands[TUNED] = ["rclone", "sync", str(small), f"fake:{BUCKET}/tuned-{prefix}"]
+        commands[TUNED] += ["--transfers", "16", "--checkers", "16"]
     shutil.rmtree(env["MAJOB_CACHE_DIR"], ignore_errors=True)
     runs: list[Run] = []
     for phase in PHASES:
@@ -369,27 +371,18 @@ def small_round(
             changed = small / "dir07" / "file00007.bin"
             changed.write_bytes(os.urandom(4096))
         sent = {"first": files, "no change": 0, "one changed": 1}[phase]
-        for client, command in clients.items():
+        for client, command in commands.items():
             use = env if client == "majob" else renv
             name = f"{client}, {phase}"
             runs.append(measure(fake, name, command, use, files, sent * 4096))
     return runs
 
 
-def small_runs(
-    fake: FakeObsProcess,
-    small: Path,
-    files: int,
-    envs: tuple[dict[str, str], dict[str, str]],
-    jobs: list[str],
-    repeat: int,
-) -> list[Run]:
+def small_runs(clients: Clients, small: Path, files: int, repeat: int) -> list[Run]:
     """A warm-up round (the fake's first requests cost it more: that would land on whichever
     client runs first), then ``repeat`` rounds; each row the median of its runs."""
-    small_round(fake, small, files, envs, jobs, "warm-up")
-    return medians(
-        small_round(fake, small, files, envs, jobs, f"small{i}") for i in range(max(1, repeat))
-    )
+    small_round(clients, small, files, "warm-up")
+    return medians(small_round(clients, small, files, f"small{i}") for i in range(max(1, repeat)))
 
 
 def medians(rounds: Iterable[list[Run]]) -> list[Run]:
@@ -409,17 +402,9 @@ def medians(rounds: Iterable[list[Run]]) -> list[Run]:
     return chosen_runs
 
 
-def big_round(
-    fake: FakeObsProcess,
-    big: Path,
-    big_bytes: int,
-    envs: tuple[dict[str, str], dict[str, str]],
-    jobs: list[str],
-    rclone: bool,
-    cache: Path,
-) -> list[Run]:
+def big_round(clients: Clients, big: Path, big_bytes: int, rclone: bool, cache: Path) -> list[Run]:
     """One run of every big-file client, one after the other."""
-    env, renv = envs
+    fake, (env, renv), jobs = clients.fake, clients.envs, clients.jobs
     endpoint = fake.endpoint
     majob = [sys.executable, "-m", "majob", "obs"]
     shutil.rmtree(cache, ignore_errors=True)  # no hash cache: cold
@@ -453,25 +438,17 @@ def big_round(
 
 
 def big_runs(
-    fake: FakeObsProcess,
-    big: Path,
-    big_bytes: int,
-    envs: tuple[dict[str, str], dict[str, str]],
-    jobs: list[str],
-    rclone: bool,
-    cache: Path,
-    repeat: int,
+    clients: Clients, big: Path, big_bytes: int, rclone: bool, cache: Path, repeat: int
 ) -> list[Run]:
     """``repeat`` rounds of the big-file clients; each row the median of its runs."""
+    fake, jobs = clients.fake, clients.jobs
     # Warm the fake up once with the biggest shape (a multipart upload: parts, then the
     # joined copy): growing its heap costs page faults, a cost of the emulator that would
     # otherwise land on whichever client runs first.
     warm = [sys.executable, "-m", "majob", "obs", "cp", str(big / "model.bin")]
-    run_process([*warm, f"obs://{BUCKET}/warm-up/", *jobs], envs[0])
+    run_process([*warm, f"obs://{BUCKET}/warm-up/", *jobs], clients.envs[0])
     delete_prefix(fake.endpoint, "warm-up/")
-    return medians(
-        big_round(fake, big, big_bytes, envs, jobs, rclone, cache) for _ in range(max(1, repeat))
-    )
+    return medians(big_round(clients, big, big_bytes, rclone, cache) for _ in range(max(1, repeat)))
 
 
 def report_small(by: dict[str, Run], files: int, rclone: bool) -> None:
@@ -552,11 +529,11 @@ def main() -> int:
             jobs = ["--jobs", str(args.jobs)] if args.jobs else []
             if args.mode == "network":
                 fake.add_fault(latency=args.latency_ms / 1000)
-                runs = small_runs(fake, small, files, envs, jobs, repeat)
+                runs = small_runs(Clients(fake, envs, jobs), small, files, repeat)
                 fake.clear_faults()
                 return report_network(runs, files, args.latency_ms, rclone)
             if args.only != "big":
-                runs += small_runs(fake, small, files, envs, jobs, repeat)
+                runs += small_runs(Clients(fake, envs, jobs), small, files, repeat)
                 loop = [sys.executable, "-c", PUTFILE_LOOP, endpoint, DEFAULT_ACCESS_KEY]
                 loop += [DEFAULT_SECRET_KEY, BUCKET, "sdk-small/", str(small)]
                 runs.append(measure(fake, "esdk putFile loop", loop, envs[0], files, files * 4096))
@@ -564,7 +541,8 @@ def main() -> int:
                 cache = tmp / "majob-cache"
                 # as before: majob --jobs 8 and rclone --transfers 8 unless told
                 big_jobs = jobs or ["--jobs", "8"]
-                runs += big_runs(fake, big, big_mib * MiB, envs, big_jobs, rclone, cache, repeat)
+                big_clients = Clients(fake, envs, big_jobs)
+                runs += big_runs(big_clients, big, big_mib * MiB, rclone, cache, repeat)
 
     print_table(runs)
     by = {r.name: r for r in runs}

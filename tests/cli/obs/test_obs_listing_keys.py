@@ -3,9 +3,8 @@ cannot read is one clear error line, never a raw exception."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from majob.emulator.obs import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, FakeObsSe
 from majob.errors import StorageError
 from majob.storage.obs import ObsObjectStore
 from majob.testing import FAKE_BUCKET, obs_config
+from tests.loopback import serving_handler
 
 runner = CliRunner()
 ODD_KEYS = ["odd/a\x01b.txt", "odd/nul\x00.txt", "odd/plus+ space%25.txt", "odd/tab\t.txt"]
@@ -84,16 +84,8 @@ class _Broken(BaseHTTPRequestHandler):
 
 @pytest.fixture(params=[RAW_CONTROL, NOT_XML, TRUNCATED_WITHOUT_MARKER])
 def broken_endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
-    handler = type("Handler", (_Broken,), {"body": request.param})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_handler(type("Handler", (_Broken,), {"body": request.param})) as endpoint:
+        yield endpoint
 
 
 def test_unreadable_listing_is_a_storage_error(broken_endpoint: str) -> None:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback import serving
 
 DOMAIN = "majob-account"
 USER = "majob-user"
@@ -92,11 +93,5 @@ class _IamServer(ThreadingHTTPServer):
 @contextmanager
 def fake_iam(access_key: str, secret_key: str) -> Iterator[str]:
     """An IAM on 127.0.0.1 handing out ``access_key``/``secret_key``; its endpoint."""
-    server = _IamServer((access_key, secret_key))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_IamServer((access_key, secret_key))) as endpoint:
+        yield endpoint

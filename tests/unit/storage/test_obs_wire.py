@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from majob.storage.obs_answers import read_list_page, write_body
 from majob.storage.obs_list_xml import parse_list_page
 from majob.storage.obs_wire import ObsWire, WireAnswer, WireError, WireResponse
 from majob.testing import FAKE_BUCKET, FAKE_CREDENTIALS, obs_config
+from tests.loopback import serving_handler
 
 # The shape of OBS's own answer (API reference, "Listing Objects in a Bucket"): the OBS
 # namespace, an Owner and a StorageClass per entry, keys URL-encoded on request.
@@ -211,16 +211,8 @@ class _Chunked(BaseHTTPRequestHandler):
 
 @pytest.fixture(params=[False, True], ids=["kept", "hung-up"])
 def chunked_endpoint(request: pytest.FixtureRequest) -> Iterator[str]:
-    handler = type("Handler", (_Chunked,), {"hang_up": request.param})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_handler(type("Handler", (_Chunked,), {"hang_up": request.param})) as endpoint:
+        yield endpoint
 
 
 def test_a_chunked_answer_is_read_whole_and_a_hung_up_connection_opened_again(
