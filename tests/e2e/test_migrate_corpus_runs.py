@@ -128,15 +128,23 @@ for job in json.loads(sys.stdin.read()):
     if not FORK:
         run(job)
         continue
+    # The child's stderr goes to a file of its own: a child that ends badly (faulthandler's
+    # exit after a hang, a crash) is reported with the stack it printed.
+    log = os.path.join(job["cwd"], "harness-stderr.log")
     pid = os.fork()
     if pid == 0:
         try:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(fd, 2)
             run(job)
         finally:
             os._exit(0)
     _, status = os.waitpid(pid, 0)
     if status != 0:
-        print(json.dumps({"name": job["name"], "error": f"process ended with {status:#x}"}))
+        with open(log, errors="replace") as printed:
+            tail = printed.read()[-3000:]
+        error = f"process ended with {status:#x}; its stderr ends:\\n{tail}"
+        print(json.dumps({"name": job["name"], "error": error}))
         sys.stdout.flush()
 """
 
@@ -235,7 +243,7 @@ def test_every_intermediate_and_npu_auto_output_trains_and_saves_once(tmp_path: 
     own = [j for j in runs if j["own_process"]]
     results = _run_jobs(shared) + _run_jobs(own, fork=True)
     assert [r["name"] for r in results] == [j["name"] for j in shared + own]
-    failed = {r["name"]: r["error"][-1500:] for r in results if r["error"]}
+    failed = {r["name"]: r["error"][-3000:] for r in results if r["error"]}
     assert failed == {}, "\n\n".join(f"{k}: {v}" for k, v in failed.items())
     ran = {j["name"]: first[Path(j["script"]).read_text("utf-8")] for j in jobs}
     saves = {j["name"]: (_saves(Path(ran[j["name"]]["cwd"])), j["saves"]) for j in jobs}
