@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from majob.errors import UserInputError
-from majob.precision.probe import _quiet, require_msprobe
+from majob.precision.probe import quiet_msprobe, require_msprobe
 
 # msprobe's details CSV columns (its headers are Chinese): what majob shows of each output.
 _COSINE, _MAX_ABS, _MAX_REL = "余弦相似度", "最大绝对误差", "相对误差最大值"
@@ -85,7 +85,7 @@ def run_precheck(dump_dir: Path, output_dir: Path, *, apis: int | None = None) -
         out = output_dir / where.replace("/", "-")
         out.mkdir(parents=True, exist_ok=True)
         csv_path = out / _RESULT_NAME.format(stamp=f"{20000101000000 + number}")
-        with _quiet():
+        with quiet_msprobe():
             statuses = _check_one(document, dump.parent / "dump_tensor_data", csv_path, apis)
         result.result_csvs.append(csv_path)
         result.verdicts += _verdicts(where, statuses, _details(csv_path))

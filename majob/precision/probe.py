@@ -29,7 +29,7 @@ def require_msprobe() -> None:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def quiet_msprobe() -> Iterator[None]:
     """msprobe's own chatter and its libraries' warnings stay out of majob's output: on a CPU it
     warns that CANN is missing, and its pandas calls raise pandas' deprecation warnings (which
     a warnings-as-errors run would turn into failures of a compare that is fine)."""
@@ -61,7 +61,7 @@ def compare_pair(target: Path, golden: Path, output_dir: Path) -> Path:
     require_msprobe()
     output_dir.mkdir(parents=True, exist_ok=True)
     before = set(output_dir.glob("compare_result_*.csv"))
-    with _quiet():
+    with quiet_msprobe():
         from msprobe.pytorch.compare.pt_compare import pt_compare
 
         params = {"npu_path": str(target), "bench_path": str(golden)}
