@@ -19,6 +19,9 @@ from pathlib import Path
 from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
 from majob.precision.config_table import ConfigTable, config_table
+from majob.precision.frames import user_frame as _user_frame
+from majob.precision.nonfinite import NonFiniteScan, compare_problems
+from majob.precision.nonfinite import scan as scan_nonfinite
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
 from majob.precision.specs import read_spec_record, spec_differences
@@ -26,14 +29,6 @@ from majob.text import counted
 
 RESULTS = ("pass", "warning", "error")
 _PHASE = re.compile(r"^(.*?\.(?:forward|backward))(?:\.|$)")
-_FRAME = re.compile(r"File (.+?), line (\d+), in ([^,]+),")
-_LIBRARY_PARTS = (
-    "/site-packages/",
-    "/dist-packages/",
-    "/lib/python3",
-    "/majob/precision/",
-    "/majob_precision/",  # the bootstrap as `submit --dump` stages it
-)
 MIN_MATCHED = 0.5  # below this share of matched APIs the runs are not the same model
 
 
@@ -83,6 +78,7 @@ class CompareReport:
     # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
     spec_differences: list[tuple[str, str, str]] | None = None
     config: ConfigTable | None = None  # what went in: spec, packages, data... (config_table.py)
+    nonfinite: tuple[NonFiniteScan, NonFiniteScan] | None = None  # A's, B's first NaN/Inf
 
     @property
     def counts(self) -> dict[str, int]:
@@ -104,7 +100,7 @@ class CompareReport:
     @property
     def problems(self) -> list[str]:
         """Why the runs do not train the same (empty: they do, within the tolerances)."""
-        found: list[str] = []
+        found = [] if self.nonfinite is None else compare_problems(*self.nonfinite)
         counts = self.counts
         if counts["error"] or counts["warning"] or counts["unmatched"]:
             found.append(
@@ -137,17 +133,6 @@ def _nan_high(value: float) -> float:
 def _rank_key(rank: str) -> tuple[int, str]:
     digits = re.sub(r"\D", "", rank)
     return (int(digits) if digits and rank.startswith("rank") else 1 << 30, rank)
-
-
-def _user_frame(stack: str) -> str:
-    """The innermost frame of the user's code: not a library, not majob's bootstrap. A path in a
-    run's code copy (``.../user-job-dir/<code dir>/x.py``) is shown from the code dir down."""
-    for path, line, function in _FRAME.findall(stack):
-        if any(part in path for part in _LIBRARY_PARTS):
-            continue
-        shown = path.split("/user-job-dir/", 1)[-1]
-        return f"{shown}:{line} in {function}"
-    return ""
 
 
 def _step_dirs(dump_dir: Path) -> dict[int, dict[str, Path]]:
@@ -277,6 +262,7 @@ def compare_runs(
     if spec_a is not None and spec_b is not None:
         report.spec_differences = spec_differences(spec_a, spec_b)
     report.config = config_table((golden_dump, target_dump), (golden.run_dir, target.run_dir))
+    report.nonfinite = (scan_nonfinite(golden_dump), scan_nonfinite(target_dump))
     pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
     if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
@@ -319,6 +305,9 @@ def to_json(report: CompareReport) -> dict[str, object]:
         if report.spec_differences is None
         else [{"field": f, "golden": a, "target": b} for f, a, b in report.spec_differences],
         "configuration": None if report.config is None else report.config.to_json(),
+        "nonfinite": None
+        if report.nonfinite is None
+        else {"golden": report.nonfinite[0].to_json(), "target": report.nonfinite[1].to_json()},
         "counts": report.counts,
         "first_bad_api": None
         if first is None

@@ -15,7 +15,8 @@ _LEVEL = re.compile(r"\[(WARNING|ERROR)\] ")
 
 def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
     """``precision dump: ...`` and its details: the steps and ranks dumped, the size, msprobe's
-    log with its warning and error counts, and the compare command."""
+    log with its warning and error counts, the first NaN/Inf (``nonfinite.py``) and the compare
+    command."""
     if not dump_dir.is_dir():
         return [f"precision dump: none in {dump_dir} (did the script call a torch module?)"]
     steps = sorted(
@@ -38,5 +39,8 @@ def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
             f"{counted(levels.count('WARNING'), 'warning')}, "
             f"{counted(levels.count('ERROR'), 'error')})"
         )
+    from majob.precision.nonfinite import scan
+
+    lines += [f"  {line}" for line in scan(dump_dir).lines()]  # the first NaN/Inf, if any
     lines.append(f"  compare it with another dump run: majob compare {run_id} OTHER_RUN")
     return lines
