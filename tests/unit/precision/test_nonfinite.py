@@ -248,3 +248,30 @@ def test_msprobes_analysis_follows_nan_through_a_collective_to_the_rank_that_mad
     assert (first.rank, first.api, first.found_by) == (
         "rank1", "Torch.div.0.forward", "msprobe overflow_check",
     )  # fmt: skip
+
+
+def test_the_report_page_names_the_first_nan_and_leaves_out_the_nan_rows_after_it(
+    tmp_path: Path,
+) -> None:
+    from majob.precision.compare import ApiRow, CompareReport, PairResult, to_json
+    from majob.precision.html import render
+
+    clean = tmp_path / "clean"
+    write_rank(clean, 1, "rank0", {"Torch.log.0.forward": FINE})
+    report = CompareReport("A", "B")
+    report.nonfinite = (scan(clean), scan(_nan_dump(tmp_path / "b", 1, "Torch.log.0.forward")))
+    rows = tuple(
+        ApiRow(1, "rank0", f"{api}.output.0", api, "error", diff, "", "")
+        for api, diff in (("Tensor.__add__.0.forward", "0.5"), ("Torch.log.0.forward", "nan"))
+    )
+    report.pairs.append(PairResult(1, "rank0", {"error": 2}, 2, 2, rows[0], rows, tmp_path))
+    page = render(report)
+    section = page.split('id="first-nonfinite">', 1)[1].split("</p>", 1)[0]
+    assert "<b>A</b>: no NaN/Inf" in section
+    assert "<b>B</b>: first NaN/Inf: NaN in Torch.log.0.forward output at step 1" in section
+    worst = page.split('id="worst-apis"', 1)[1].split("</table>", 1)[0]
+    assert (
+        "Tensor.__add__.0.forward.output.0" in worst and "Torch.log.0.forward.output" not in worst
+    )
+    assert report.verdict == "fail"
+    assert to_json(report)["nonfinite"]["target"]["first"]["api"] == "Torch.log.0.forward"  # type: ignore[index]
