@@ -15,17 +15,18 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
 from majob.precision.config_table import ConfigTable, config_table
-from majob.precision.frames import user_frame as _user_frame
-from majob.precision.nonfinite import NonFiniteScan, compare_problems
-from majob.precision.nonfinite import scan as scan_nonfinite
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
 from majob.precision.specs import read_spec_record, spec_differences
 from majob.text import counted
+
+if TYPE_CHECKING:
+    from majob.precision.nonfinite import NonFiniteScan
 
 RESULTS = ("pass", "warning", "error")
 _PHASE = re.compile(r"^(.*?\.(?:forward|backward))(?:\.|$)")
@@ -75,10 +76,10 @@ class CompareReport:
     weights: list[TensorDiff] = field(default_factory=list)
     weights_files: tuple[str, str] | None = None
     tolerances: Tolerances = field(default_factory=Tolerances)
+    nonfinite: tuple[NonFiniteScan, NonFiniteScan] | None = None  # A's, B's first NaN/Inf
     # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
     spec_differences: list[tuple[str, str, str]] | None = None
     config: ConfigTable | None = None  # what went in: spec, packages, data... (config_table.py)
-    nonfinite: tuple[NonFiniteScan, NonFiniteScan] | None = None  # A's, B's first NaN/Inf
 
     @property
     def counts(self) -> dict[str, int]:
@@ -100,6 +101,8 @@ class CompareReport:
     @property
     def problems(self) -> list[str]:
         """Why the runs do not train the same (empty: they do, within the tolerances)."""
+        from majob.precision.nonfinite import compare_problems
+
         found = [] if self.nonfinite is None else compare_problems(*self.nonfinite)
         counts = self.counts
         if counts["error"] or counts["warning"] or counts["unmatched"]:
@@ -189,6 +192,8 @@ def pairs_to_compare(
 
 def summarise_csv(path: Path, step: int, rank: str, worst: int = 5) -> PairResult:
     """Counts, matches, the first non-pass row and the ``worst`` rows by max diff."""
+    from majob.precision.frames import user_frame as _user_frame
+
     counts: Counter[str] = Counter()
     first_bad: ApiRow | None = None
     rows: list[ApiRow] = []
@@ -262,7 +267,6 @@ def compare_runs(
     if spec_a is not None and spec_b is not None:
         report.spec_differences = spec_differences(spec_a, spec_b)
     report.config = config_table((golden_dump, target_dump), (golden.run_dir, target.run_dir))
-    report.nonfinite = (scan_nonfinite(golden_dump), scan_nonfinite(target_dump))
     pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
     if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
@@ -279,6 +283,9 @@ def compare_runs(
                 hint="compare a run with its own migration (same model, same steps)",
             )
         report.pairs.append(result)
+    from majob.precision.nonfinite import scan
+
+    report.nonfinite = (scan(golden_dump), scan(target_dump))  # the first NaN/Inf of each
     loss_a, source_a = read_loss(golden)
     loss_b, source_b = read_loss(target)
     if loss_a and loss_b:
@@ -305,9 +312,6 @@ def to_json(report: CompareReport) -> dict[str, object]:
         if report.spec_differences is None
         else [{"field": f, "golden": a, "target": b} for f, a, b in report.spec_differences],
         "configuration": None if report.config is None else report.config.to_json(),
-        "nonfinite": None
-        if report.nonfinite is None
-        else {"golden": report.nonfinite[0].to_json(), "target": report.nonfinite[1].to_json()},
         "counts": report.counts,
         "first_bad_api": None
         if first is None
@@ -332,6 +336,9 @@ def to_json(report: CompareReport) -> dict[str, object]:
             for p in report.pairs
         ],
         "skipped": report.skipped,
+        "nonfinite": None
+        if report.nonfinite is None
+        else {"golden": report.nonfinite[0].to_json(), "target": report.nonfinite[1].to_json()},
         "loss": None
         if loss is None
         else {

@@ -31,6 +31,9 @@ def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
         f"precision dump: steps {shown} ({counted(len(ranks), 'rank')}, "
         f"{counted(len(files), 'file')}, {human_bytes(size)}) in {dump_dir}"
     ]
+    from majob.precision.nonfinite import scan
+
+    lines += [f"  {line}" for line in scan(dump_dir).lines()]  # the first NaN/Inf, if any
     for log in sorted(dump_dir.glob("msprobe-rank*.log")):
         text = log.read_text(encoding="utf-8", errors="replace").splitlines()
         levels = [m.group(1) for line in text if (m := _LEVEL.search(line))]
@@ -39,8 +42,5 @@ def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
             f"{counted(levels.count('WARNING'), 'warning')}, "
             f"{counted(levels.count('ERROR'), 'error')})"
         )
-    from majob.precision.nonfinite import scan
-
-    lines += [f"  {line}" for line in scan(dump_dir).lines()]  # the first NaN/Inf, if any
     lines.append(f"  compare it with another dump run: majob compare {run_id} OTHER_RUN")
     return lines
