@@ -88,7 +88,7 @@ def overflow_check(step_dir: Path) -> tuple[int, str] | None:
 
     if importlib.util.find_spec(MODULE) is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="majob-overflow-") as out, _quiet():
+    with tempfile.TemporaryDirectory(prefix="majob-overflow-") as out, quiet_msprobe():
         try:
             from msprobe.overflow_check.analyzer import OverFlowCheck
 
