@@ -9,7 +9,15 @@
     you); printed: both wall times and their ratio (goal: at most 1.1x). majob's side also reads
     the loss series and compares the checkpoints.
 
-    .venv/bin/python bench/precision.py [--rounds 1]
+(c) ``--only compare-speed``: ``majob compare`` on two ~500 MB ``tensor`` dumps against
+    ``msprobe compare -tp -gp`` on the same pair (msprobe 26.2's CLI has no ``-f pytorch``): a
+    seeded synthetic dump in msprobe's layout (``step0/rank0/{dump,stack,construct}.json``,
+    ``dump_tensor_data/*.pt``, the statistics msprobe writes), B = A plus seeded noise; printed:
+    both wall times and their ratio (goal: at most 1.1x).
+(d) ``--only corpus``: tests/precision_corpus (planted differences, each a reference and a
+    planted ``majob run --dump``): a table of case, expected, found, ok.
+
+    .venv/bin/python bench/precision.py [--rounds 1] [--only dump-cost|compare-speed|corpus]
 """
 
 from __future__ import annotations
@@ -51,7 +59,21 @@ def timed(command: list[str], cwd: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument(
+        "--only", choices=("dump-cost", "compare-speed", "corpus"), default="dump-cost"
+    )
+    parser.add_argument("--dump-mb", type=int, default=500, help="compare-speed: MB per dump")
     args = parser.parse_args()
+    if args.only == "compare-speed":
+        compare_speed(args.rounds, args.dump_mb)
+    elif args.only == "corpus":
+        corpus()
+    else:
+        dump_cost(args.rounds)
+
+
+def dump_cost(rounds: int) -> None:
+    """(a) and (b): the MNIST example with and without --dump, then compare against msprobe."""
     majob, msprobe = str(BIN / "majob"), str(BIN / "msprobe")
     with tempfile.TemporaryDirectory(prefix="majob-bench-precision-") as scratch:
         work = Path(scratch)
@@ -59,7 +81,7 @@ def main() -> None:
         runs = work / "runs"
         run = [majob, "run", "spec.yaml", "--runs-dir", str(runs)]
         plain, dumped = [], []
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             plain.append(timed(run, work))
             dumped.append(timed([*run, "--dump"], work))
         dumped.append(timed([*run, "--dump"], work))  # a second dump to compare with
@@ -70,7 +92,7 @@ def main() -> None:
         dumps = sorted(p for p in runs.rglob("precision-dump") if p.is_dir())[-2:]
         golden, target = dumps
         ours, theirs = [], []
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             ours.append(timed([majob, "compare", str(golden), str(target), "--spec", "b"], work))
             started = time.perf_counter()
             for step in STEPS:
@@ -84,6 +106,89 @@ def main() -> None:
             f"compare {len(STEPS)} steps: majob compare {mine:.2f} s; msprobe compare x"
             f"{len(STEPS)} {direct:.2f} s; ratio {mine / direct:.2f}x (goal <= 1.1x)"
         )
+
+
+TENSOR_ELEMENTS = 1 << 20  # 4 MiB of float32 per tensor
+
+
+def synthetic_tensor_dump(root: Path, mb: int, noise: float) -> Path:
+    """A ``tensor`` dump of one step and rank in msprobe's layout, about ``mb`` MB of tensors:
+    APIs ``Functional.linear.<i>.forward`` with one input and one output each, seeded (the same
+    tensors for every ``root``), plus ``noise`` times seeded normal noise."""
+    import json
+
+    import torch
+
+    rank_dir = root / "precision-dump" / "step0" / "rank0"
+    data_dir = rank_dir / "dump_tensor_data"
+    data_dir.mkdir(parents=True)
+    apis = max(1, mb * (1 << 20) // (2 * 4 * TENSOR_ELEMENTS))
+    generator, jitter = torch.Generator().manual_seed(0), torch.Generator().manual_seed(1)
+    entries: dict[str, object] = {}
+    for index in range(apis):
+        api = f"Functional.linear.{index}.forward"
+        sides: dict[str, list[object]] = {}
+        for side in ("input", "output"):
+            tensor = torch.randn(TENSOR_ELEMENTS, generator=generator)
+            tensor += noise * torch.randn(TENSOR_ELEMENTS, generator=jitter)
+            name = f"{api}.{side}.0.pt"
+            torch.save(tensor, data_dir / name)
+            sides[side] = [
+                {
+                    "type": "torch.Tensor", "dtype": "torch.float32", "shape": [TENSOR_ELEMENTS],
+                    "Max": tensor.max().item(), "Min": tensor.min().item(),
+                    "Mean": tensor.mean().item(), "Norm": tensor.norm().item(),
+                    "requires_grad": False, "data_name": name,
+                }
+            ]  # fmt: skip
+        entries[api] = {"input_args": sides["input"], "input_kwargs": {}, "output": sides["output"]}
+    header = {"task": "tensor", "level": "L1", "framework": "pytorch"}
+    dump = {**header, "dump_data_dir": str(data_dir), "data": entries}
+    (rank_dir / "dump.json").write_text(json.dumps(dump, indent=1), encoding="utf-8")
+    frame = "File /bench/train.py, line 1, in forward, \n y = model(x)"
+    stack = {str(i): [[api], [frame]] for i, api in enumerate(entries)}
+    (rank_dir / "stack.json").write_text(json.dumps(stack), encoding="utf-8")
+    (rank_dir / "construct.json").write_text("{}", encoding="utf-8")
+    return root / "precision-dump"
+
+
+def compare_speed(rounds: int, mb: int) -> None:
+    """(c): majob compare and msprobe compare on the same two synthetic tensor dumps."""
+    majob, msprobe = str(BIN / "majob"), str(BIN / "msprobe")
+    with tempfile.TemporaryDirectory(prefix="majob-bench-compare-") as scratch:
+        work = Path(scratch)
+        started = time.perf_counter()
+        golden = synthetic_tensor_dump(work / "A", mb, 0.0)
+        target = synthetic_tensor_dump(work / "B", mb, 1e-3)
+        size = sum(p.stat().st_size for p in golden.rglob("*") if p.is_file())
+        print(f"two tensor dumps of {size / 1e6:.0f} MB each made in "
+              f"{time.perf_counter() - started:.1f} s")  # fmt: skip
+        ours, theirs = [], []
+        for index in range(rounds):
+            ours.append(timed([majob, "compare", str(golden), str(target), "--spec", "b"], work))
+            pair = [str(d / "step0" / "rank0" / "dump.json") for d in (target, golden)]
+            out = work / f"msprobe-{index}"
+            theirs.append(
+                timed([msprobe, "compare", "-tp", pair[0], "-gp", pair[1], "-o", str(out)], work)
+            )
+        mine, direct = statistics.median(ours), statistics.median(theirs)
+        print(
+            f"compare two {size / 1e6:.0f} MB tensor dumps: majob compare {mine:.2f} s; "
+            f"msprobe compare {direct:.2f} s; ratio {mine / direct:.2f}x (goal <= 1.1x)"
+        )
+
+
+def corpus() -> None:
+    """(d): every planted difference of tests/precision_corpus, found or missed."""
+    sys.path.insert(0, str(ROOT / "tests" / "precision_corpus"))
+    from corpus import run_corpus, table  # type: ignore[import-not-found]
+
+    with tempfile.TemporaryDirectory(prefix="majob-bench-corpus-") as scratch:
+        started = time.perf_counter()
+        rows = run_corpus(Path(scratch), str(BIN / "majob"))
+        print(table(rows))
+        found = sum(r.ok for r in rows)
+        print(f"{found} of {len(rows)} found in {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,9 @@ def _table(report: CompareReport) -> None:
             f"first API not passing: {first.api} ({first.result}, max diff {first.max_diff}) "
             f"at step {first.step}, {first.rank}: {first.where or 'no frame of your code'}"
         )
+    for side, scanned in zip("AB", report.nonfinite or (), strict=False):  # first NaN/Inf
+        for line in scanned.lines():
+            console.print(f"{side}: {line}", markup=False, soft_wrap=True)
     loss = report.loss
     if loss is None:
         console.print("loss: no series in one of the runs")

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
@@ -24,16 +25,11 @@ from majob.precision.sources import RunDump
 from majob.precision.specs import read_spec_record, spec_differences
 from majob.text import counted
 
+if TYPE_CHECKING:
+    from majob.precision.nonfinite import NonFiniteScan
+
 RESULTS = ("pass", "warning", "error")
 _PHASE = re.compile(r"^(.*?\.(?:forward|backward))(?:\.|$)")
-_FRAME = re.compile(r"File (.+?), line (\d+), in ([^,]+),")
-_LIBRARY_PARTS = (
-    "/site-packages/",
-    "/dist-packages/",
-    "/lib/python3",
-    "/majob/precision/",
-    "/majob_precision/",  # the bootstrap as `submit --dump` stages it
-)
 MIN_MATCHED = 0.5  # below this share of matched APIs the runs are not the same model
 
 
@@ -80,6 +76,7 @@ class CompareReport:
     weights: list[TensorDiff] = field(default_factory=list)
     weights_files: tuple[str, str] | None = None
     tolerances: Tolerances = field(default_factory=Tolerances)
+    nonfinite: tuple[NonFiniteScan, NonFiniteScan] | None = None  # A's, B's first NaN/Inf
     # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
     spec_differences: list[tuple[str, str, str]] | None = None
     config: ConfigTable | None = None  # what went in: spec, packages, data... (config_table.py)
@@ -104,7 +101,9 @@ class CompareReport:
     @property
     def problems(self) -> list[str]:
         """Why the runs do not train the same (empty: they do, within the tolerances)."""
-        found: list[str] = []
+        from majob.precision.nonfinite import compare_problems
+
+        found = [] if self.nonfinite is None else compare_problems(*self.nonfinite)
         counts = self.counts
         if counts["error"] or counts["warning"] or counts["unmatched"]:
             found.append(
@@ -137,17 +136,6 @@ def _nan_high(value: float) -> float:
 def _rank_key(rank: str) -> tuple[int, str]:
     digits = re.sub(r"\D", "", rank)
     return (int(digits) if digits and rank.startswith("rank") else 1 << 30, rank)
-
-
-def _user_frame(stack: str) -> str:
-    """The innermost frame of the user's code: not a library, not majob's bootstrap. A path in a
-    run's code copy (``.../user-job-dir/<code dir>/x.py``) is shown from the code dir down."""
-    for path, line, function in _FRAME.findall(stack):
-        if any(part in path for part in _LIBRARY_PARTS):
-            continue
-        shown = path.split("/user-job-dir/", 1)[-1]
-        return f"{shown}:{line} in {function}"
-    return ""
 
 
 def _step_dirs(dump_dir: Path) -> dict[int, dict[str, Path]]:
@@ -204,6 +192,8 @@ def pairs_to_compare(
 
 def summarise_csv(path: Path, step: int, rank: str, worst: int = 5) -> PairResult:
     """Counts, matches, the first non-pass row and the ``worst`` rows by max diff."""
+    from majob.precision.frames import user_frame as _user_frame
+
     counts: Counter[str] = Counter()
     first_bad: ApiRow | None = None
     rows: list[ApiRow] = []
@@ -293,6 +283,9 @@ def compare_runs(
                 hint="compare a run with its own migration (same model, same steps)",
             )
         report.pairs.append(result)
+    from majob.precision.nonfinite import scan
+
+    report.nonfinite = (scan(golden_dump), scan(target_dump))  # the first NaN/Inf of each
     loss_a, source_a = read_loss(golden)
     loss_b, source_b = read_loss(target)
     if loss_a and loss_b:
@@ -343,6 +336,9 @@ def to_json(report: CompareReport) -> dict[str, object]:
             for p in report.pairs
         ],
         "skipped": report.skipped,
+        "nonfinite": None
+        if report.nonfinite is None
+        else {"golden": report.nonfinite[0].to_json(), "target": report.nonfinite[1].to_json()},
         "loss": None
         if loss is None
         else {

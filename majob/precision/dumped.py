@@ -15,7 +15,8 @@ _LEVEL = re.compile(r"\[(WARNING|ERROR)\] ")
 
 def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
     """``precision dump: ...`` and its details: the steps and ranks dumped, the size, msprobe's
-    log with its warning and error counts, and the compare command."""
+    log with its warning and error counts, the first NaN/Inf (``nonfinite.py``) and the compare
+    command."""
     if not dump_dir.is_dir():
         return [f"precision dump: none in {dump_dir} (did the script call a torch module?)"]
     steps = sorted(
@@ -30,6 +31,9 @@ def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
         f"precision dump: steps {shown} ({counted(len(ranks), 'rank')}, "
         f"{counted(len(files), 'file')}, {human_bytes(size)}) in {dump_dir}"
     ]
+    from majob.precision.nonfinite import scan
+
+    lines += [f"  {line}" for line in scan(dump_dir).lines()]  # the first NaN/Inf, if any
     for log in sorted(dump_dir.glob("msprobe-rank*.log")):
         text = log.read_text(encoding="utf-8", errors="replace").splitlines()
         levels = [m.group(1) for line in text if (m := _LEVEL.search(line))]

@@ -7,6 +7,8 @@ import math
 from html import escape
 
 from majob.precision.compare import ApiRow, CompareReport
+from majob.precision.html_nonfinite import section as nonfinite_section
+from majob.precision.html_nonfinite import worst_rows
 from majob.text import counted
 
 WIDTH, HEIGHT, PAD = 640, 300, 48
@@ -123,6 +125,7 @@ td.number {{ text-align: right; font-variant-numeric: tabular-nums; }}
 <p id="counts">APIs: {counts["pass"]} pass, {counts["warning"]} warning, {counts["error"]} error,
 {counts["unmatched"]} unmatched, over {counted(len(report.pairs), "step/rank pair")}</p>
 <p id="first-bad">{_first_bad_line(report)}</p>
+{nonfinite_section(report)}
 <h2>Problems</h2><ul>{problems}</ul>
 <h2>Loss</h2>{_loss_section(report)}
 <h2>Worst APIs</h2>
@@ -211,5 +214,5 @@ def _loss_section(report: CompareReport) -> str:
 
 def _worst_apis(report: CompareReport) -> list[ApiRow]:
     """The worst APIs of each step and rank pair, the first 20 in step and rank order."""
-    rows = (row for pair in report.pairs for row in pair.worst)
-    return sorted(rows, key=lambda r: (r.step, r.rank))[:20]
+    rows = [row for pair in report.pairs for row in pair.worst]
+    return sorted(worst_rows(report, rows), key=lambda r: (r.step, r.rank))[:20]

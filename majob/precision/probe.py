@@ -76,3 +76,30 @@ def compare_pair(target: Path, golden: Path, output_dir: Path) -> Path:
     if not made:
         raise ConfigError(f"msprobe wrote no result for {target} against {golden}")
     return made[-1]
+
+
+def overflow_check(step_dir: Path) -> tuple[int, str] | None:
+    """What ``msprobe overflow_check -i STEP_DIR`` names: ``(rank, API)`` of the first node
+    whose inputs are finite and outputs are not (msprobe follows NaN through collectives across
+    ranks), the lowest rank's when it names one per rank. None when msprobe is missing, refuses
+    the dump, or names nothing."""
+    import json
+    import tempfile
+
+    if importlib.util.find_spec(MODULE) is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="majob-overflow-") as out, quiet_msprobe():
+        try:
+            from msprobe.overflow_check.analyzer import OverFlowCheck
+
+            OverFlowCheck(str(step_dir), out).analyze()
+            found = sorted(Path(out).glob("anomaly_analyze_*.json"))
+            result = json.loads(found[-1].read_text(encoding="utf-8")) if found else {}
+        except Exception:  # msprobe raises RuntimeError and its own exceptions for odd dumps
+            return None
+    named = [
+        (int(key[5:]), str(nodes[0]["op_name"]))
+        for key, nodes in result.items()
+        if key.startswith("rank_") and key[5:].isdigit() and nodes and "op_name" in nodes[0]
+    ]
+    return min(named) if named else None

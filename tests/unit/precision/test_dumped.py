@@ -20,6 +20,7 @@ def test_the_summary_names_the_steps_ranks_size_log_and_the_compare_command(
         (dump / f"step{step}" / "rank0").mkdir(parents=True)
         (dump / f"step{step}" / "rank0" / "dump.json").write_text("{}")
     (dump / "step1" / "rank1").mkdir()
+    (dump / "step1" / "rank1" / "dump.json").write_text("{}")
     (dump / "msprobe-rank0.log").write_text(
         "2026-01-01 00:00:00 (1) [INFO] Dump switch is turned on at step 0.\n"
         "2026-01-01 00:00:00 (1) [WARNING] something odd\n"
@@ -27,7 +28,7 @@ def test_the_summary_names_the_steps_ranks_size_log_and_the_compare_command(
     size = sum(p.stat().st_size for p in dump.rglob("*") if p.is_file())
     lines = dump_summary(dump, "RUN")
     assert lines == [
-        f"precision dump: steps 0, 1, 10 (2 ranks, 4 files, {size} B) in {dump}",
+        f"precision dump: steps 0, 1, 10 (2 ranks, 5 files, {size} B) in {dump}",
         "  msprobe's messages: msprobe-rank0.log (2 lines, 1 warning, 0 errors)",
         "  compare it with another dump run: majob compare RUN OTHER_RUN",
     ]
