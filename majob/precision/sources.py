@@ -42,6 +42,8 @@ class RunDump:
             if p.suffix in CHECKPOINT_SUFFIXES
             and p.is_file()
             and (self.dump_dir is None or self.dump_dir not in p.parents)
+            # another run's dump beside this one holds tensors, not this run's checkpoint
+            and not any(parent.name == DUMP_DIR for parent in p.relative_to(self.files_dir).parents)
         ]
         return max(found, key=lambda p: (p.stat().st_mtime, str(p))) if found else None
 
@@ -67,7 +69,10 @@ def from_directory(path: Path, label: str) -> RunDump:
     root = outputs if outputs.is_dir() else path
     dump = _dump_in(root)
     logs = tuple(sorted((path / "logs").glob("*.log")))
-    files = dump.parent if dump is not None and root != outputs else root
+    # Its outputs are beside the dump only in the layout majob writes (<output>/precision-dump);
+    # a bare dump given by its own path has none: its parent may hold anything (another dump).
+    beside = dump is not None and dump.name == DUMP_DIR and root != outputs
+    files = dump.parent if beside and dump is not None else root
     return RunDump(label, dump, files, logs, _spec_name(path / "record.json"), path)
 
 

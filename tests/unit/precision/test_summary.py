@@ -136,6 +136,22 @@ def test_a_run_directory_finds_its_dump_among_the_outputs(tmp_path: Path) -> Non
     assert found.spec_name == "mnist"
 
 
+def test_a_bare_dump_beside_another_finds_no_checkpoint_in_it(tmp_path: Path) -> None:
+    # two dumps copied side by side: B's tensors are not A's final checkpoint
+    for name in ("a", "b"):
+        dump(tmp_path / name, 0, "proc1", GOOD)
+    (tmp_path / "b" / "step0" / "proc1" / "dump_tensor_data").mkdir()
+    (tmp_path / "b" / "step0" / "proc1" / "dump_tensor_data" / "Torch.add.0.pt").write_bytes(b"")
+    assert from_directory(tmp_path / "a", "a").checkpoint() is None
+    # majob's own layout keeps working: the model beside <output>/precision-dump
+    out = tmp_path / "out"
+    dump(out / "precision-dump", 0, "proc1", GOOD)
+    (out / "model.pt").write_bytes(b"")
+    (out / "other" / "precision-dump").mkdir(parents=True)
+    (out / "other" / "precision-dump" / "x.pt").write_bytes(b"")
+    assert from_directory(out / "precision-dump", "out").checkpoint() == out / "model.pt"
+
+
 def test_compare_without_a_dump_says_how_to_make_one(tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
