@@ -97,7 +97,8 @@ def bench_stage(quick: bool) -> bool:
                 rclone = None
     for name, run in (("majob stage", first), ("majob re-stage", again), ("rclone copy", rclone)):
         if run is not None:
-            print(f"{name:16} {run[0]:8.2f} s  exit {run[2]}  rss {run[1]:.0f} MiB")
+            cpu = f"cpu {run[4]:6.2f} s"  # user + system: what a busy machine leaves of wall
+            print(f"{name:16} {run[0]:8.2f} s  {cpu}  exit {run[2]}  rss {run[1]:.0f} MiB")
     if rclone is not None:
         print(f"first stage / rclone copy: {ratio(first[0], rclone[0])} (goal <= 1x)")
     print(f"re-stage / first stage:    {ratio(again[0], first[0])} (goal <= 0.1x)")

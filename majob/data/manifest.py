@@ -33,7 +33,12 @@ State = Literal["complete", "incomplete", "stale"]
 @dataclass(frozen=True)
 class StagedFile:
     """One file as it landed: from ``key`` (``size`` bytes, ``etag``) to ``rel``, its MD5, and
-    its size and mtime on disk when it landed (the quick re-verify compares those)."""
+    its size and mtime on disk when it landed (the quick re-verify compares those).
+
+    ``md5`` is the multipart ETag (``<md5>-<parts>``) when ``part_size`` is set: a multipart
+    object majob uploaded without an MD5 is checked by its part MD5s at that part size (its
+    ranged GETs make those on the threads that receive them), and a whole-file MD5 would cost
+    another pass over its bytes."""
 
     rel: str
     key: str
@@ -41,6 +46,7 @@ class StagedFile:
     etag: str
     md5: str
     mtime_ns: int
+    part_size: int | None = None
 
 
 @dataclass
@@ -63,8 +69,17 @@ class Manifest:
         head = {name: getattr(self, name) for name in _HEAD_FIELDS}
         head["format"] = FORMAT
         head["changes"] = list(self.changes)
-        lines = [json.dumps(vars(f)) for f in sorted(self.files.values(), key=lambda f: f.rel)]
+        lines = [json.dumps(_fields(f)) for f in sorted(self.files.values(), key=lambda f: f.rel)]
         return json.dumps(head)[:-1] + ', "files": [\n' + ",\n".join(lines) + "\n]}\n"
+
+
+def _fields(staged: StagedFile) -> dict[str, object]:
+    """A file's record as written: ``part_size`` only when it is set (a manifest of files with
+    MD5s reads as it did before there was one)."""
+    fields = vars(staged)
+    if staged.part_size is None:
+        return {name: value for name, value in fields.items() if name != "part_size"}
+    return fields
 
 
 _HEAD_FIELDS = ("source", "listing_digest", "state", "started", "finished")
@@ -149,7 +164,7 @@ def journal(dest: Path) -> Iterator[IO[str]]:
 def journal_line(handle: IO[str], staged: StagedFile) -> None:
     """One line per file, written and flushed in one go (a kill leaves at most a torn last
     line)."""
-    handle.write(json.dumps(vars(staged)) + "\n")
+    handle.write(json.dumps(_fields(staged)) + "\n")
     handle.flush()
 
 

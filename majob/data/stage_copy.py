@@ -50,7 +50,7 @@ from majob.storage.download import (
 )
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
-from majob.storage.plan import md5_of
+from majob.storage.plan import md5_of, part_size_of
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
@@ -187,9 +187,11 @@ def _copy_all(
         info, rel = item
         target = dest / rel
         got, verified = download_object(
-            store, ObsUri(src.bucket, info.key), target, parent_made=True
+            store, ObsUri(src.bucket, info.key), target, parent_made=True, size=info.size
         )
-        expected = md5_of(got) if verified else None
+        expected, part_size = md5_of(got) if verified else None, None
+        if verified and expected is None:  # checked by its multipart ETag, no MD5 of it made
+            expected, part_size = got.etag.strip('"'), part_size_of(got)
         staged = StagedFile(
             rel=rel,
             key=info.key,
@@ -197,6 +199,7 @@ def _copy_all(
             etag=got.etag.strip('"'),
             md5=expected or file_md5(target),
             mtime_ns=target.stat().st_mtime_ns,
+            part_size=part_size,
         )
         with lock:
             journal_line(handle, staged)

@@ -9,7 +9,8 @@ recorded when it wrote the file. How deep the bytes are read:
   into place (``download_object``): its recorded MD5 is compared, the bytes not read again;
 - a file kept from an earlier run is compared by size and modification time with what the
   manifest recorded when it landed (a changed file shows a new mtime);
-- ``full=True`` (``majob data stage --verify-full``) re-reads and hashes every file.
+- ``full=True`` (``majob data stage --verify-full``) re-reads and hashes every file (a file
+  recorded with its multipart ETag, ``StagedFile.part_size``, by its parts).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from majob.data.manifest import Listed, StagedFile
-from majob.storage.localstate import file_md5
+from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of
 
 
@@ -49,11 +50,18 @@ def verify(
         if record is None or expected is None or record.md5 != expected:
             problems.append(f"checksum not recorded or different: {rel}")
         elif full:
-            if file_md5(Path(target)) != expected:
+            if _digest(Path(target), record) != expected:
                 problems.append(f"checksum differs: {rel}")
         elif rel not in copied and stat.st_mtime_ns != record.mtime_ns:
             problems.append(f"modified since it was staged: {rel}")
     return problems
+
+
+def _digest(path: Path, record: StagedFile) -> str:
+    """What ``record.md5`` says of the file: its MD5, or its multipart ETag at ``part_size``."""
+    if record.part_size:
+        return file_multipart_etag(path, record.part_size)
+    return file_md5(path)
 
 
 def changes_between(before: Listed, after: Listed) -> list[str]:

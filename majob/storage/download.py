@@ -24,6 +24,7 @@ from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5, file_multipart_etag
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.pool import run_all
+from majob.storage.ranged import RANGED_MIN, RangedStore, get_file_ranged
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import printable
@@ -69,11 +70,18 @@ def safe_relative_path(key: str, prefix: str, *, bucket: str | None = None) -> s
 
 
 def download_object(
-    store: ObjectStore, src: ObsUri, target: Path, *, parent_made: bool = False
+    store: ObjectStore,
+    src: ObsUri,
+    target: Path,
+    *,
+    parent_made: bool = False,
+    size: int | None = None,
 ) -> tuple[ObjectInfo, bool]:
     """Download one object to ``target`` atomically; returns its info and whether its MD5 was
     verified (False when the store did not say it). ``parent_made``: the caller made
-    ``target``'s folder (``make_parents``), the download does not ask again.
+    ``target``'s folder (``make_parents``), the download does not ask again. ``size``: what a
+    listing said of it; from ``ranged.RANGED_MIN`` on, a store that can (``RangedStore``)
+    fetches it in parallel ranged GETs, checked the same way (``ranged.get_file_ranged``).
 
     The store writes the body to a temporary name beside ``target``, checks it against the MD5
     the object carries (its ETag, or majob's ``md5`` metadata) and renames it into place: one
@@ -83,7 +91,12 @@ def download_object(
     if not parent_made:
         with _local_errors(target):
             target.parent.mkdir(parents=True, exist_ok=True)
-    info = store.get_file(src.bucket, src.key, target)  # the store retries the request
+    if size is not None and size >= RANGED_MIN and isinstance(store, RangedStore) and store.ranged:
+        info, checked = get_file_ranged(store, src.bucket, src.key, target)
+        if checked is not None:  # its MD5, or its multipart ETag: no MD5 of it made
+            return info, True
+    else:
+        info = store.get_file(src.bucket, src.key, target)  # the store retries the request
     if md5_of(info) is not None:
         return info, True
     described: ObjectInfo | None = info
@@ -126,7 +139,7 @@ def download_tree(store: ObjectStore, src: ObsUri, dest: Path, *, jobs: int = 8)
 
     def fetch(item: tuple[ObjectInfo, Path]) -> None:
         info, target = item
-        got, verified = download_object(store, ObsUri(src.bucket, info.key), target)
+        got, verified = download_object(store, ObsUri(src.bucket, info.key), target, size=info.size)
         with lock:
             result.downloaded += 1
             result.bytes += got.size

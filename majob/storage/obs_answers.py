@@ -249,7 +249,7 @@ def _write_stream(
     majob's own uploads do when they know it."""
     temp, fd = _create_temp(os.fspath(path))
     md5 = hashlib.md5()
-    parts = _PartDigests.of(info)
+    parts = PartDigests.of(info)
     size = 0
     renamed = False
     try:
@@ -303,7 +303,7 @@ def _mismatch(bucket: str, key: str, said: str) -> StorageIntegrityError:
     )
 
 
-class _PartDigests:
+class PartDigests:
     """The multipart ETag (``md5(md5(part 1) || ...)-N``) of a stream cut at ``part_size``."""
 
     def __init__(self, part_size: int) -> None:
@@ -313,7 +313,7 @@ class _PartDigests:
         self.filled = 0
 
     @classmethod
-    def of(cls, info: ObjectInfo) -> _PartDigests | None:
+    def of(cls, info: ObjectInfo) -> PartDigests | None:
         """For an object checked by its multipart ETag: no MD5 said, majob's part size."""
         part_size = part_size_of(info)
         if md5_of(info) is not None or part_size is None or "-" not in info.etag:
@@ -331,11 +331,17 @@ class _PartDigests:
                 self.digests.append(self.current.digest())
                 self.current, self.filled = hashlib.md5(), 0
 
+    def finished(self) -> list[bytes]:
+        """The digest of every part so far, the last one (shorter than a part) included."""
+        return self.digests + ([self.current.digest()] if self.filled else [])
+
     def etag(self) -> str:
-        digests = self.digests + (
-            [self.current.digest()] if self.filled or not self.digests else []
-        )
-        return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
+        return multipart_etag(self.finished() or [hashlib.md5().digest()])
+
+
+def multipart_etag(digests: list[bytes]) -> str:
+    """The ETag OBS gives a multipart object whose parts have these MD5 ``digests``."""
+    return f"{hashlib.md5(b''.join(digests)).hexdigest()}-{len(digests)}"
 
 
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)

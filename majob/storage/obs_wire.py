@@ -98,17 +98,17 @@ class ObsWire:
         key: str,
         query: dict[str, str],
         read: Callable[[WireResponse], T],
+        headers: dict[str, str] | None = None,
     ) -> WireAnswer | WireError:
         """``GET`` the object ``key`` of ``bucket`` (``""``: the bucket, a listing) with
-        ``query``; a 2xx answer is handed to ``read`` (which must read its body to the end), an
-        error answer read into a ``WireError``. A kept-alive connection the server closed while
-        idle is opened again once, at once (no answer was read from it)."""
+        ``query`` and ``headers`` (sent unsigned: ``Range``, ``If-Match``); a 2xx answer is
+        handed to ``read`` (which must read its body to the end), an error answer read into a
+        ``WireError``. A kept-alive connection the server closed while idle is opened again
+        once, at once (no answer was read from it)."""
         host, path = self._address(bucket, key)
         target = path + ("?" + _query(query) if query else "")
-        head = "".join(
-            f"{name}: {value}\r\n"
-            for name, value in self._signed_headers(host, path, query).items()
-        )
+        sent = {**self._signed_headers(host, path, query), **(headers or {})}
+        head = "".join(f"{name}: {value}\r\n" for name, value in sent.items())
         request = f"GET {target} HTTP/1.1\r\n{head}\r\n".encode()
         connection = self._connection()
         try:
