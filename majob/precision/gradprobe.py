@@ -1,0 +1,145 @@
+"""The node half of ``--dump grad``: per-step, per-parameter gradient statistics and directions.
+
+msprobe's PyTorch gradient monitor (``grad_probe``) is not in mindstudio-probe 26.2.0 (its
+PyTorch tasks are tensor, statistics, acc_check, structure, diff_check and nan_check), so the
+bootstrap records with torch itself, in grad_probe's file layout, under the dump dir:
+
+- ``grad/rank<R>/grad_summary_<step>.csv``: one row per parameter, grad_probe's L2 columns
+  (``param_name``, the share of values in each bucket of ``bounds``, ``=0`` the share of
+  zeros, ``max``, ``min``, ``norm``, ``shape``) and majob's ``mean``;
+- ``grad/rank<R>/step<step>/<param_name>.npy``: the direction, ``grad > 0`` as a bool array
+  (grad_probe's own direction data): two runs' directions are compared by their agreement.
+
+Read in the optimizer step post hook (``bootstrap.py``), after msprobe's dump of the step has
+stopped (its hooks would otherwise dump these reductions as the script's APIs): the gradients
+the optimizer stepped with. A step's CSV is written last, by a rename: a step without its CSV
+was cut short. Standard library only at import (the node may run another interpreter); torch
+and numpy are imported when the first step is recorded. Loaded from beside the bootstrap.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import io
+import itertools
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+GRAD_DIR = "grad"
+SUMMARY = "grad_summary_{step}.csv"
+STAT_COLUMNS = ("max", "min", "norm", "shape", "mean")
+WRAPPERS = ("module.", "_orig_mod.")  # DDP's and torch.compile's prefixes, left out of names
+
+
+def bucket_headers(bounds: list[float]) -> list[str]:
+    """grad_probe's distribution columns: ``(-inf, b0]``, ``(b0, b1]``... ``(bn, inf)``, ``=0``."""
+    heads = [f"(-inf, {bounds[0]:g}]"]
+    heads += [f"({low:g}, {high:g}]" for low, high in itertools.pairwise(bounds)]
+    return [*heads, f"({bounds[-1]:g}, inf)", "=0"]
+
+
+def plain_name(name: str) -> str:
+    """``module.fc1.weight`` (DDP) and ``_orig_mod.fc1.weight`` (compiled) as ``fc1.weight``."""
+    stripped = True
+    while stripped:
+        stripped = False
+        for prefix in WRAPPERS:
+            if name.startswith(prefix):
+                name, stripped = name[len(prefix) :], True
+    return name
+
+
+def selected(name: str, layers: list[str]) -> bool:
+    """Whether ``layers`` (names or glob patterns; empty: all) pick parameter ``name``: a
+    module's name picks its parameters (``fc1`` picks ``fc1.weight`` and ``fc1.bias``)."""
+    if not layers:
+        return True
+    return any(
+        name == pattern or name.startswith(pattern + ".") or fnmatch.fnmatchcase(name, pattern)
+        for pattern in layers
+    )
+
+
+class GradRecorder:
+    """Records the chosen parameters' gradients at the chosen steps into ``dump_dir``."""
+
+    def __init__(self, settings: dict[str, Any], dump_dir: str, rank: str) -> None:
+        self.steps = {int(step) for step in settings["steps"]}
+        self.layers = [str(layer) for layer in settings.get("layers", [])]
+        self.bounds = [float(bound) for bound in settings["bounds"]]
+        self.out = os.path.join(dump_dir, GRAD_DIR, f"rank{rank}")
+        self.params: list[tuple[str, Any]] = []
+        self.recorded: set[int] = set()
+
+    def watch(self, model: Any) -> None:
+        """The model's parameters the layer patterns pick, in the model's order."""
+        seen: set[int] = set()
+        for name, param in model.named_parameters():
+            short = plain_name(name)
+            if id(param) not in seen and selected(short, self.layers):
+                seen.add(id(param))
+                self.params.append((short, param))
+
+    def wants(self, step: int) -> bool:
+        return bool(self.params) and step in self.steps and step not in self.recorded
+
+    def record(self, step: int) -> None:
+        """One step's statistics and directions (a step is recorded once: the first optimizer
+        that steps it)."""
+        if not self.wants(step):
+            return
+        self.recorded.add(step)
+        import numpy
+        import torch
+
+        step_dir = os.path.join(self.out, f"step{step}")
+        os.makedirs(step_dir, exist_ok=True)
+        rows: list[list[object]] = []
+        with torch.no_grad():
+            for name, param in self.params:
+                grad = getattr(param, "main_grad", None)
+                grad = param.grad if grad is None else grad
+                if grad is None:
+                    continue  # not trained this step (frozen, or unused)
+                values = grad.detach().float()
+                rows.append([name, *_statistics(torch, values, self.bounds)])
+                signs = (values > 0).cpu().numpy()
+                numpy.save(os.path.join(step_dir, f"{name}.npy"), signs, allow_pickle=False)
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(["param_name", *bucket_headers(self.bounds), *STAT_COLUMNS])
+        writer.writerows(rows)
+        path = os.path.join(self.out, SUMMARY.format(step=step))
+        with open(path + ".part", "w", encoding="utf-8") as handle:
+            handle.write(text.getvalue())
+        os.replace(path + ".part", path)
+
+
+def _statistics(torch: Any, values: Any, bounds: list[float]) -> list[object]:
+    """The bucket shares, the share of zeros, max, min, norm, shape and mean of ``values``:
+    one transfer from the device for all of them."""
+    flat = values.reshape(-1)
+    count = max(flat.numel(), 1)
+    edges = torch.tensor(bounds, dtype=flat.dtype, device=flat.device)
+    buckets = torch.bincount(torch.bucketize(flat, edges), minlength=len(bounds) + 1)
+    if flat.numel():
+        extremes = torch.stack([flat.max(), flat.min(), torch.linalg.vector_norm(flat)])
+        mean = flat.mean()
+    else:
+        extremes = torch.zeros(3, dtype=flat.dtype, device=flat.device)
+        mean = extremes[0]
+    numbers = torch.cat(
+        [
+            buckets.to(flat.dtype) / count,
+            ((flat == 0).sum() / count).reshape(1),
+            extremes,
+            mean.reshape(1),
+        ]
+    ).tolist()
+    shares, (top, bottom, norm, average) = numbers[:-4], numbers[-4:]
+    return [*(f"{share:.6g}" for share in shares), repr(top), repr(bottom), repr(norm),
+            list(values.shape), repr(average)]  # fmt: skip
