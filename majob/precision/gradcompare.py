@@ -1,7 +1,7 @@
 """``majob compare``'s gradients: where the two runs' gradient directions part.
 
-Each side's ``grad/rank<R>/`` (``gradprobe.py``: ``grad_summary_<step>.csv`` and the
-``step<step>/<param>.npy`` signs) is read; for every parameter and step both recorded, the
+Each side's ``grad/rank<R>/`` (``gradprobe.py``: ``grad_summary_<step>.csv`` and the packed
+signs ``signs_<step>.npy``) is read; for every parameter and step both recorded, the
 **cosine similarity of the two sign vectors** (each gradient as +1 where it is positive, -1
 elsewhere: ``2 * agreement - 1``, 1.0 when every sign agrees) and the two norms. The first
 step with a parameter below the threshold (``--grad-cosine``, 0.99) names the diverging
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from majob.errors import UserInputError
-from majob.precision.gradprobe import GRAD_DIR, SUMMARY
+from majob.precision.gradprobe import GRAD_DIR, SIGNS, SUMMARY
 
 RERUN = "record both runs the same way: `majob run SPEC --dump grad` (or `majob submit`)"
 
@@ -189,11 +189,11 @@ def read_grads(dump_dir: Path | None, label: str) -> Grads | None:
     grads: Grads = {}
     for rank_dir in sorted(p for p in root.glob("rank*") if p.is_dir()):
         steps: dict[int, list[GradRow]] = {}
-        for step_dir in rank_dir.glob("step*"):
-            step = step_dir.name[4:]
+        for signs in rank_dir.glob(SIGNS.format(step="*")):
+            step = signs.stem.rsplit("_", 1)[-1]
             summary = rank_dir / SUMMARY.format(step=step)
             if step.isdigit() and not summary.is_file():
-                _cut_short(label, f"{rank_dir.name}/{step_dir.name} has no {summary.name}")
+                _cut_short(label, f"{rank_dir.name}/{signs.name} has no {summary.name}")
         for summary in rank_dir.glob(SUMMARY.format(step="*")):
             step = summary.stem.rsplit("_", 1)[-1]
             if step.isdigit():
@@ -260,11 +260,12 @@ def compare_grads(
     result.notes = notes
     for _, side_a, side_b in pairs:
         for step in steps:
+            signs_a, signs_b = _signs(side_a, step, "A"), _signs(side_b, step, "B")
             rows_b = {row.name: row for row in side_b.steps[step]}
             for row in side_a.steps[step]:
                 other = rows_b[row.name]
-                files = (side_a.dir, side_b.dir)
-                value = _direction_cosine(files, step, row.name, row.finite and other.finite)
+                finite = row.finite and other.finite
+                value = _cosine(signs_a[row.name], signs_b[row.name]) if finite else math.nan
                 old = result.cells.get((row.name, step))
                 if old is None or not value >= old.cosine:  # the lowest over the ranks
                     result.cells[(row.name, step)] = GradCell(
@@ -353,26 +354,29 @@ def _finite_first_step(pairs: list[Pair], step: int) -> None:
                 )
 
 
-def _direction_cosine(dirs: tuple[Path, Path], step: int, name: str, finite: bool) -> float:
-    """The cosine of the two gradients' sign vectors (NaN when one is not finite)."""
-    if not finite:
-        return math.nan
+def _signs(side: RankGrads, step: int, label: str) -> dict[str, Any]:
+    """Each row's signs at ``step``, from the step's packed file (the rows' order, sizes)."""
     import numpy
 
-    signs = []
-    for label, root in zip(("A", "B"), dirs, strict=True):
-        path = root / f"step{step}" / f"{name}.npy"
-        try:
-            signs.append(numpy.load(path, allow_pickle=False).reshape(-1))
-        except (OSError, ValueError, EOFError):
-            _cut_short(label, f"{root.name}/step{step}/{name}.npy is missing or cut short")
-    if signs[0].shape != signs[1].shape:
-        raise UserInputError(
-            f"{name}: its direction files differ in size at step {step} (A {signs[0].size}, "
-            f"B {signs[1].size})",
-            hint=RERUN,
-        )
-    if not signs[0].size:
+    rows = side.steps[step]
+    sizes = [math.prod(row.shape) for row in rows]
+    path = side.dir / SIGNS.format(step=step)
+    try:
+        packed = numpy.load(path, allow_pickle=False)
+        if packed.dtype != numpy.uint8 or packed.size * 8 < sum(sizes):
+            raise ValueError("short")
+    except (OSError, ValueError, EOFError):
+        _cut_short(label, f"{side.dir.name}/{path.name} is missing or cut short")
+    bits = numpy.unpackbits(packed, count=sum(sizes), bitorder="little")
+    offsets = numpy.cumsum([0, *sizes])
+    return {row.name: bits[offsets[i] : offsets[i + 1]] for i, row in enumerate(rows)}
+
+
+def _cosine(a: Any, b: Any) -> float:
+    """The cosine of two sign vectors (+1 positive, -1 else): ``2 * agreement - 1``."""
+    import numpy
+
+    if not a.size:
         return 1.0
-    agree = int(numpy.count_nonzero(signs[0] == signs[1]))
-    return 2.0 * agree / int(signs[0].size) - 1.0
+    agree = int(numpy.count_nonzero(a == b))
+    return 2.0 * agree / int(a.size) - 1.0

@@ -108,6 +108,18 @@ class Wrapped(torch.nn.Module):  # type: ignore[misc]
 Plant = Callable[[int, Any], None]
 
 
+def recorded_model(dump: Path) -> dict[str, Any]:
+    """The parameters of ``train``'s model after its last recorded backward (step 1)."""
+    seen: dict[str, Any] = {}
+
+    def keep(step: int, model: Any) -> None:
+        if step == 1:
+            seen.update({n: p for n, p in model.named_parameters()})
+
+    train(dump, plant=keep)
+    return seen
+
+
 def train(
     dump: Path, steps: int = 2, plant: Plant | None = None, layers: list[str] | None = None
 ) -> Path:
@@ -143,8 +155,10 @@ def test_each_step_has_grad_probes_columns_and_the_signs(tmp_path: Path) -> None
     assert rows[0].shape == (16, 12) and rows[0].norm > 0 and rows[0].min <= rows[0].mean
     import numpy
 
-    signs = numpy.load(rank / "step1" / "fc1.weight.npy")
-    assert signs.dtype == bool and signs.shape == (16, 12)
+    signs = numpy.unpackbits(numpy.load(rank / "signs_1.npy"), bitorder="little")
+    grad = {name: param.grad for name, param in recorded_model(tmp_path / "again").items()}
+    expected = numpy.concatenate([(grad[r.name] > 0).numpy().reshape(-1) for r in rows])
+    assert (signs[: expected.size] == expected).all()  # in the rows' order
     # the bucket shares of a row add up to one (the =0 share is counted in its bucket too)
     line = (rank / "grad_summary_1.csv").read_text().splitlines()[1].split(",")
     shares = [float(v) for v in line[1 : 1 + len(BOUNDS) + 1]]
@@ -242,11 +256,12 @@ def test_a_dump_cut_short_by_a_kill(tmp_path: Path) -> None:
     summary.write_text(summary.read_text()[:-40])  # the last line cut in the middle
     message = refused(train(tmp_path / "a"), b)
     assert message.startswith("B: its gradient dump is cut short (rank0/grad_summary_1.csv line 5")
-    summary.unlink()  # killed before the step's summary: its direction files are there alone
-    assert "rank0/step1 has no grad_summary_1.csv" in refused(train(tmp_path / "c"), b)
+    summary.unlink()  # killed before the step's summary: its direction file is there alone
+    assert "rank0/signs_1.npy has no grad_summary_1.csv" in refused(train(tmp_path / "c"), b)
     d = train(tmp_path / "d")
-    (d / "grad" / "rank0" / "step1" / "fc2.bias.npy").unlink()
-    assert "step1/fc2.bias.npy is missing or cut short" in refused(train(tmp_path / "e"), d)
+    signs = d / "grad" / "rank0" / "signs_1.npy"
+    signs.write_bytes(signs.read_bytes()[:-20])
+    assert "rank0/signs_1.npy is missing or cut short" in refused(train(tmp_path / "e"), d)
 
 
 def test_nan_gradients_from_step_0(tmp_path: Path) -> None:
