@@ -9,7 +9,9 @@
     you); printed: both wall times and their ratio (goal: at most 1.1x). majob's side also reads
     the loss series and compares the checkpoints.
 
-    .venv/bin/python bench/precision.py [--rounds 1]
+(c) ``--only grad``: what ``--dump grad`` costs per recorded step (``bench/precision_grad.py``).
+
+    .venv/bin/python bench/precision.py [--rounds 1] [--only grad]
 """
 
 from __future__ import annotations
@@ -51,7 +53,14 @@ def timed(command: list[str], cwd: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", choices=["grad"], help="Only this part (grad: --dump grad).")
     args = parser.parse_args()
+    if args.only == "grad":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from precision_grad import main as grad_main
+
+        grad_main()
+        return
     majob, msprobe = str(BIN / "majob"), str(BIN / "msprobe")
     with tempfile.TemporaryDirectory(prefix="majob-bench-precision-") as scratch:
         work = Path(scratch)

@@ -26,6 +26,7 @@ import csv
 import fnmatch
 import io
 import itertools
+import math
 import os
 
 TYPE_CHECKING = False
@@ -139,33 +140,26 @@ class GradRecorder:
 
 def _statistics(torch: Any, flat: Any, sizes: list[int], bounds: list[float]) -> list[list[float]]:
     """Per parameter (``sizes``: each one's share of ``flat``, in order): the bucket shares,
-    the share of zeros, max, min, norm and mean. A fixed number of operations over all of
-    them (not one set per parameter) and one transfer from the device."""
-    count = len(sizes)
-    lengths = torch.tensor(sizes, device=flat.device)
-    segment = torch.repeat_interleave(torch.arange(count, device=flat.device), lengths)
-    edges = torch.tensor(bounds, dtype=flat.dtype, device=flat.device)
-    width = len(bounds) + 1
-    buckets = torch.bincount(
-        segment * width + torch.bucketize(flat, edges), minlength=count * width
-    )
-    wide = flat.double()
-    zeros = torch.bincount(segment, weights=(flat == 0).double(), minlength=count)
-    sums = torch.bincount(segment, weights=wide, minlength=count)
-    squares = torch.bincount(segment, weights=wide * wide, minlength=count)
-    empty = torch.full((count,), float("nan"), dtype=flat.dtype, device=flat.device)
-    top = empty.scatter_reduce(0, segment, flat, "amax", include_self=False)
-    bottom = empty.scatter_reduce(0, segment, flat, "amin", include_self=False)
-    share = lengths.clamp(min=1).double()
-    table = torch.cat(
-        [
-            buckets.reshape(count, width).double() / share[:, None],
-            (zeros / share)[:, None],
-            top.double()[:, None],
-            bottom.double()[:, None],
-            squares.sqrt()[:, None],
-            (sums / share)[:, None],
-        ],
-        dim=1,
-    )
-    return [list(map(float, row)) for row in table.tolist()]
+    the share of zeros, max, min, norm and mean; one transfer from the device for all. The
+    buckets are counted as ``value <= bound`` per bound (a compare and a sum each), several
+    times faster than ``bucketize`` on CPU."""
+    width = len(bounds) + 6  # the counts <= each bound, the total, zeros, max, min, norm, mean
+    parts = []
+    for values in torch.split(flat, sizes):
+        if not values.numel():
+            parts.append(torch.full((width,), math.nan, dtype=torch.float64, device=flat.device))
+            continue
+        counts = [(values <= bound).sum() for bound in bounds]
+        counts += [torch.tensor(values.numel(), device=values.device), (values == 0).sum()]
+        parts.append(torch.stack(counts).double())
+        extremes = [values.max(), values.min(), torch.linalg.vector_norm(values), values.mean()]
+        parts.append(torch.stack(extremes).double())
+    numbers = torch.cat(parts).cpu().tolist()
+    rows: list[list[float]] = []
+    for index, size in enumerate(sizes):
+        row = numbers[index * width : (index + 1) * width]
+        cumulative = row[: len(bounds) + 1]  # <= each bound, then all of them
+        buckets = [cumulative[0], *(b - a for a, b in itertools.pairwise(cumulative))]
+        total = max(size, 1)
+        rows.append([*(n / total for n in buckets), row[len(bounds) + 1] / total, *row[-4:]])
+    return rows
