@@ -16,8 +16,9 @@
     both wall times and their ratio (goal: at most 1.1x).
 (d) ``--only corpus``: tests/precision_corpus (planted differences, each a reference and a
     planted ``majob run --dump``): a table of case, expected, found, ok.
+(e) ``--only grad``: what ``--dump grad`` costs per recorded step (``bench/precision_grad.py``).
 
-    .venv/bin/python bench/precision.py [--rounds 1] [--only dump-cost|compare-speed|corpus]
+    .venv/bin/python bench/precision.py [--rounds 1] [--only dump-cost|compare-speed|corpus|grad]
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument(
-        "--only", choices=("dump-cost", "compare-speed", "corpus"), default="dump-cost"
+        "--only", choices=("dump-cost", "compare-speed", "corpus", "grad"), default="dump-cost"
     )
     parser.add_argument("--dump-mb", type=int, default=500, help="compare-speed: MB per dump")
     args = parser.parse_args()
@@ -68,6 +69,11 @@ def main() -> None:
         compare_speed(args.rounds, args.dump_mb)
     elif args.only == "corpus":
         corpus()
+    elif args.only == "grad":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from precision_grad import main as grad_main
+
+        grad_main()
     else:
         dump_cost(args.rounds)
 

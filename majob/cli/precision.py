@@ -16,6 +16,19 @@ if TYPE_CHECKING:
 commands = typer.Typer()
 """This module's commands; ``majob.cli.app`` adds them to ``majob``."""
 
+GradCosineOption = Annotated[
+    float,
+    typer.Option(
+        "--grad-cosine",
+        min=-1,
+        max=1,
+        help="Gradients (--dump grad): a parameter's direction parts below this cosine.",
+    ),
+]
+GradNormOption = Annotated[
+    float, typer.Option("--grad-norm-rtol", min=0, help="Gradients: norm tolerance, relative.")
+]
+
 
 def _table(report: CompareReport) -> None:
     from rich.console import Console
@@ -73,6 +86,8 @@ def _table(report: CompareReport) -> None:
             f"final weights: {len(report.weights)} tensors, worst {worst.name}: max abs diff "
             f"{worst.max_abs_diff:.3g}, cosine {worst.cosine:.6f} {worst.note}".rstrip()
         )
+    for line in [] if report.grad is None else report.grad.summary_lines():
+        console.print(line, markup=False)
     for line in report.skipped:
         console.print(f"note: {line}")
     for problem in report.problems:
@@ -115,6 +130,8 @@ def compare(
     weight_atol: Annotated[
         float, typer.Option("--weight-atol", min=0, help="Final weights: max abs diff allowed.")
     ] = 1e-4,
+    grad_cosine: GradCosineOption = 0.99,
+    grad_norm_rtol: GradNormOption = 0.01,
     spec: Annotated[
         str | None,
         typer.Option("--spec", help="Record the verdict for this spec name (default: B's run's)."),
@@ -140,7 +157,7 @@ def compare(
     cache = Path.cwd() / PRECISION_DIR / "downloads"
     a = resolve(golden, runs, cache, profile)
     b = resolve(target, runs, cache, profile)
-    tolerances = Tolerances(loss_rtol=loss_rtol, loss_atol=loss_atol, weight_atol=weight_atol)
+    tolerances = Tolerances(loss_rtol, loss_atol, weight_atol, grad_cosine, grad_norm_rtol)
     report = _compare_and_show(a, b, tolerances, format_, html)
     name = spec or b.spec_name or a.spec_name
     if name is not None:

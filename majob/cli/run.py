@@ -16,6 +16,7 @@ from majob.cli.common import (
     user_errors,
     warn_about_sets,
 )
+from majob.cli.dumpkind import DumpWhatArgument, dump_kind, with_grad
 from majob.errors import ConfigError, UserInputError
 
 if TYPE_CHECKING:
@@ -218,6 +219,7 @@ ToleranceOption = Annotated[
 @user_errors
 def run(
     spec: SpecFileArgument,
+    what: DumpWhatArgument = None,
     stage: StageOption = "local",
     nodes: NodesOption = None,
     set_: SetOption = None,
@@ -239,7 +241,7 @@ def run(
     cache_size: CacheSizeOption = None,
 ) -> None:
     """Run a stage of SPEC. `--stage local` runs the nodes here, as in the training container."""
-    rehearsal = fail_at is not None
+    (spec, grad), rehearsal = dump_kind(spec, what, dump, "run"), fail_at is not None
     _check_options(stage, rehearsal, node, compare_to, expect_resume, dump, cache_size)
     _check_perf_options(perf, dump, rehearsal, stage, spec)
     if stage != "local":
@@ -247,7 +249,7 @@ def run(
         return
     from majob.runner.local import run_local
 
-    job = _local_spec(spec, set_, input_, profile, dump and python is None, perf)
+    job = _local_spec(spec, set_, input_, profile, dump and python is None, perf, grad)
     limit = _parse_timeout(timeout)
     try:
         with sigterm_as_ctrl_c():
@@ -327,6 +329,7 @@ def _local_spec(
     profile: str | None,
     needs_msprobe: bool,
     perf: bool = False,
+    grad: bool = False,
 ) -> JobSpec:
     """The spec as the local stage runs it, every check made before a node starts (or a run
     directory is made)."""
@@ -341,6 +344,7 @@ def _local_spec(
         spec, overrides=overrides or (), profile=profile, local_inputs=_parse_inputs(inputs or [])
     )
     warn_about_sets(job, overrides, ["local"])
+    job = with_grad(job) if grad else job  # --dump grad
     if perf:  # the profile needs an output channel to go to
         from majob.perf.setup import perf_channel
 

@@ -25,6 +25,7 @@ from majob.cli.common import (
     user_errors,
     warn_about_sets,
 )
+from majob.cli.dumpkind import DumpWhatArgument, dump_kind, dump_line, with_grad
 from majob.cli.follow import follow_job
 from majob.cli.jobtext import phase_text
 from majob.errors import UserInputError
@@ -88,6 +89,7 @@ ReasonOption = Annotated[
 @user_errors
 def submit(
     spec: SpecFileArgument,
+    what: DumpWhatArgument = None,
     stage: StageOption = "debug",
     dry_run: DryRunOption = False,
     wait: WaitOption = False,
@@ -111,15 +113,14 @@ def submit(
     from majob.pipeline.ledger import Ledger
     from majob.service.connect import naming_profile
     from majob.service.submit import cloud_stage
-    from majob.spec.load import load_spec
     from majob.spec.profiles import load_profile
 
+    spec, grad = dump_kind(spec, what, dump, "submit")
     _check_flags(reason, force, dump, perf)
     chosen = cloud_stage(stage)
     selected = load_profile(profile)
     # The boot file and the stand-ins are checked by the pre-flight, with everything else.
-    job_spec = load_spec(spec, overrides=set_ or (), profile=selected, check_files="code_dir")
-    warn_about_sets(job_spec, set_, [chosen])
+    job_spec = _load(spec, set_, selected, chosen, grad)
     perf = _profiled(job_spec, chosen, perf, dump)
     _warn_engine(job_spec, spec)
     # A SIGTERM while it waits ends it as Ctrl-C does: the job keeps running, majob says how
@@ -147,6 +148,17 @@ def submit(
     _say_where(job_spec, chosen, dump, perf)
 
 
+def _load(
+    spec: Path, overrides: list[str] | None, profile: Profile, stage: Stage, grad: bool
+) -> JobSpec:
+    """The spec as submit runs it (``--dump grad``: with ``precision.grad``)."""
+    from majob.spec.load import load_spec
+
+    job = load_spec(spec, overrides=overrides or (), profile=profile, check_files="code_dir")
+    warn_about_sets(job, overrides, [stage])
+    return with_grad(job) if grad else job
+
+
 def _profiled(spec: JobSpec, stage: Stage, perf: bool, dump: bool) -> bool:
     """``--perf``, or the spec's ``expect.perf`` names the stage (not for a dump run)."""
     from majob.pipeline.perfstage import stage_profiled
@@ -164,24 +176,11 @@ def _check_flags(reason: str | None, force: bool, dump: bool, perf: bool) -> Non
 def _say_where(spec: JobSpec, stage: Stage, dump: bool, perf: bool) -> None:
     """Where a dumped or profiled job's data is, once its outputs are uploaded."""
     if dump:
-        typer.echo(_dump_line(spec, stage))
+        typer.echo(dump_line(spec, stage))
     if perf:
         from majob.perf.staging import profile_line
 
         typer.echo(profile_line(spec, stage))
-
-
-def _dump_line(spec: JobSpec, stage: Stage) -> str:
-    """Where a dumped job's dump is (msprobe's messages went there too, not into the log)."""
-    from majob.precision.dumpconfig import DUMP_DIR, dump_channel
-
-    channel = dump_channel(spec)
-    obs = next(o.obs for o in spec.at_stage(stage).outputs if o.name == channel)
-    return (
-        f"[majob] precision dump: {obs}{DUMP_DIR}/ with the {channel} output (msprobe's messages "
-        f"in its msprobe-rank<R>.log); a precision run, not recorded in the ledger; compare it: "
-        f"majob compare OTHER_RUN {obs}"
-    )
 
 
 def _warn_engine(spec: JobSpec, spec_file: Path) -> None:

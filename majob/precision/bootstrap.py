@@ -7,10 +7,12 @@ wraps ``torch.optim.optimizer`` once it is loaded:
 
 - the first ``torch.nn.Module`` built (torch is whole by then) seeds every generator with
   msprobe's ``seed_all(seed, mode=True)`` (deterministic algorithms), before any weight exists;
+  with ``precision.deterministic``, ``rm_dropout=True`` as well (dropout's ``p`` set to 0);
 - the first ``Module`` called (the outermost one: the model) creates msprobe's
   ``PrecisionDebugger`` and ``start(model)`` s it, before that forward runs;
 - torch's global optimizer step post hook (``register_optimizer_step_post_hook``) ends a step:
-  ``stop()``, ``step()``, and ``start(model)`` again while dumped steps remain;
+  ``stop()``, the step's gradients with ``--dump grad`` (``gradprobe.py``, msprobe's hooks
+  off), ``step()``, and ``start(model)`` again while dumped steps remain;
 - ``Tensor.backward`` on a one-element tensor records it as that step's loss
   (``loss-rank<R>.jsonl``), so ``majob compare`` has a loss curve with no print in the script.
 
@@ -49,6 +51,7 @@ class _State:
         self.running = False
         self.busy = False
         self.loss_file: Any = None
+        self.grad: Any = None  # gradprobe.GradRecorder with --dump grad
 
     # -- torch hooks -----------------------------------------------------------------------
 
@@ -59,7 +62,8 @@ class _State:
         self.busy = True
         try:
             seed_all = _msprobe(self.dump_dir).seed_all
-            seed_all(seed=int(self.config["seed"]), mode=True)
+            rm_dropout = bool(self.config.get("deterministic", False))
+            seed_all(seed=int(self.config["seed"]), mode=True, rm_dropout=rm_dropout)
         finally:
             self.busy = False
 
@@ -75,6 +79,11 @@ class _State:
             pack = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config_pack.py")
             if os.path.isfile(pack):  # what went in (config_pack.py), before the dump starts
                 runpy.run_path(pack)["collect"](self.config, model, args, kwargs or {}, _rank())
+            if self.config.get("grad") is not None:  # --dump grad (gradprobe.py)
+                grad = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gradprobe.py")
+                recorder = runpy.run_path(grad)["GradRecorder"]
+                self.grad = recorder(self.config["grad"], self.dump_dir, _rank())
+                self.grad.watch(model)
             self._start()
             atexit.register(self.finish)
         finally:
@@ -95,6 +104,12 @@ class _State:
         if self.running:
             self.debugger.stop()
             self.running = False
+        if self.grad is not None and self.grad.wants(self.step):
+            self.busy = True  # its reductions are not the script's work
+            try:
+                self.grad.record(self.step)
+            finally:
+                self.busy = False
         self.debugger.step()
         self.step += 1
         if self.step <= self.last_step:

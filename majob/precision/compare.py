@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from majob.errors import UserInputError
 from majob.precision.checkpoints import TensorDiff, compare_checkpoints
 from majob.precision.config_table import ConfigTable, config_table
+from majob.precision.gradcompare import GradComparison, compare_grads
 from majob.precision.series import SeriesComparison, compare_series, read_loss
 from majob.precision.sources import RunDump
 from majob.precision.specs import read_spec_record, spec_differences
@@ -64,6 +65,8 @@ class Tolerances:
     loss_rtol: float = 1e-4
     loss_atol: float = 1e-6
     weight_atol: float = 1e-4
+    grad_cosine: float = 0.99  # gradients: direction cosine below this parts (gradcompare.py)
+    grad_norm_rtol: float = 0.01
 
 
 @dataclass
@@ -80,6 +83,7 @@ class CompareReport:
     # (field, A, B) where the two runs' specs differ; None when a dump did not keep its spec
     spec_differences: list[tuple[str, str, str]] | None = None
     config: ConfigTable | None = None  # what went in: spec, packages, data... (config_table.py)
+    grad: GradComparison | None = None  # with --dump grad on both sides (gradcompare.py)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -117,7 +121,7 @@ class CompareReport:
         worst = self.worst_weight
         if worst is not None and not worst.max_abs_diff <= self.tolerances.weight_atol:
             found.append(f"final weights differ ({worst.name}: {worst.note or worst.max_abs_diff})")
-        return found
+        return found + (self.grad.problems if self.grad is not None else [])
 
     @property
     def verdict(self) -> str:
@@ -267,6 +271,8 @@ def compare_runs(
     if spec_a is not None and spec_b is not None:
         report.spec_differences = spec_differences(spec_a, spec_b)
     report.config = config_table((golden_dump, target_dump), (golden.run_dir, target.run_dir))
+    tol = report.tolerances  # the gradients' bad input is refused before msprobe's compare
+    report.grad = compare_grads(golden_dump, target_dump, tol.grad_cosine, tol.grad_norm_rtol)
     pairs, report.skipped = pairs_to_compare(golden_dump, target_dump)
     if not pairs and not (_step_dirs(golden_dump) and _step_dirs(target_dump)):
         report.skipped.append("no msprobe step dirs in one of the dumps: APIs not compared")
@@ -312,6 +318,7 @@ def to_json(report: CompareReport) -> dict[str, object]:
         if report.spec_differences is None
         else [{"field": f, "golden": a, "target": b} for f, a, b in report.spec_differences],
         "configuration": None if report.config is None else report.config.to_json(),
+        "gradients": None if report.grad is None else report.grad.to_json(),
         "counts": report.counts,
         "first_bad_api": None
         if first is None

@@ -207,6 +207,7 @@ def _seeds(config: dict[str, Any]) -> dict[str, Any]:
     import random
 
     seeds: dict[str, Any] = {"majob_seed": config.get("seed")}
+    seeds["deterministic_mode"] = bool(config.get("deterministic", False))  # dropout p=0 too
     seeds["python_state"] = _short(repr(random.getstate()).encode())
     numpy = sys.modules.get("numpy")
     if numpy is not None:

@@ -166,6 +166,13 @@ def config_table(
 def _spec_rows(table: ConfigTable, a: dict[str, Any] | None, b: dict[str, Any] | None) -> None:
     deterministic = (_deterministic(a), _deterministic(b))
     _compare(table, "precision.deterministic", *deterministic, "spec", always=True)
+    if None not in deterministic and deterministic[0] != deterministic[1]:
+        ran = "A" if deterministic[0] == "yes" else "B"
+        table.warnings.append(
+            f"only {ran} ran in deterministic mode (dropout p=0): the other's dropout draws its "
+            "own masks, so their numbers can differ for that alone; set precision.deterministic "
+            "the same in both"
+        )
     if a is None or b is None:
         side = "A" if a is None else "B"
         table.unknown.append(f"{side}: its dump has no run-spec.json (made by an older majob)")
@@ -335,6 +342,11 @@ def report_card(report: Any) -> str:
     (``majob.precision.html.render`` is the whole page)."""
     problems = "".join(f"<li>{escape(p)}</li>" for p in report.problems) or "<li>none</li>"
     config = "" if report.config is None else config_section(report.config)
+    grad = getattr(report, "grad", None)
+    if grad is not None:  # the layer x step heatmap (gradhtml.py)
+        from majob.precision.gradhtml import heatmap
+
+        config += heatmap(grad)
     return (
         f"<div><b>majob compare: {escape(report.verdict)}</b><br>A: {escape(report.golden)}"
         f"<br>B: {escape(report.target)}{config}<ul>{problems}</ul></div>"

@@ -13,7 +13,8 @@ from pathlib import Path
 from majob.errors import ConfigError
 from majob.precision.specs import write_spec_record
 from majob.runner.layout import ContainerPaths
-from majob.spec.models import JobSpec, Precision
+from majob.spec.models import JobSpec
+from majob.spec.precision_spec import Precision
 from majob.version import __version__
 
 DUMP_DIR = "precision-dump"
@@ -50,6 +51,22 @@ def msprobe_config(precision: Precision, dump_path: Path) -> dict[str, object]:
     }
 
 
+def node_settings(precision: Precision) -> dict[str, object]:
+    """What the bootstrap reads besides msprobe's config: deterministic mode, and the gradient
+    monitor (``gradprobe.py``) when the spec's ``precision.grad`` is set (``--dump grad``)."""
+    grad = precision.grad
+    return {
+        "deterministic": precision.deterministic,
+        "grad": None
+        if grad is None
+        else {
+            "steps": list(precision.grad_steps),
+            "layers": list(grad.layers),
+            "bounds": list(grad.bounds),
+        },
+    }
+
+
 def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
     """Write the configuration under ``directory`` (the run's own files); the dump goes to
     ``output_dir/DUMP_DIR``. Returns the variables every node gets."""
@@ -66,6 +83,7 @@ def prepare(spec: JobSpec, output_dir: Path, directory: Path) -> dict[str, str]:
         "step": list(precision.steps),
         "level": precision.level,
         "majob_version": __version__,  # for the configuration check (config_pack.py)
+        **node_settings(precision),
     }
     settings_file = directory / "settings.json"
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

@@ -42,5 +42,13 @@ def dump_summary(dump_dir: Path, run_id: str) -> list[str]:
             f"{counted(levels.count('WARNING'), 'warning')}, "
             f"{counted(levels.count('ERROR'), 'error')})"
         )
+    grad = sorted((dump_dir / "grad").glob("rank*/grad_summary_*.csv"))
+    if grad:  # --dump grad (gradprobe.py)
+        grad_steps = sorted({int(p.stem.rsplit("_", 1)[-1]) for p in grad})
+        grad_ranks = {p.parent.name for p in grad}
+        lines.append(
+            f"  gradients: steps {', '.join(map(str, grad_steps))} "
+            f"({counted(len(grad_ranks), 'rank')}) in {dump_dir.name}/grad/"
+        )
     lines.append(f"  compare it with another dump run: majob compare {run_id} OTHER_RUN")
     return lines

@@ -118,6 +118,7 @@ body {{ font-family: sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 8px; font-size: 13px; text-align: left; }}
 td.number {{ text-align: right; font-variant-numeric: tabular-nums; }}
+#grad-heatmap td {{ text-align: right; font-variant-numeric: tabular-nums; }}
 </style></head><body>
 <h1>majob compare: <span id="verdict" class="{escape(verdict)}">{escape(verdict)}</span></h1>
 <p>A (golden): {escape(report.golden)}<br>B (target): {escape(report.target)}</p>
@@ -128,6 +129,7 @@ td.number {{ text-align: right; font-variant-numeric: tabular-nums; }}
 {nonfinite_section(report)}
 <h2>Problems</h2><ul>{problems}</ul>
 <h2>Loss</h2>{_loss_section(report)}
+<h2>Gradients</h2>{_grad_section(report)}
 <h2>Worst APIs</h2>
 {table("worst-apis", ("step", "rank", "API input/output", "result", "max diff", "where"), api_rows)}
 <h2>Final weights</h2>
@@ -210,6 +212,12 @@ def _loss_section(report: CompareReport) -> str:
         + f"<p>blue: A ({escape(report.golden)}), red dashed: B ({escape(report.target)}); "
         f"tolerance {loss.rtol:g}·|A| + {loss.atol:g}; {beyond}</p>"
     )
+
+
+def _grad_section(report: CompareReport) -> str:
+    from majob.precision.gradhtml import section
+
+    return section(report.grad)
 
 
 def _worst_apis(report: CompareReport) -> list[ApiRow]:

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from majob.precision.dumpconfig import BOOTSTRAP, DUMP_DIR, dump_channel, msprobe_config
+from majob.precision.dumpconfig import (
+    BOOTSTRAP,
+    DUMP_DIR,
+    dump_channel,
+    msprobe_config,
+    node_settings,
+)
 from majob.precision.specs import spec_record
 from majob.runner.staging import container_output, refuse_custom_image, staged_with_bootstrap
-from majob.spec.models import JobSpec, Precision, Stage
+from majob.spec.models import JobSpec, Stage
+from majob.spec.precision_spec import Precision
 from majob.version import __version__
 
 CONFIG_PACK = BOOTSTRAP.with_name("config_pack.py")
+GRAD_PROBE = BOOTSTRAP.with_name("gradprobe.py")
 
 STAGED_DIR = "majob_precision"
 BOOT_ENV = "MAJOB_PRECISION_BOOT"
@@ -40,13 +48,14 @@ def staged_for_dump(spec: JobSpec, staging: Path, stage: Stage | None = None) ->
         "msprobe": msprobe_config(precision, Path(dump_path)),
         "spec": spec_record(spec.at_stage(stage) if stage else spec),
         "majob_version": __version__,  # for the configuration check (config_pack.py)
+        **node_settings(precision),
     }
     env = {BOOT_ENV: spec.code.boot_file, "PYTHONHASHSEED": str(precision.seed)}
     return staged_with_bootstrap(
         spec,
         staging,
         STAGED_DIR,
-        {"bootstrap.py": BOOTSTRAP, "config_pack.py": CONFIG_PACK},
+        {"bootstrap.py": BOOTSTRAP, "config_pack.py": CONFIG_PACK, "gradprobe.py": GRAD_PROBE},
         settings,
         env,
     )

@@ -28,7 +28,8 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
     ``volumes``) while they
     hold their defaults, for the same reason: an upgrade of majob must not reopen every gate of an
     existing ledger. Without ``perf:`` at all: what ``--perf`` would profile changes nothing
-    the job does."""
+    the job does; nor ``precision.grad`` (what ``--dump grad`` records), and
+    ``precision.deterministic`` only when set."""
     written = spec.as_written()
     dumped = written.model_dump(mode="json", exclude={"stages", "sweep", "perf"})
     if written.fault_tolerance == NO_FAULT_TOLERANCE:
@@ -41,6 +42,10 @@ def normalised_spec(spec: JobSpec) -> dict[str, Any]:
         del dumped["expect"]["precision"]
     if not written.volumes:
         del dumped["volumes"]
+    if written.precision is not None:  # grad: what --dump grad records changes no training
+        del dumped["precision"]["grad"]
+        if not written.precision.deterministic:
+            del dumped["precision"]["deterministic"]
     return dumped
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os.path
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -29,6 +29,7 @@ from majob.spec.fields import (
 from majob.spec.job_image import Image
 from majob.spec.perf import Perf
 from majob.spec.precision_gate import gate_problems, stage_gate_problems
+from majob.spec.precision_spec import Precision
 from majob.spec.rules import (
     Problem,
     SpecRuleErrors,
@@ -129,27 +130,6 @@ class Distributed(SpecModel):
     """How the nodes talk: gloo (CPU), nccl (GPU) or hccl (Ascend NPU)."""
 
     backend: Literal["nccl", "hccl", "gloo"] = "nccl"
-
-
-class Precision(SpecModel):
-    """What ``--dump`` records with msprobe (``majob run|submit --dump``, ``majob compare``)."""
-
-    task: Literal["statistics", "tensor"] = Field(
-        "statistics", description="statistics (max/min/mean/norm per API) or tensor (full data)."
-    )
-    level: Literal["L0", "L1", "mix"] = Field(
-        "L1", description="L1: every torch API call; L0: module inputs/outputs; mix: both."
-    )
-    steps: tuple[Annotated[int, Field(ge=0)], ...] = Field(
-        (0, 1), description="Training steps (optimizer steps, from 0) to dump."
-    )
-    ranks: tuple[Annotated[int, Field(ge=0)], ...] = Field(
-        (), description="Ranks to dump (empty: every rank)."
-    )
-    scope: tuple[str, ...] = Field(
-        (), description="msprobe scope: only these APIs/modules (empty: all)."
-    )
-    seed: int = Field(1234, ge=0, description="Seed for every generator (deterministic mode).")
 
 
 class StageOverride(SpecModel):
