@@ -66,9 +66,22 @@ def _table(report: CompareReport) -> None:
     for side, scanned in zip("AB", report.nonfinite or (), strict=False):  # first NaN/Inf
         for line in scanned.lines():
             console.print(f"{side}: {line}", markup=False, soft_wrap=True)
+    for line in _loss_and_weight_lines(report):
+        console.print(line)
+    for line in [] if report.grad is None else report.grad.summary_lines():
+        console.print(line, markup=False)
+    for line in report.skipped:
+        console.print(f"note: {line}")
+    for problem in report.problems:
+        console.print(f"[red]problem:[/red] {problem}")
+
+
+def _loss_and_weight_lines(report: CompareReport) -> list[str]:
+    """The loss curves' and the final weights' verdict lines."""
+    lines: list[str] = []
     loss = report.loss
     if loss is None:
-        console.print("loss: no series in one of the runs")
+        lines.append("loss: no series in one of the runs")
     else:
         where = (
             "equal within tolerance at every step"
@@ -76,22 +89,17 @@ def _table(report: CompareReport) -> None:
             else f"first step beyond tolerance: {loss.first_beyond} "
             f"(A {loss.a[loss.first_beyond]:.6g}, B {loss.b[loss.first_beyond]:.6g})"
         )
-        console.print(
+        lines.append(
             f"loss: {loss.common} common steps, max abs diff {loss.max_abs_diff:.3g} "
             f"(rtol {loss.rtol:g}, atol {loss.atol:g}): {where}"
         )
     worst = report.worst_weight
     if worst is not None:
-        console.print(
+        lines.append(
             f"final weights: {len(report.weights)} tensors, worst {worst.name}: max abs diff "
             f"{worst.max_abs_diff:.3g}, cosine {worst.cosine:.6f} {worst.note}".rstrip()
         )
-    for line in [] if report.grad is None else report.grad.summary_lines():
-        console.print(line, markup=False)
-    for line in report.skipped:
-        console.print(f"note: {line}")
-    for problem in report.problems:
-        console.print(f"[red]problem:[/red] {problem}")
+    return lines
 
 
 def _spec_lines(report: CompareReport) -> list[str]:
