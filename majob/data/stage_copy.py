@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TypeVar
@@ -311,13 +311,24 @@ def _finish(
         )
     problems = verify(listed, dest, manifest.files, full=full_verify, copied=copied)
     if problems:
-        write_manifest(dest, manifest)
+        _forget(dest, manifest, problems)
         raise DataStageError(
             f"the verify pass found {counted(len(problems), 'problem')} under {dest}: "
-            + "; ".join(problems[:5]),
+            + "; ".join(list(problems.values())[:5]),
             hint="run the same stage again: it copies the files that failed",
         )
     manifest.state = "complete"
+    write_manifest(dest, manifest)
+    drop_journal(dest)
+
+
+def _forget(dest: Path, manifest: Manifest, failed: Iterable[str]) -> None:
+    """The files that failed the verify pass leave the (incomplete) manifest, so the next run
+    copies them again even when their size and mtime are what was recorded (a byte changed in
+    place, found by ``--verify-full``). The journal goes after it: every line it held is in the
+    manifest now, the failed files' too, which must not come back from it."""
+    for rel in failed:
+        manifest.files.pop(rel, None)
     write_manifest(dest, manifest)
     drop_journal(dest)
 
