@@ -16,6 +16,7 @@ verify pass compares is in ``verify``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -51,6 +52,7 @@ from majob.storage.download import (
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
 from majob.storage.plan import md5_of, part_size_of
+from majob.storage.ranged import is_temp_name
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
@@ -334,7 +336,10 @@ def _forget(dest: Path, manifest: Manifest, failed: Iterable[str]) -> None:
 
 
 def _extra_files(dest: Path, rels: set[str]) -> list[str]:
-    """Files under ``dest`` that the source does not hold (left in place, reported)."""
+    """Files under ``dest`` that the source does not hold (left in place, reported). The
+    temporary files of a ranged download killed half-way (``ranged.is_temp_name``) are
+    removed instead: every object of the listing is on the volume by now (copied or kept), so
+    each one left is of an object that is gone or changed since (fetched again, or in one GET)."""
     extra: list[str] = []
     folders = [("", os.fspath(dest))]
     while folders:
@@ -344,6 +349,11 @@ def _extra_files(dest: Path, rels: set[str]) -> list[str]:
                 rel = below + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     folders.append((rel + "/", entry.path))
-                elif rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
+                elif rel in rels or rel in (MANIFEST_NAME, JOURNAL_NAME):
+                    continue
+                elif is_temp_name(entry.name) and not entry.is_symlink():
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+                else:
                     extra.append(rel)
     return sorted(extra)
