@@ -16,10 +16,11 @@ verify pass compares is in ``verify``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TypeVar
@@ -51,6 +52,7 @@ from majob.storage.download import (
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
 from majob.storage.plan import md5_of, part_size_of
+from majob.storage.ranged import is_temp_name
 from majob.storage.targets import check_download_targets
 from majob.storage.uri import ObsUri
 from majob.text import counted, human_bytes
@@ -311,10 +313,10 @@ def _finish(
         )
     problems = verify(listed, dest, manifest.files, full=full_verify, copied=copied)
     if problems:
-        write_manifest(dest, manifest)
+        _forget(dest, manifest, problems)
         raise DataStageError(
             f"the verify pass found {counted(len(problems), 'problem')} under {dest}: "
-            + "; ".join(problems[:5]),
+            + "; ".join(list(problems.values())[:5]),
             hint="run the same stage again: it copies the files that failed",
         )
     manifest.state = "complete"
@@ -322,8 +324,22 @@ def _finish(
     drop_journal(dest)
 
 
+def _forget(dest: Path, manifest: Manifest, failed: Iterable[str]) -> None:
+    """The files that failed the verify pass leave the (incomplete) manifest, so the next run
+    copies them again even when their size and mtime are what was recorded (a byte changed in
+    place, found by ``--verify-full``). The journal goes after it: every line it held is in the
+    manifest now, the failed files' too, which must not come back from it."""
+    for rel in failed:
+        manifest.files.pop(rel, None)
+    write_manifest(dest, manifest)
+    drop_journal(dest)
+
+
 def _extra_files(dest: Path, rels: set[str]) -> list[str]:
-    """Files under ``dest`` that the source does not hold (left in place, reported)."""
+    """Files under ``dest`` that the source does not hold (left in place, reported). The
+    temporary files of a ranged download killed half-way (``ranged.is_temp_name``) are
+    removed instead: every object of the listing is on the volume by now (copied or kept), so
+    each one left is of an object that is gone or changed since (fetched again, or in one GET)."""
     extra: list[str] = []
     folders = [("", os.fspath(dest))]
     while folders:
@@ -333,6 +349,11 @@ def _extra_files(dest: Path, rels: set[str]) -> list[str]:
                 rel = below + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     folders.append((rel + "/", entry.path))
-                elif rel not in rels and rel not in (MANIFEST_NAME, JOURNAL_NAME):
+                elif rel in rels or rel in (MANIFEST_NAME, JOURNAL_NAME):
+                    continue
+                elif is_temp_name(entry.name) and not entry.is_symlink():
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+                else:
                     extra.append(rel)
     return sorted(extra)

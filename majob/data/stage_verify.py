@@ -31,9 +31,10 @@ def verify(
     *,
     full: bool,
     copied: set[str],
-) -> list[str]:
-    """The problems found, one line each; empty when the tree is the source's."""
-    problems: list[str] = []
+) -> dict[str, str]:
+    """The problems found, one line each, by the file's relative path (in the listing's
+    order); empty when the tree is the source's."""
+    problems: dict[str, str] = {}
     root = os.fspath(dest) + os.sep
     for info, rel in zip(listed.objects, listed.rels, strict=True):
         record = staged.get(rel)
@@ -41,19 +42,19 @@ def verify(
         try:
             stat = os.stat(target)
         except OSError:
-            problems.append(f"missing: {rel}")
+            problems[rel] = f"missing: {rel}"
             continue
         if stat.st_size != info.size:
-            problems.append(f"size {stat.st_size} != {info.size}: {rel}")
+            problems[rel] = f"size {stat.st_size} != {info.size}: {rel}"
             continue
         expected = md5_of(info) or (record.md5 if record else None)
         if record is None or expected is None or record.md5 != expected:
-            problems.append(f"checksum not recorded or different: {rel}")
+            problems[rel] = f"checksum not recorded or different: {rel}"
         elif full:
             if _digest(Path(target), record) != expected:
-                problems.append(f"checksum differs: {rel}")
+                problems[rel] = f"checksum differs: {rel}"
         elif rel not in copied and stat.st_mtime_ns != record.mtime_ns:
-            problems.append(f"modified since it was staged: {rel}")
+            problems[rel] = f"modified since it was staged: {rel}"
     return problems
 
 

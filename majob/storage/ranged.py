@@ -21,7 +21,8 @@ it). The object handed back carries the whole MD5 as its ``md5`` metadata when i
   (``...majob-ranged.json``: the object's ETag, size, piece size, then one line per landed piece)
   stay; the next download of the same object with the same ETag fetches the missing pieces only.
   The landed pieces are read back for the whole MD5 and their part MD5s, so a resumed file is
-  checked from its bytes on disk as a fresh one is.
+  checked from its bytes on disk as a fresh one is. Those of an object that is gone or changed
+  by the next run are majob's to remove (``is_temp_name``: a stage does, once its copy is done).
 """
 
 from __future__ import annotations
@@ -308,6 +309,20 @@ def _temp_name(path: Path) -> str:
     folder, name = os.path.split(os.fspath(path))
     tag = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return os.path.join(folder, f".{name[:40]}.{tag}.majob-ranged")
+
+
+_TEMP = re.compile(r"\.(.+)\.([0-9a-f]{12})\.majob-ranged(?:\.json)?", re.DOTALL)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is one of ``_temp_name``'s (the temporary file or its journal): the
+    hash must be the one of the name in it, unless that name is the 40 characters a longer
+    name is cut to."""
+    found = _TEMP.fullmatch(name)
+    if found is None or len(found[1]) > 40:
+        return False
+    tag = hashlib.sha256(found[1].encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return tag == found[2] or len(found[1]) == 40
 
 
 def _resume(temp: str, info: ObjectInfo, plan: Plan) -> set[int]:

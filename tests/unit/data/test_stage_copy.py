@@ -227,3 +227,42 @@ def test_a_listing_made_just_before_is_copied_from_and_still_checked(
         stage_tree(obs_store, SRC, dest, listed=listed)
     report = stage_tree(obs_store, SRC, dest)
     assert report.copied == 1 and report.files == len(files) + 1
+
+
+def _stage_main(
+    obs_env: dict[str, str], dest: Path, *more: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "majob.data.stage_main", SRC.uri, str(dest), *more],
+        env={**os.environ, **obs_env},
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_file_the_full_verify_finds_corrupt_is_copied_again_by_the_next_run(
+    obs_store: ObsObjectStore, obs_env: dict[str, str], tmp_path: Path
+) -> None:
+    files = _fill(obs_store, 4)
+    dest = tmp_path / "set"
+    assert _stage_main(obs_env, dest).returncode == 0
+    # One byte changed on the share, its size and mtime as they were: only a re-hash sees it.
+    bad = dest / "part-001/f1.bin"
+    stat = bad.stat()
+    bad.write_bytes(bytes([files["part-001/f1.bin"][0] ^ 1]) + files["part-001/f1.bin"][1:])
+    os.utime(bad, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    failed = _stage_main(obs_env, dest, "--verify-full")
+    assert failed.returncode != 0
+    assert "checksum differs: part-001/f1.bin" in failed.stderr
+    assert "run the same stage again: it copies the files that failed" in failed.stderr
+    manifest = read_manifest(dest)
+    assert manifest is not None and manifest.state == "incomplete"
+    assert "part-001/f1.bin" not in manifest.files  # nothing says the bad copy is staged
+    assert "part-001/f1.bin" not in read_journal(dest)
+    # What the hint says: the next run (a quick verify) copies that file again, and only it.
+    again = _stage_main(obs_env, dest)
+    assert again.returncode == 0, again.stderr
+    assert "copied 1 " in again.stdout and "kept 3" in again.stdout
+    assert bad.read_bytes() == files["part-001/f1.bin"]
+    assert _stage_main(obs_env, dest, "--verify-full").returncode == 0
+    assert read_manifest(dest).state == "complete"  # type: ignore[union-attr]

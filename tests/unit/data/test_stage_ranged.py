@@ -61,6 +61,9 @@ def test_a_large_object_is_recorded_with_its_multipart_etag_and_verified_in_full
     os.utime(dest / "model.bin", ns=(stat.st_atime_ns, stat.st_mtime_ns))
     with pytest.raises(DataStageError, match=r"checksum differs: model\.bin"):
         stage_tree(obs_store, SRC, dest, full_verify=True)
+    # As the failure's hint says, the next stage copies it again (in ranged GETs).
+    report = stage_tree(obs_store, SRC, dest)
+    assert (report.copied, report.kept) == (1, 1) and (dest / "model.bin").read_bytes() == data
 
 
 STAGE = """
@@ -75,14 +78,8 @@ with open_store() as store:
 """
 
 
-def test_a_stage_killed_in_the_middle_of_a_large_file_resumes_its_ranges(
-    obs_store: ObsObjectStore,
-    obs_env: dict[str, str],
-    fake_obs_server: FakeObsServer,
-    tmp_path: Path,
-) -> None:
-    data = _fill(obs_store, tmp_path)
-    dest = tmp_path / "vol"
+def _kill_mid_file(obs_env: dict[str, str], fake_obs_server: FakeObsServer, dest: Path) -> Path:
+    """A stage killed (SIGKILL) in the middle of ``model.bin``'s ranged GETs; its journal."""
     # Each ranged GET waits a while: the first four pieces land, the other two are in flight.
     fake_obs_server.add_fault(latency=1.5, method="GET", path=KEY + "$")
     stage = subprocess.Popen(
@@ -99,9 +96,21 @@ def test_a_stage_killed_in_the_middle_of_a_large_file_resumes_its_ranges(
     stage.send_signal(signal.SIGKILL)
     assert stage.wait() == -9
     assert not (dest / "model.bin").exists()
-    (journal,) = dest.glob(".model.bin.*.majob-ranged.json")
-    pieces_landed = len(journal.read_text().splitlines()) - 1
     fake_obs_server.faults.clear()
+    (journal,) = dest.glob(".model.bin.*.majob-ranged.json")
+    return journal
+
+
+def test_a_stage_killed_in_the_middle_of_a_large_file_resumes_its_ranges(
+    obs_store: ObsObjectStore,
+    obs_env: dict[str, str],
+    fake_obs_server: FakeObsServer,
+    tmp_path: Path,
+) -> None:
+    data = _fill(obs_store, tmp_path)
+    dest = tmp_path / "vol"
+    journal = _kill_mid_file(obs_env, fake_obs_server, dest)
+    pieces_landed = len(journal.read_text().splitlines()) - 1
     fake_obs_server.log.clear()
     report = stage_tree(obs_store, SRC, dest, full_verify=True)
     assert (dest / "model.bin").read_bytes() == data
@@ -114,3 +123,30 @@ def test_a_stage_killed_in_the_middle_of_a_large_file_resumes_its_ranges(
     assert len(ranged) == len(Plan.of(info).spans()) - pieces_landed
     assert report.files == 2 and read_manifest(dest).state == "complete"  # type: ignore[union-attr]
     assert not list(dest.glob(".*majob-ranged*"))
+
+
+@pytest.mark.parametrize("then", ["deleted", "shrunk"])
+def test_the_leftovers_of_a_large_file_killed_half_way_go_when_its_object_went_or_changed(
+    obs_store: ObsObjectStore,
+    obs_env: dict[str, str],
+    fake_obs_server: FakeObsServer,
+    tmp_path: Path,
+    then: str,
+) -> None:
+    _fill(obs_store, tmp_path)
+    dest = tmp_path / "vol"
+    _kill_mid_file(obs_env, fake_obs_server, dest)
+    assert len(list(dest.glob(".model.bin.*.majob-ranged*"))) == 2  # the file and its journal
+    # A user's file that only looks like majob's is data: kept, and reported as extra.
+    (dest / ".model.bin.0123456789ab.majob-ranged").write_bytes(b"not majob's")
+    if then == "deleted":
+        obs_store.delete_many(FAKE_BUCKET, [KEY])
+    else:  # now small: one GET, the ranged temporary file is not taken up again
+        obs_store.put_bytes(FAKE_BUCKET, KEY, b"a small model")
+    report = stage_tree(obs_store, SRC, dest)
+    assert report.extra == [".model.bin.0123456789ab.majob-ranged"]
+    left = sorted(p.name for p in dest.glob(".*majob-ranged*"))
+    assert left == [".model.bin.0123456789ab.majob-ranged"]
+    assert read_manifest(dest).state == "complete"  # type: ignore[union-attr]
+    assert (dest / "model.bin").exists() == (then == "shrunk")
+    assert stage_tree(obs_store, SRC, dest).skipped

@@ -16,7 +16,7 @@ import pytest
 from majob.emulator.obs import FakeObsServer
 from majob.errors import StorageIntegrityError
 from majob.storage.obs import ObsObjectStore
-from majob.storage.ranged import RANGED_MIN, Plan, get_file_ranged
+from majob.storage.ranged import RANGED_MIN, Plan, _temp_name, get_file_ranged, is_temp_name
 from majob.storage.sync import sync_dir
 from majob.storage.transfer import TransferOptions
 from majob.storage.uri import ObsUri
@@ -180,3 +180,26 @@ def test_a_resumed_piece_whose_bytes_changed_on_disk_fails_the_check(
     with pytest.raises(StorageIntegrityError, match="multipart ETag"):
         get_file_ranged(obs_store, FAKE_BUCKET, KEY, out / "model.bin")
     assert _litter(out) == [] and not (out / "model.bin").exists()  # the next run starts over
+
+
+@pytest.mark.parametrize(
+    "name", ["model.bin", "a.b.c", "x" * 40, "y" * 41 + ".tar", "données.bin", "bad\udcff.bin"]
+)
+def test_the_temporary_names_are_told_by_their_exact_form(tmp_path: Path, name: str) -> None:
+    temp = os.path.basename(_temp_name(tmp_path / name))
+    assert is_temp_name(temp) and is_temp_name(temp + ".json")
+    tag = temp.rsplit(".", 2)[1]
+    other = "0" * 12 if tag != "0" * 12 else "1" * 12
+    look_alikes = [
+        temp[1:],  # no leading dot
+        temp + ".tmp",
+        temp.replace(".majob-ranged", ".majob-rangedx"),
+        f".{name[:40]}.{tag[:11]}.majob-ranged",
+        f".{name}.majob-ranged",
+    ]
+    if tag != tag.upper():
+        look_alikes.append(temp.replace(tag, tag.upper()))
+    if len(name) < 40:  # the hash of the whole name is checked; a cut name's cannot be
+        look_alikes.append(temp.replace(tag, other))
+    assert not [n for n in look_alikes if is_temp_name(n)]
+    assert not is_temp_name("." + "z" * 41 + f".{tag}.majob-ranged")  # never cut to 41
