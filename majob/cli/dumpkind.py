@@ -63,7 +63,7 @@ def dump_line(spec: JobSpec, stage: Stage) -> str:
     from majob.precision.dumpconfig import DUMP_DIR, dump_channel
 
     channel = dump_channel(spec)
-    obs = next(o.obs for o in spec.at_stage(stage).outputs if o.name == channel)
+    obs = spec.output_obs(stage, channel)
     return (
         f"[majob] precision dump: {obs}{DUMP_DIR}/ with the {channel} output (msprobe's messages "
         f"in its msprobe-rank<R>.log); a precision run, not recorded in the ledger; compare it: "

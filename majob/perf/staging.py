@@ -54,7 +54,7 @@ def staged_for_perf(spec: JobSpec, staging: Path, stage: Stage) -> JobSpec:
 def profile_line(spec: JobSpec, stage: Stage) -> str:
     """Where a profiled job's profile is, once its outputs are uploaded."""
     channel = perf_channel(spec)
-    obs = next(o.obs for o in spec.at_stage(stage).outputs if o.name == channel)
+    obs = spec.output_obs(stage, channel)
     return (
         f"[majob] profile: {obs}{PROFILING_DIR}/ with the {channel} output; "
         f"read it: majob perf {obs}{PROFILING_DIR}/"

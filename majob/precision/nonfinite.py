@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -101,24 +101,10 @@ class NonFiniteScan:
     def to_json(self) -> dict[str, object]:
         first = self.first
         return {
-            "first": None if first is None else _as_json(first),
-            "by_source": {name: _as_json(f) for name, f in sorted(self.firsts.items())},
+            "first": None if first is None else asdict(first),
+            "by_source": {name: asdict(f) for name, f in sorted(self.firsts.items())},
             "unreadable": list(self.unreadable),
         }
-
-
-def _as_json(found: NonFinite) -> dict[str, object]:
-    return {
-        "source": found.source,
-        "step": found.step,
-        "rank": found.rank,
-        "api": found.api,
-        "side": found.side,
-        "value": found.value,
-        "origin": found.origin,
-        "where": found.where,
-        "found_by": found.found_by,
-    }
 
 
 def _bad(value: object) -> str | None:

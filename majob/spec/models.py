@@ -300,6 +300,10 @@ class JobSpec(SpecModel):
     def channel_names(self) -> list[str]:
         return [c.name for c in (*self.inputs, *self.outputs)]
 
+    def output_obs(self, stage: Stage, name: str) -> ObsUri:
+        """Where output channel ``name`` goes on OBS in ``stage`` (its overrides applied)."""
+        return next(o.obs for o in self.at_stage(stage).outputs if o.name == name)
+
     def _stage_problems(self, stage: Stage, override: StageOverride | None) -> list[Problem]:
         effective = self.at_stage(stage)
         return distributed_problems(

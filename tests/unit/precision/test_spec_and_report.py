@@ -15,22 +15,7 @@ from majob.precision.html import render
 from majob.precision.series import compare_series
 from majob.precision.sources import RunDump
 from majob.spec.load import load_spec
-
-SPEC = """\
-name: p
-code: {dir: code, boot_file: train.py}
-image: {engine: PyTorch, version: pytorch_1.8.0-cuda_10.2-py_3.7-ubuntu_18.04-x86_64}
-resources: {flavor: modelarts.vm.cpu.8u}
-outputs: [{name: train_url, obs: "obs://bkt/out/"}]
-"""
-
-
-def spec_file(tmp_path: Path, extra: str = "") -> Path:
-    (tmp_path / "code").mkdir(exist_ok=True)
-    (tmp_path / "code" / "train.py").write_text("")
-    path = tmp_path / "spec.yaml"
-    path.write_text(SPEC + extra, encoding="utf-8")
-    return path
+from tests.unit.precision.conftest import spec_file
 
 
 def test_the_precision_section_becomes_msprobes_config_and_the_nodes_env(tmp_path: Path) -> None:
