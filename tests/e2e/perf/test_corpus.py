@@ -9,12 +9,15 @@ step records). Only properties are asserted: which finding comes first, never a 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import filelock
 import pytest
 from typer.testing import CliRunner
 
@@ -27,16 +30,30 @@ _CORPUS_EXPECTED = json.loads((CORPUS / "expected.json").read_text(encoding="utf
 EXPECTED = {name: key for name, key in _CORPUS_EXPECTED.items() if key is not None}
 (CONTROL,) = (name for name, key in _CORPUS_EXPECTED.items() if key is None)
 # The module fixture profiles six scripts (two at a time) and the first test that needs it pays
-# for them, plus msprof-analyze (~40 s idle): on a loaded 2-core machine that is past the default
-# 300 s a test may take.
+# for them (the others wait for it), plus msprof-analyze: on a loaded 2-core machine that is
+# past the default 300 s a test may take.
 pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture(scope="module")
 def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("perf-corpus")
+    # One set of profiles for all xdist workers (their base temps share a parent): the tests
+    # of this module spread over the workers, and each profiling its own set cost a minute of
+    # both cores per worker. The first takes the lock and profiles, the others wait and read.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "perf-corpus"
+    names = [*EXPECTED, CONTROL]
+    with filelock.FileLock(str(shared / "perf-corpus.lock")):
+        if not (root / "done").exists():
+            shutil.rmtree(root, ignore_errors=True)  # a set an interrupted worker left
+            _profile_all(root, names)
+            (root / "done").touch()
+    return {name: root / name for name in names}
 
-    def profile(name: str) -> tuple[str, Path]:
+
+def _profile_all(root: Path, names: list[str]) -> None:
+    def profile(name: str) -> None:
         out = root / name
         subprocess.run(
             [
@@ -49,10 +66,9 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             capture_output=True,
             timeout=240,
         )
-        return name, out
 
     with ThreadPoolExecutor(2) as pool:
-        return dict(pool.map(profile, [*EXPECTED, CONTROL]))
+        list(pool.map(profile, names))
 
 
 def _diagnose(path: Path, *extra: str) -> tuple[int, dict[str, object]]:

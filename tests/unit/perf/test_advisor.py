@@ -10,7 +10,9 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from majob.perf.advisor import INSTALL_HINT, clean, parse_answer, prepare
+import pytest
+
+from majob.perf.advisor import INSTALL_HINT, KEEP_PRIORITY, clean, installed, parse_answer, prepare
 from majob.perf.findings import Finding
 from majob.perf.layout import rank_dirs
 from majob.perf.report import merge
@@ -178,3 +180,23 @@ def test_a_kineto_trace_is_copied_byte_for_byte_and_a_cut_one_rewritten(tmp_path
     assert json.loads(target.read_text()) == events
     trace.write_text(trace.read_text()[:-40])  # killed while writing
     assert not copy_event_bytes(trace, tmp_path / "none.json")
+
+
+@pytest.mark.skipif(not installed(), reason="needs the perf extra (msprof-analyze)")
+def test_the_advisor_keeps_the_callers_priority() -> None:
+    # it renices itself to 19 by its controller's method: beside a busy test suite that made
+    # one analysis take 10 minutes; a renamed method would let that back in unseen
+    probe = (
+        "import os\n"
+        "from msprof_analyze.advisor.analyzer.analyzer_controller import AnalyzerController\n"
+        "assert callable(AnalyzerController._set_analysis_process_priority)\n"
+        + KEEP_PRIORITY
+        + "before = os.nice(0)\n"
+        "AnalyzerController._set_analysis_process_priority(os.getpid())\n"
+        "print(before, os.nice(0))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    before, after = result.stdout.split()
+    assert after == before

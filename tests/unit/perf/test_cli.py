@@ -87,6 +87,22 @@ def test_the_slowest_rank_is_named(tmp_path: Path) -> None:
     assert slow_rank["where"] == "worker-2-rank2"
 
 
+def test_a_collection_in_the_same_gap_every_step_is_gc_not_also_a_host_gap(
+    tmp_path: Path,
+) -> None:
+    # two 2 ms gaps per step, the collector ran 3 ms of them (majob's step records): before,
+    # the gaps were counted whole as host time as well, and host_gaps (4 ms) came first
+    plan = StepPlan([("aten::linear", 500.0), ("Optimizer.step#SGD.step", 100.0)], gap=2000.0)
+    step_ns = 4_600_000
+    records = [(i * step_ns, (i + 1) * step_ns, 3_000_000) for i in range(6)]
+    write_rank(tmp_path, step_events([plan] * 6), steps=records)
+    _, output = _perf(str(tmp_path), "--format", "json")
+    shares = {f["key"]: f["share_of_step"] for f in json.loads(output)["findings"]}
+    assert max(shares, key=shares.__getitem__) == "gc"
+    assert shares.get("host_gaps", 0.0) < shares["gc"]
+    assert sum(shares.values()) <= 1.0 + 1e-9
+
+
 def test_a_killed_profile_is_analysed_and_said_partial(tmp_path: Path) -> None:
     plan = StepPlan([("aten::linear", 1000.0), ("Optimizer.step#SGD.step", 100.0)])
     folder = write_rank(tmp_path, step_events([plan] * 6), info=False)  # type: ignore[arg-type]
