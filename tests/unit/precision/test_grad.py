@@ -152,6 +152,23 @@ def test_each_step_has_grad_probes_columns_and_the_signs(tmp_path: Path) -> None
     assert bucket_headers(BOUNDS)[0] == "(-inf, -0.01]" and bucket_headers(BOUNDS)[-1] == "=0"
 
 
+def test_the_statistics_are_each_parameters_own_and_large_values_keep_a_finite_norm() -> None:
+    import numpy
+
+    from majob.precision.gradprobe import _statistics
+
+    small = numpy.array([-0.5, 0.0, 0.0, 0.005, 2.0], dtype=numpy.float32)
+    huge = numpy.full(1000, 1e20, dtype=numpy.float32)  # its squares overflow float32
+    empty = numpy.zeros(0, dtype=numpy.float32)
+    rows = _statistics(numpy, numpy.concatenate([small, empty, huge]), [5, 0, 1000], BOUNDS)
+    first, nothing, big = rows
+    # (-inf, -0.01], (-0.01, 0], (0, 0.01], (0.01, inf), then =0
+    assert first[:5] == [0.2, 0.4, 0.2, 0.2, 0.4]
+    assert first[5:] == pytest.approx([2.0, -0.5, math.sqrt(0.25 + 0.005**2 + 4), 0.301], rel=1e-6)
+    assert all(math.isnan(v) for v in nothing)
+    assert big[-2] == pytest.approx(1e20 * math.sqrt(1000), rel=1e-6) and big[-1] > 0
+
+
 def test_layer_patterns_pick_parameters_and_wrappers_are_left_out(tmp_path: Path) -> None:
     grads = read_grads(train(tmp_path / "a", layers=["fc2"]), "A")
     assert grads is not None
