@@ -16,7 +16,7 @@ def section(report: CompareReport) -> str:
         return ""
     lines = []
     for side, scanned in zip("AB", report.nonfinite, strict=True):
-        said = scanned.lines() or ["no NaN/Inf in the loss or the dumped tensors"]
+        said = scanned.lines() or ["no NaN/Inf in the loss, the dumped tensors or the gradients"]
         lines.append(f"<b>{side}</b>: " + "<br>".join(escape(line) for line in said))
     return '<h2>First NaN/Inf</h2><p id="first-nonfinite">' + "<br>".join(lines) + "</p>"
 

@@ -13,8 +13,9 @@ through communication, picks the rank.
 
 Sources, each one function of the dump dir: the dump's ``dump.json`` files (statistics and
 tensor tasks alike carry the statistics; a tensor entry without them is read from its
-``.npy``/``.pt`` file) and the bootstrap's ``loss-rank<R>.jsonl``. A new source (gradients) is
-one more function in ``SOURCES``.
+``.npy``/``.pt`` file), the bootstrap's ``loss-rank<R>.jsonl`` and, with ``--dump grad``, the
+gradient summaries (``grad/rank<R>/grad_summary_<step>.csv``). In a step the forward comes
+first, then the loss, then backward's gradients: at one step that is the order of the sources.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from majob.precision.gradcompare import GradRow
 
 OVERFLOW = ("nan", "inf", "-inf")  # msprobe's CompareConst.OVERFLOW_LIST, without its tabs
 IGNORED = ("Torch.empty", "Torch.fill")  # msprobe's is_ignore_op
@@ -37,7 +41,7 @@ COMMUNICATION = re.compile(r"^Distributed\.")
 class NonFinite:
     """Where a non-finite value was first seen in one source."""
 
-    source: str  # "dump", "loss" (or "grad")
+    source: str  # "dump", "loss" or "grad"
     step: int
     rank: str  # "rank0", "proc123" (a dump dir's name) or "rank0" for a loss file
     api: str  # "Torch.log.0.forward"; "loss" for the loss
@@ -46,11 +50,18 @@ class NonFinite:
     origin: bool  # its inputs are finite and its outputs are not
     where: str = ""  # the user's frame: "code/train.py:11 in forward"
     found_by: str = "majob"  # or "msprobe overflow_check"
+    detail: str = ""  # a gradient's: how many of the step's parameters are non-finite
 
     def describe(self) -> str:
         value = "NaN" if self.value == "nan" else self.value.replace("inf", "Inf")
         if self.source == "loss":
             return f"{value} loss at step {self.step} ({self.rank})"
+        if self.source == "grad":
+            return (
+                f"{value} in the gradient of {self.api} at step {self.step}, {self.rank} (the "
+                f"parameter nearest the loss with one: backward made it there or just after; "
+                f"{self.detail})"
+            )
         how = (
             "the origin: its inputs are finite"
             if self.origin
@@ -74,7 +85,7 @@ class NonFiniteScan:
     @property
     def first(self) -> NonFinite | None:
         """The earliest: by step; at one step an API of the dump before the loss it makes."""
-        order = {"dump": 0, "grad": 1, "loss": 2}
+        order = {"dump": 0, "loss": 1, "grad": 2}
         found = self.firsts.values()
         return min(found, key=lambda f: (f.step, order.get(f.source, 9)), default=None)
 
@@ -276,7 +287,41 @@ def scan_loss(dump_dir: Path, scan: NonFiniteScan) -> None:
         scan.firsts["loss"] = min(found, key=lambda f: (f.step, _rank_order(f.rank)))
 
 
-SOURCES: tuple[Callable[[Path, NonFiniteScan], None], ...] = (scan_dump, scan_loss)
+def scan_grad(dump_dir: Path, scan: NonFiniteScan) -> None:
+    """The first step with a non-finite gradient statistic (max, min, norm or mean), lowest
+    rank first; in it the parameter nearest the loss (the last in the model's order) that has
+    one: backward runs from the loss, so the parameters before it inherit the NaN from it."""
+    from majob.errors import UserInputError
+    from majob.precision.gradcompare import read_grads
+
+    try:
+        grads = read_grads(dump_dir, "the dump")
+    except UserInputError:
+        return  # cut short: the gradient comparison says so itself
+    found: list[NonFinite] = []
+    for rank, rank_grads in (grads or {}).items():
+        for step, rows in rank_grads.steps.items():
+            bad = [(row, _grad_bad(row)) for row in rows]
+            named = [(row, value) for row, value in bad if value is not None]
+            if named:
+                row, value = named[-1]
+                detail = f"{len(named)} of {len(rows)} parameters' gradients are not finite"
+                found.append(
+                    NonFinite("grad", step, rank, row.name, "gradient", value, False, detail=detail)
+                )
+                break
+    if found:
+        scan.firsts["grad"] = min(found, key=lambda f: (f.step, _rank_order(f.rank)))
+
+
+def _grad_bad(row: GradRow) -> str | None:
+    for number in (row.max, row.min, row.norm, row.mean):
+        if not math.isfinite(number):
+            return "nan" if number != number else "inf" if number > 0 else "-inf"
+    return None
+
+
+SOURCES: tuple[Callable[[Path, NonFiniteScan], None], ...] = (scan_dump, scan_loss, scan_grad)
 
 
 def scan(dump_dir: Path) -> NonFiniteScan:

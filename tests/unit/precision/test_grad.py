@@ -286,6 +286,22 @@ def test_nan_later_is_a_parted_direction_not_a_match(tmp_path: Path) -> None:
     assert "NaN/Inf" in result.problems[0]
 
 
+def test_a_non_finite_gradient_is_a_first_nan_source_named_nearest_the_loss(tmp_path: Path) -> None:
+    from majob.precision.nonfinite import scan
+
+    def inf(step: int, model: Any) -> None:
+        if step == 1:  # as backward would leave it: fc1 after the bad op, fc2 before it
+            model.fc1.weight.grad[0, 0] = math.inf
+            model.fc1.bias.grad[0] = math.nan
+
+    found = scan(train(tmp_path / "a", plant=inf))
+    first = found.first
+    assert first is not None and (first.source, first.step, first.api) == ("grad", 1, "fc1.bias")
+    assert "2 of 4 parameters' gradients are not finite" in first.describe()
+    assert found.to_json()["by_source"] == {"grad": found.to_json()["first"]}
+    assert scan(train(tmp_path / "b")).first is None
+
+
 # -- deterministic mode -----------------------------------------------------------------------
 
 
