@@ -60,16 +60,42 @@ def host_environment(drop_prefixes: tuple[str, ...], drop: Collection[str] = ())
     }
 
 
+THREADS_ENV = "OMP_NUM_THREADS"
+
+
+def threads_per_node(env: Mapping[str, str], nodes: int) -> str | None:
+    """The ``OMP_NUM_THREADS`` each of ``nodes`` local nodes gets when nobody set one: this
+    machine's usable CPUs shared out (at least one), as torchrun does for several processes.
+    On ModelArts each node has its machine; here they share one, and N nodes each starting
+    a thread per CPU oversubscribe it: OpenMP's barriers then wait on preempted threads (a
+    64x64 matmul took 15 ms beside other work). None: one node, or the user chose."""
+    if nodes < 2 or env.get(THREADS_ENV):
+        return None
+    return str(max(1, len(os.sched_getaffinity(0)) // nodes))
+
+
+def threads_line(nodes: int, threads: str) -> str:
+    return (
+        f"{nodes} nodes share this machine's CPUs: {THREADS_ENV}={threads} each (as torchrun "
+        f"sets it; put {THREADS_ENV} in the spec's env or this shell to choose)"
+    )
+
+
 def node_environment(
     base: Mapping[str, str],
     container: Mapping[str, str],
     *,
     python: str,
     first_on_path: Sequence[str] = (),
+    nodes: int = 1,
 ) -> dict[str, str]:
     """``base`` with the container's variables on top, ``first_on_path`` ahead of ``base``'s
-    ``PYTHONPATH`` and the interpreter's dir first on ``PATH`` (its ``pip``-installed scripts)."""
+    ``PYTHONPATH``, the interpreter's dir first on ``PATH`` (its ``pip``-installed scripts) and,
+    for several nodes on this machine, their share of its CPUs (``threads_per_node``)."""
     env = {**base, **container}
+    threads = threads_per_node(env, nodes)
+    if threads is not None:
+        env[THREADS_ENV] = threads
     python_path = (*first_on_path, base.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
     env["PATH"] = os.pathsep.join((os.path.dirname(python), base.get("PATH", "")))

@@ -35,7 +35,14 @@ from majob.runner.checks import (
 )
 from majob.runner.failures import raise_for_status
 from majob.runner.faults import FaultInjector
-from majob.runner.host import free_port, host_environment, node_environment, resolve_interpreter
+from majob.runner.host import (
+    free_port,
+    host_environment,
+    node_environment,
+    resolve_interpreter,
+    threads_line,
+    threads_per_node,
+)
 from majob.runner.layout import ContainerPaths, node_command
 from majob.runner.nodecache import CacheWatch
 from majob.runner.nodes import (
@@ -206,6 +213,10 @@ def _prepare(
     if prepare_env is not None:
         base_env.update(prepare_env(spec, paths, run_dir))
     commands = _node_commands(spec, run_id, paths, guard_setup, interpreter, base_env, standin)
+    chosen = {**base_env, **{name: str(value) for name, value in spec.env.items()}}
+    threads = threads_per_node(chosen, spec.resources.nodes)
+    if threads is not None:
+        notices = (*notices, threads_line(spec.resources.nodes, threads))
     cache = cache_watch(spec, paths, capacity, tuple(input_sources.values()))
     return _Prepared(
         spec, run_id, run_dir, paths, guard_setup, commands, interpreter, notices, retention, cache
@@ -238,7 +249,13 @@ def _node_commands(
             python=interpreter,
         )
         container = {**command.env, **guard_setup.env}
-        env = node_environment(base_env, container, python=interpreter, first_on_path=first_on_path)
+        env = node_environment(
+            base_env,
+            container,
+            python=interpreter,
+            first_on_path=first_on_path,
+            nodes=spec.resources.nodes,
+        )
         commands.append(replace(command, env=env))
     return tuple(commands)
 

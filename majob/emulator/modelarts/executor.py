@@ -339,7 +339,11 @@ class JobRun(threading.Thread):
         self._log_starts = [log_size(self.store.log_path(self.job_id, c.name)) for c in commands]
         for command in commands:
             env = node_environment(
-                base, command.env, python=self.python, first_on_path=first_on_path
+                base,
+                command.env,
+                python=self.python,
+                first_on_path=first_on_path,
+                nodes=len(commands),  # the job's nodes share this machine, not one each
             )
             self._nodes.start(
                 replace(command, env=env), self.store.log_path(self.job_id, command.name)

@@ -65,6 +65,10 @@ def _profile_all(root: Path, names: list[str]) -> None:
             check=True,
             capture_output=True,
             timeout=240,
+            # one intra-op thread: with two, beside other work on the 2 cores, OpenMP's
+            # barriers waited on preempted threads, 64x64 matmuls took 15 ms each and the
+            # planted cause (the optimizer loop's) drowned under them (seen at 3% of a step)
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
         )
 
     with ThreadPoolExecutor(2) as pool:

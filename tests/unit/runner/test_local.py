@@ -31,7 +31,7 @@ code = os.path.dirname(os.path.abspath(__file__))
 files = sorted(os.path.relpath(os.path.join(d, f), code) for d, _, fs in os.walk(code) for f in fs)
 seen = {
     "argv": sys.argv[1:],
-    "env": {k: v for k, v in os.environ.items() if k.startswith(("MA_", "VC_", "WORKSPACE"))},
+    "env": {k: v for k, v in os.environ.items() if k.startswith(("MA_", "VC_", "WORKSPACE", "OMP_"))},
     "cwd": os.getcwd(),
     "files": files,
     "data": open(os.path.join(args.data_url, "numbers.txt")).read(),
@@ -100,6 +100,13 @@ def test_two_nodes_see_the_container_and_leave_a_record(
     result = run_local(spec, nodes=2, runs_dir=runs_dir, on_line=lines.append)
 
     assert result.ok and [n.exit_code for n in result.nodes] == [0, 0]
+    chosen = os.environ.get("OMP_NUM_THREADS")  # this shell's choice is kept, and not said
+    threads = chosen or str(max(1, len(os.sched_getaffinity(0)) // 2))
+    if not chosen:
+        assert lines.pop(0) == (
+            f"[majob] 2 nodes share this machine's CPUs: OMP_NUM_THREADS={threads} each (as "
+            "torchrun sets it; put OMP_NUM_THREADS in the spec's env or this shell to choose)"
+        )
     starting, *said = lines  # what majob does before the nodes' first lines
     assert starting == (
         f"[majob] run {result.run_id}: starting 2 nodes ({Path(sys.executable).name} train.py); "
@@ -120,6 +127,7 @@ def test_two_nodes_see_the_container_and_leave_a_record(
     ]
     assert seen["env"]["MA_JOB_DIR"] == str(root / "user-job-dir")
     assert seen["env"]["VC_TASK_INDEX"] == "1" and seen["env"]["MA_NUM_HOSTS"] == "2"
+    assert seen["env"]["OMP_NUM_THREADS"] == threads
     assert seen["cwd"] == str(root / "user-job-dir" / "proj")
     assert seen["data"] == "1 2 3\n"
 
