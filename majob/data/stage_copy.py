@@ -51,6 +51,7 @@ from majob.storage.download import (
 )
 from majob.storage.listing import list_folder
 from majob.storage.localstate import file_md5
+from majob.storage.obs_answers import is_abandoned_temp
 from majob.storage.plan import md5_of, part_size_of
 from majob.storage.ranged import is_temp_name
 from majob.storage.targets import check_download_targets
@@ -339,7 +340,8 @@ def _extra_files(dest: Path, rels: set[str]) -> list[str]:
     """Files under ``dest`` that the source does not hold (left in place, reported). The
     temporary files of a ranged download killed half-way (``ranged.is_temp_name``) are
     removed instead: every object of the listing is on the volume by now (copied or kept), so
-    each one left is of an object that is gone or changed since (fetched again, or in one GET)."""
+    each one left is of an object that is gone or changed since (fetched again, or in one GET).
+    So is a single GET's temporary file whose process was killed (``is_abandoned_temp``)."""
     extra: list[str] = []
     folders = [("", os.fspath(dest))]
     while folders:
@@ -351,7 +353,9 @@ def _extra_files(dest: Path, rels: set[str]) -> list[str]:
                     folders.append((rel + "/", entry.path))
                 elif rel in rels or rel in (MANIFEST_NAME, JOURNAL_NAME):
                     continue
-                elif is_temp_name(entry.name) and not entry.is_symlink():
+                elif (is_temp_name(entry.name) or is_abandoned_temp(entry.name)) and not (
+                    entry.is_symlink()
+                ):
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
                 else:

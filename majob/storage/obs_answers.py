@@ -14,6 +14,7 @@ import hashlib
 import http.client
 import itertools
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -360,6 +361,27 @@ def _create_temp(target: str) -> tuple[str, int]:
             os.makedirs(folder or ".", exist_ok=True)
         except FileExistsError:
             continue  # left by a killed process whose pid this one has now
+
+
+_TEMP_NAME = re.compile(r"\.(.{1,40})\.majob-([0-9]+)-[0-9]+", re.DOTALL)
+
+
+def is_abandoned_temp(name: str) -> bool:
+    """Whether ``name`` is ``_create_temp``'s and the process that made it is gone (killed
+    half-way through a download): a live process's, this one's included, is never named."""
+    found = _TEMP_NAME.fullmatch(name)
+    if found is None:
+        return False
+    pid = int(found[2])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False  # alive under another user (or no pid at all): not ours to judge
+    return False
 
 
 def _write_all(fd: int, data: memoryview | bytes) -> None:

@@ -266,3 +266,26 @@ def test_a_file_the_full_verify_finds_corrupt_is_copied_again_by_the_next_run(
     assert bad.read_bytes() == files["part-001/f1.bin"]
     assert _stage_main(obs_env, dest, "--verify-full").returncode == 0
     assert read_manifest(dest).state == "complete"  # type: ignore[union-attr]
+
+
+def test_a_single_gets_temporary_file_of_a_killed_process_goes_and_a_live_ones_stays(
+    obs_store: ObsObjectStore, tmp_path: Path
+) -> None:
+    _fill(obs_store, 3)
+    dest = tmp_path / "vol" / "set"
+    stage_tree(obs_store, SRC, dest)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = dest / "part-001" / f".f1.bin.majob-{gone.stdout.strip()}-7"  # killed mid-GET
+    live = dest / "part-001" / f".f1.bin.majob-{os.getppid()}-0"  # another process's, running
+    mine = dest / "part-001" / f".f1.bin.majob-{os.getpid()}-3"
+    for path in (dead, live, mine):
+        path.write_bytes(b"half a file")
+    obs_store.put_bytes(FAKE_BUCKET, SRC.key + "new.txt", b"a change, so the stage runs")
+    report = stage_tree(obs_store, SRC, dest)
+    assert not dead.exists() and live.exists() and mine.exists()
+    assert report.extra == sorted(str(p.relative_to(dest)) for p in (live, mine))
