@@ -337,13 +337,10 @@ class JobRun(threading.Thread):
         )
         # Where each log stands before its node starts: the watchdog counts step lines from there.
         self._log_starts = [log_size(self.store.log_path(self.job_id, c.name)) for c in commands]
+        python, nodes = self.python, len(commands)  # the nodes share this machine
         for command in commands:
             env = node_environment(
-                base,
-                command.env,
-                python=self.python,
-                first_on_path=first_on_path,
-                nodes=len(commands),  # the job's nodes share this machine, not one each
+                base, command.env, python=python, first_on_path=first_on_path, nodes=nodes
             )
             self._nodes.start(
                 replace(command, env=env), self.store.log_path(self.job_id, command.name)
