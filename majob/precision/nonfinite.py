@@ -301,8 +301,7 @@ def scan_grad(dump_dir: Path, scan: NonFiniteScan) -> None:
     found: list[NonFinite] = []
     for rank, rank_grads in (grads or {}).items():
         for step, rows in rank_grads.steps.items():
-            bad = [(row, _grad_bad(row)) for row in rows]
-            named = [(row, value) for row, value in bad if value is not None]
+            named = [(row, value) for row in rows if (value := _grad_bad(row)) is not None]
             if named:
                 row, value = named[-1]
                 detail = f"{len(named)} of {len(rows)} parameters' gradients are not finite"

@@ -88,10 +88,11 @@ def node_environment(
     python: str,
     first_on_path: Sequence[str] = (),
     nodes: int = 1,
-) -> dict[str, str]:
+) -> tuple[dict[str, str], str | None]:
     """``base`` with the container's variables on top, ``first_on_path`` ahead of ``base``'s
     ``PYTHONPATH``, the interpreter's dir first on ``PATH`` (its ``pip``-installed scripts) and,
-    for several nodes on this machine, their share of its CPUs (``threads_per_node``)."""
+    for several nodes on this machine, their share of its CPUs (``threads_per_node``): the
+    environment, and that share when this set it (None: one node, or the user chose)."""
     env = {**base, **container}
     threads = threads_per_node(env, nodes)
     if threads is not None:
@@ -99,4 +100,4 @@ def node_environment(
     python_path = (*first_on_path, base.get("PYTHONPATH"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in python_path if p)
     env["PATH"] = os.pathsep.join((os.path.dirname(python), base.get("PATH", "")))
-    return env
+    return env, threads

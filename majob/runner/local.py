@@ -41,7 +41,6 @@ from majob.runner.host import (
     node_environment,
     resolve_interpreter,
     threads_line,
-    threads_per_node,
 )
 from majob.runner.layout import ContainerPaths, node_command
 from majob.runner.nodecache import CacheWatch
@@ -212,9 +211,9 @@ def _prepare(
     )
     if prepare_env is not None:
         base_env.update(prepare_env(spec, paths, run_dir))
-    commands = _node_commands(spec, run_id, paths, guard_setup, interpreter, base_env, standin)
-    chosen = {**base_env, **{name: str(value) for name, value in spec.env.items()}}
-    threads = threads_per_node(chosen, spec.resources.nodes)
+    commands, threads = _node_commands(
+        spec, run_id, paths, guard_setup, interpreter, base_env, standin
+    )
     if threads is not None:
         notices = (*notices, threads_line(spec.resources.nodes, threads))
     cache = cache_watch(spec, paths, capacity, tuple(input_sources.values()))
@@ -231,13 +230,13 @@ def _node_commands(
     interpreter: str,
     base_env: Mapping[str, str],
     standin: NpuStandIn,
-) -> tuple[NodeCommand, ...]:
+) -> tuple[tuple[NodeCommand, ...], str | None]:
     """Each node's command with its whole environment: this shell's, the container's and the
     guard's on top, then on ``PYTHONPATH`` the torch_npu stand-in (when used), the guard and
     ``MA_JOB_DIR`` (as ModelArts sets it)."""
     port = free_port()
     first_on_path = (*standin.pythonpath, str(guard_setup.site_dir), str(paths.job_dir))
-    commands = []
+    commands, threads = [], None
     for index in range(spec.resources.nodes):
         command = node_command(
             spec,
@@ -249,7 +248,7 @@ def _node_commands(
             python=interpreter,
         )
         container = {**command.env, **guard_setup.env}
-        env = node_environment(
+        env, threads = node_environment(
             base_env,
             container,
             python=interpreter,
@@ -257,7 +256,7 @@ def _node_commands(
             nodes=spec.resources.nodes,
         )
         commands.append(replace(command, env=env))
-    return tuple(commands)
+    return tuple(commands), threads
 
 
 def _execute(

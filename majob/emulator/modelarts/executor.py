@@ -339,7 +339,7 @@ class JobRun(threading.Thread):
         self._log_starts = [log_size(self.store.log_path(self.job_id, c.name)) for c in commands]
         python, nodes = self.python, len(commands)  # the nodes share this machine
         for command in commands:
-            env = node_environment(
+            env, _ = node_environment(
                 base, command.env, python=python, first_on_path=first_on_path, nodes=nodes
             )
             self._nodes.start(

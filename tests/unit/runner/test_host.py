@@ -18,9 +18,9 @@ def test_several_nodes_share_the_cpus_and_one_node_keeps_them_all() -> None:
 
 def test_a_users_choice_is_kept_from_the_shell_or_the_spec() -> None:
     assert threads_per_node({"OMP_NUM_THREADS": "3"}, 4) is None
-    shell = node_environment({"OMP_NUM_THREADS": "3"}, {}, python=sys.executable, nodes=4)
-    spec = node_environment({}, {"OMP_NUM_THREADS": "5"}, python=sys.executable, nodes=4)
-    chosen = node_environment({}, {}, python=sys.executable, nodes=4)
-    assert (shell["OMP_NUM_THREADS"], spec["OMP_NUM_THREADS"]) == ("3", "5")
-    assert chosen["OMP_NUM_THREADS"] == str(max(1, CPUS // 4))
-    assert "OMP_NUM_THREADS" not in node_environment({}, {}, python=sys.executable)
+    shell, said = node_environment({"OMP_NUM_THREADS": "3"}, {}, python=sys.executable, nodes=4)
+    spec, _ = node_environment({}, {"OMP_NUM_THREADS": "5"}, python=sys.executable, nodes=4)
+    chosen, share = node_environment({}, {}, python=sys.executable, nodes=4)
+    assert (shell["OMP_NUM_THREADS"], spec["OMP_NUM_THREADS"], said) == ("3", "5", None)
+    assert chosen["OMP_NUM_THREADS"] == share == str(max(1, CPUS // 4))
+    assert "OMP_NUM_THREADS" not in node_environment({}, {}, python=sys.executable)[0]
